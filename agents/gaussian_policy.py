@@ -1,0 +1,85 @@
+"""The Gaussian policy π(a_t | s_t) of the attention-adjusting agent (eq. 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+from torch.distributions import Normal
+
+
+def squash(x: Tensor) -> Tensor:
+    # eq. 2's squashing into (−1, 1): 2·sigmoid(x) − 1 (the paper prints sigmoid(x) − 1, which
+    # lies in (−1, 0) and could only ever lower a weight).
+    return 2.0 * torch.sigmoid(x) - 1.0
+
+
+@dataclass
+class PolicyOutput:
+    """A sampled (or deterministic) action and its log-probability under the policy."""
+
+    action: Tensor  #: squashed action in (−1, 1), [..., A]
+    log_prob: Tensor  #: log N(x; μ, σ) of the pre-squash sample x, summed over A, [...]
+    mean: Tensor  #: μ(s), [..., A]
+    std: Tensor  #: σ(s), [..., A]
+
+
+class GaussianPolicy(nn.Module):
+    """An MLP mapping a state to the mean and (clamped) log-std of a Gaussian over actions.
+
+    The REINFORCE gradient needs only log N(x; μ, σ) of the pre-squash sample x: the squash is a
+    fixed bijection, so its Jacobian does not depend on the policy's parameters.
+    """
+
+    def __init__(
+        self,
+        state_size: int,
+        action_size: int = 1,
+        hidden_sizes: Sequence[int] = (300, 300),
+        init_log_std: float = -0.5,
+        log_std_bounds: tuple[float, float] = (-5.0, 1.0),
+        normalize_state: bool = True,
+    ):
+        super().__init__()
+        if state_size <= 0 or action_size <= 0:
+            raise ValueError(f"state_size and action_size must be positive, got {state_size}, {action_size}")
+        layers: list[nn.Module] = [nn.LayerNorm(state_size)] if normalize_state else []
+        width = state_size
+        for hidden in hidden_sizes:
+            layers += [nn.Linear(width, hidden), nn.Tanh()]
+            width = hidden
+        self.body = nn.Sequential(*layers)
+        self.mean_head = nn.Linear(width, action_size)
+        self.log_std_head = nn.Linear(width, action_size)
+        # Start close to "change nothing, explore a little": μ ≈ 0, σ ≈ exp(init_log_std).
+        for head, bias in ((self.mean_head, 0.0), (self.log_std_head, init_log_std)):
+            nn.init.uniform_(head.weight, -1e-3, 1e-3)
+            nn.init.constant_(head.bias, bias)
+        self.state_size = state_size
+        self.action_size = action_size
+        self.log_std_bounds = log_std_bounds
+
+    def distribution(self, state: Tensor) -> Normal:
+        features = self.body(state)
+        log_std = self.log_std_head(features).clamp(*self.log_std_bounds)
+        return Normal(self.mean_head(features), log_std.exp())
+
+    def act(self, state: Tensor, deterministic: bool = False, samples: int | None = None) -> PolicyOutput:
+        """Actions for states [..., S]; with ``samples`` = K, K independent draws on a new axis 0."""
+        dist = self.distribution(state)
+        if deterministic:
+            x = dist.mean if samples is None else dist.mean.expand(samples, *dist.mean.shape)
+        else:
+            x = dist.sample() if samples is None else dist.sample((samples,))
+        return PolicyOutput(
+            action=squash(x),
+            log_prob=dist.log_prob(x).sum(dim=-1),
+            mean=dist.mean,
+            std=dist.stddev,
+        )
+
+    def forward(self, state: Tensor) -> Tensor:
+        """The deterministic action squash(μ(s)), as used in ``with-agent`` evaluation."""
+        return squash(self.distribution(state).mean)

@@ -1,0 +1,40 @@
+"""Attention networks DRGA can retrofit, and the protocol they follow.
+
+Nothing here imports the agent, the environment or the trainer.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from baselines.lstm_sa import LSTMSelfAttention
+from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+
+NetworkFactory = Callable[..., AttentionNetwork]
+
+#: Networks selectable with ``--net``. Each factory takes (vocab_size, num_classes, **hyperparameters).
+NETWORKS: dict[str, NetworkFactory] = {
+    "lstm-sa": LSTMSelfAttention,
+}
+
+#: What each network needs from a data set ("text": token sequences; "aspect": an aspect term too).
+NETWORK_INPUTS: dict[str, str] = {"lstm-sa": "text"}
+
+
+def build_network(name: str, vocab_size: int, num_classes: int, **hyperparameters: object) -> AttentionNetwork:
+    if name not in NETWORKS:
+        raise ValueError(f"unknown network '{name}'; choose one of: {', '.join(sorted(NETWORKS))}")
+    return NETWORKS[name](vocab_size=vocab_size, num_classes=num_classes, **hyperparameters)
+
+
+__all__ = [
+    "AttentionNetwork",
+    "AttentionSite",
+    "Batch",
+    "NetworkEncoding",
+    "masked_softmax",
+    "LSTMSelfAttention",
+    "NETWORKS",
+    "NETWORK_INPUTS",
+    "build_network",
+]

@@ -1,0 +1,85 @@
+"""LSTM+SA: a BiLSTM with additive self-attention pooling (the paper's Table II baseline)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+
+
+class AdditiveSelfAttention(nn.Module):
+    # eqs. 8–9: v_t = vᵀ tanh(W h_t + U u + b), α = softmax(v) over real tokens.
+    def __init__(self, hidden_size: int, query_size: int, attention_size: int):
+        super().__init__()
+        self.hidden_proj = nn.Linear(hidden_size, attention_size)
+        self.query_proj = nn.Linear(query_size, attention_size, bias=False)
+        self.score = nn.Linear(attention_size, 1, bias=False)
+
+    def forward(self, hidden: Tensor, query: Tensor, mask: Tensor) -> Tensor:
+        energy = torch.tanh(self.hidden_proj(hidden) + self.query_proj(query).unsqueeze(-2))
+        return masked_softmax(self.score(energy).squeeze(-1), mask)
+
+
+class LSTMSelfAttention(AttentionNetwork):
+    """Embedding → BiLSTM → self-attention with a learned query u → MLP classifier."""
+
+    net_name = "lstm-sa"
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        embedding_dim: int = 300,
+        hidden_size: int = 300,
+        attention_size: int = 300,
+        classifier_hidden: int = 300,
+        dropout: float = 0.5,
+        embeddings: Tensor | None = None,
+        freeze_embeddings: bool = False,
+        **_: object,
+    ):
+        super().__init__()
+        if hidden_size % 2:
+            raise ValueError(f"hidden_size must be even (two LSTM directions), got {hidden_size}")
+        self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=0)
+        if embeddings is not None:
+            if tuple(embeddings.shape) != (vocab_size, embedding_dim):
+                raise ValueError(
+                    f"pretrained embeddings have shape {tuple(embeddings.shape)}, expected ({vocab_size}, {embedding_dim})"
+                )
+            self.embedding.weight.data.copy_(embeddings)
+        self.embedding.weight.requires_grad_(not freeze_embeddings)
+        self.dropout = nn.Dropout(dropout)
+        self.lstm = nn.LSTM(embedding_dim, hidden_size // 2, batch_first=True, bidirectional=True)
+        self.query = nn.Parameter(torch.randn(hidden_size) * 0.1)
+        self.attention = AdditiveSelfAttention(hidden_size, hidden_size, attention_size)
+        self.classifier = nn.Sequential(
+            nn.Linear(hidden_size, classifier_hidden), nn.Tanh(), nn.Dropout(dropout), nn.Linear(classifier_hidden, num_classes)
+        )
+
+    def encode(self, batch: Batch) -> NetworkEncoding:
+        words = self.embedding(batch.tokens)
+        lengths = batch.mask.sum(dim=1).clamp_min(1).cpu()
+        packed = pack_padded_sequence(self.dropout(words), lengths, batch_first=True, enforce_sorted=False)
+        hidden, _ = self.lstm(packed)
+        hidden, _ = pad_packed_sequence(hidden, batch_first=True, total_length=batch.tokens.shape[1])
+        query = self.query.expand(batch.size, -1)
+        alpha = self.attention(hidden, query, batch.mask)
+        site = AttentionSite(
+            word_vectors=words.unsqueeze(1),
+            hidden_states=hidden.unsqueeze(1),
+            query=query.unsqueeze(1),
+            mask=batch.mask.unsqueeze(1),
+            attention=alpha.unsqueeze(1),
+            name="self-attention",
+        )
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden})
+
+    def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
+        # eq. 10: c′ = Σ_t α′_t h_t; eq. 11: P(y|X) = softmax(MLP(c′)).
+        context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["hidden"])
+        return self.classifier(self.dropout(context))

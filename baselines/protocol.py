@@ -1,0 +1,212 @@
+"""The attention-network protocol: what a network must expose for DRGA to retrofit it.
+
+DRGA never looks inside a network. It needs two things from it:
+
+1. ``encode(batch)`` -> :class:`NetworkEncoding`: everything the agent's state (eq. 1) is
+   built from, grouped into one or more :class:`AttentionSite` s, plus whatever private
+   tensors the network needs to finish its forward pass (``cache``).
+2. ``predict(encoding, attention)`` -> network output, recomputed from a *given* attention
+   (the revised α′ of eq. 4): the context c′ = Σ_t α′_t h_t (eq. 10) and P(y|X) (eq. 11).
+
+A *site* is one place in the network where attention is computed. Every site holds K
+attention arrays of the same length T (K = 1 for a single self-attention; K = layers × heads
+for a Transformer; K = number of sentences for the word level of a hierarchical network).
+Networks with arrays of different lengths (IAN's context and aspect arrays, a hierarchical
+network's word and sentence levels) expose several sites. All sites of a network must share
+the feature sizes Dw, Dh and Du so that one agent with one observation size serves all of
+them (project them to a common size inside the network if needed).
+
+Shapes (B = batch, K = arrays at the site, T = tokens, H = attention dimensions):
+
+=============  ==================  ===========================================================
+field          shape               meaning
+=============  ==================  ===========================================================
+word_vectors   [B, K, T, Dw]       w_t, the input representation of each token
+hidden_states  [B, K, T, Dh]       h_t, the representation attention is computed over
+query          [B, K, Du]          u, the attention query (a learned vector for self-attention)
+mask           [B, K, T] bool      True on real tokens, False on padding
+attention      [B, K, T] or        α, zero on padding, sums to 1 over real tokens
+               [B, K, T, H]        (multi-dimensional attention: one weight per dimension)
+=============  ==================  ===========================================================
+
+Nothing in this module imports from the rest of the toolkit: networks depend on it, never
+the other way round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping, Sequence
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class Batch:
+    """A padded batch of examples, as every network in the toolkit consumes it.
+
+    ``tokens`` is [B, T] for flat text, [B, S, T] for documents (S sentences). ``mask`` has
+    the same shape and is True on real tokens. ``labels`` is [B] for classification and
+    [B, T_y] for sequence outputs. ``extras`` carries family-specific inputs (for example the
+    aspect tokens of task-specific networks) as tensors whose first axis is the batch.
+    """
+
+    tokens: Tensor
+    mask: Tensor
+    labels: Tensor
+    extras: dict[str, Tensor] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return int(self.tokens.shape[0])
+
+    def to(self, device: torch.device | str) -> "Batch":
+        return Batch(
+            tokens=self.tokens.to(device),
+            mask=self.mask.to(device),
+            labels=self.labels.to(device),
+            extras={k: v.to(device) for k, v in self.extras.items()},
+        )
+
+    def select(self, index: Tensor | Sequence[int]) -> "Batch":
+        """The sub-batch of the given example indices (used by the environment)."""
+        index = torch.as_tensor(index, dtype=torch.long, device=self.tokens.device)
+        return Batch(
+            tokens=self.tokens[index],
+            mask=self.mask[index],
+            labels=self.labels[index],
+            extras={k: v[index] for k, v in self.extras.items()},
+        )
+
+
+@dataclass
+class AttentionSite:
+    """One place where a network computes attention: K arrays over the same T positions."""
+
+    word_vectors: Tensor
+    hidden_states: Tensor
+    query: Tensor
+    mask: Tensor
+    attention: Tensor
+    name: str = "attention"
+
+    @property
+    def multi_dimensional(self) -> bool:
+        return self.attention.dim() == 4
+
+    @property
+    def arrays(self) -> int:
+        return int(self.attention.shape[1])
+
+    def validate(self) -> None:
+        """Raise a readable error when a network hands over tensors of the wrong shape."""
+        b, k, t = self.mask.shape
+        expect = {
+            "word_vectors": (b, k, t),
+            "hidden_states": (b, k, t),
+            "attention": (b, k, t),
+        }
+        for name, prefix in expect.items():
+            got = tuple(getattr(self, name).shape[:3])
+            if got != prefix:
+                raise ValueError(
+                    f"site '{self.name}': {name} has leading shape {got}, expected {prefix} "
+                    "(batch, arrays, tokens) to match the mask"
+                )
+        if tuple(self.query.shape[:2]) != (b, k):
+            raise ValueError(
+                f"site '{self.name}': query has shape {tuple(self.query.shape)}, expected "
+                f"({b}, {k}, Du)"
+            )
+        if self.mask.dtype != torch.bool:
+            raise ValueError(f"site '{self.name}': mask must be a bool tensor, got {self.mask.dtype}")
+
+
+@dataclass
+class NetworkEncoding:
+    """What ``encode`` returns: the attention sites and the network's private cache.
+
+    ``cache`` must hold tensors whose first axis is the batch (or nested dicts of them), so
+    the trainer can replicate an encoding for K action samples without re-running the encoder.
+    """
+
+    sites: tuple[AttentionSite, ...]
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def attention(self) -> list[Tensor]:
+        return [site.attention for site in self.sites]
+
+    def repeat_interleave(self, repeats: int) -> "NetworkEncoding":
+        """Each example repeated ``repeats`` times in a row: [e0, e0, ..., e1, e1, ...]."""
+        if repeats == 1:
+            return self
+        return NetworkEncoding(
+            sites=tuple(_map_site(site, lambda x: x.repeat_interleave(repeats, dim=0)) for site in self.sites),
+            cache=_map_tensors(self.cache, lambda x: x.repeat_interleave(repeats, dim=0)),
+        )
+
+    def detached(self) -> "NetworkEncoding":
+        return NetworkEncoding(
+            sites=tuple(_map_site(site, Tensor.detach) for site in self.sites),
+            cache=_map_tensors(self.cache, Tensor.detach),
+        )
+
+
+def _map_site(site: AttentionSite, fn) -> AttentionSite:
+    return replace(site, **{f.name: fn(getattr(site, f.name)) for f in fields(site) if f.name != "name"})
+
+
+def _map_tensors(value: Any, fn) -> Any:
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, Mapping):
+        return {k: _map_tensors(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(v, fn) for v in value)
+    return value
+
+
+class AttentionNetwork(nn.Module):
+    """Base class for every network DRGA can retrofit.
+
+    Subclasses implement :meth:`encode` and :meth:`predict`; the rest has defaults suited to
+    classification. ``forward`` is the network alone with its own attention (the ``net-only``
+    evaluation mode). ``log_likelihood`` returns log P(y|X) per example: the first term of the
+    reward (eq. 5); the task loss (eq. 12) is its negative mean.
+    """
+
+    #: Name used in checkpoints and on the command line.
+    net_name: str = "custom"
+    #: Whether ``predict`` expects multi-dimensional attention ([B, K, T, H]).
+    multi_dimensional: bool = False
+
+    def encode(self, batch: Batch) -> NetworkEncoding:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:  # pragma: no cover
+        raise NotImplementedError
+
+    def forward(self, batch: Batch) -> Tensor:
+        encoding = self.encode(batch)
+        return self.predict(encoding, encoding.attention)
+
+    def log_likelihood(self, output: Tensor, labels: Tensor) -> Tensor:
+        """log P(y|X) per example, [B]; classification by default."""
+        return torch.log_softmax(output, dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+
+    def predictions(self, output: Tensor) -> Tensor:
+        return output.argmax(dim=-1)
+
+
+def masked_softmax(scores: Tensor, mask: Tensor, dim: int = -1) -> Tensor:
+    """Softmax over real positions; padding gets exactly 0 and an all-padding row is all 0.
+
+    ``mask`` broadcasts against ``scores`` (a [..., T] mask for [..., T, H] scores needs the
+    caller to unsqueeze it).
+    """
+    scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=dim)
+    # A row with no real token is all -inf and softmax gives NaN there; it must be zeros.
+    return torch.nan_to_num(weights, nan=0.0) * mask

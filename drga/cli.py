@@ -1,0 +1,142 @@
+"""The ``drga`` command: train, evaluate, and list what is available."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from drga.checkpoint import CheckpointError
+from drga.config import ConfigError, load_config
+from drga.data import DATASETS, DataFormatError, DataNotFoundError
+
+#: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
+USER_ERRORS = (ConfigError, DataNotFoundError, DataFormatError, CheckpointError, FileNotFoundError, FileExistsError)
+
+
+def _network_names() -> list[str]:
+    from baselines import NETWORKS
+
+    return sorted(NETWORKS)
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", help=f"one of: {', '.join(sorted(DATASETS))}")
+    parser.add_argument("--data-dir", help="folder of the data set or a data root (default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data)")
+    parser.add_argument("--tsv", help="for --dataset tsv: a label<TAB>text file, or a folder with train/dev/test.tsv")
+    parser.add_argument("--device", help="cpu, cuda, cuda:N or auto")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="drga", description="Retrofit attention networks with a deep-RL agent (DRGA).")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="run the three DRGA phases (and the equal-budget baseline)")
+    _add_data_arguments(train)
+    train.add_argument("--net", help=f"attention network: {', '.join(_network_names())}")
+    train.add_argument("--config", help="TOML file with [data], [network], [agent], [reward], [adjust], [train], [run] tables")
+    train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override one setting (repeatable)")
+    train.add_argument("--seed", type=int)
+    train.add_argument("--logdir", help="parent folder of run folders (default runs/)")
+    train.add_argument("--run-name", help="run folder name (default <dataset>-<net>-seed<seed>)")
+    train.add_argument("--resume", action="store_true", help="continue the interrupted run in the run folder")
+    train.add_argument("--overwrite", action="store_true", help="replace a finished or interrupted run in the run folder")
+    train.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
+
+    evaluate = commands.add_parser("evaluate", help="accuracy of a checkpoint in both evaluation modes")
+    evaluate.add_argument("checkpoint")
+    _add_data_arguments(evaluate)
+    evaluate.add_argument("--split", choices=["dev", "test"], default="test")
+
+    commands.add_parser("networks", help="list the attention networks")
+    commands.add_parser("datasets", help="list the data sets and where their files are looked for")
+    return parser
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from drga.trainer import Trainer
+
+    overrides = list(args.set)
+    for flag, key in (("dataset", "data.dataset"), ("net", "network.name"), ("seed", "run.seed"), ("device", "run.device"),
+                      ("logdir", "run.logdir"), ("run_name", "run.run_name"), ("data_dir", "data.data_dir"), ("tsv", "data.tsv_path")):
+        value = getattr(args, flag)
+        if value is not None:
+            overrides.append(f"{key}={value}")
+    if args.no_progress or not sys.stderr.isatty():
+        overrides.append("run.progress=false")
+    config = load_config(args.config, overrides)
+    if config.network.name not in _network_names():
+        raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(_network_names())}")
+    if config.data.dataset not in DATASETS:
+        raise ConfigError(f"unknown dataset '{config.data.dataset}'; choose one of: {', '.join(sorted(DATASETS))}")
+    Trainer(config, resume=args.resume, overwrite=args.overwrite).run()
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from drga.evaluation import MODES, evaluate
+    from drga.pretrained import load_trained
+    from drga.setup import prepare_data
+    from drga.data import BatchIterator
+
+    model = load_trained(args.checkpoint, device=args.device or "cpu")
+    config = model.config
+    for flag, key in (("dataset", "dataset"), ("data_dir", "data_dir"), ("tsv", "tsv_path")):
+        if getattr(args, flag) is not None:
+            setattr(config.data, key, getattr(args, flag))
+    config.data.train_fraction = 1.0
+    data = prepare_data(config, vocab=model.vocab)
+    if data.splits.num_classes != len(model.label_names):
+        raise ConfigError(
+            f"data set '{config.data.dataset}' has {data.splits.num_classes} classes but the checkpoint was trained on "
+            f"{len(model.label_names)} ({', '.join(model.label_names)})"
+        )
+    examples = data.test if args.split == "test" else data.dev
+    batches = BatchIterator(examples, config.data.batch_size * 2, shuffle=False)
+    print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {config.data.dataset} {args.split} ({len(examples)} examples)")
+    for mode in MODES:
+        if mode == "with-agent" and not model.has_agent:
+            print(f"  {mode:10s}  -  (this checkpoint has no trained agent)")
+            continue
+        result = evaluate(model.network, batches, config.reward, mode, model.policy, model.strength().detach(), model.device)
+        print(f"  {mode:10s}  accuracy {result.accuracy:.4f}  reward {result.reward:.3f}  N/L {result.highlighted_fraction:.3f}")
+    return 0
+
+
+def cmd_networks(_: argparse.Namespace) -> int:
+    from baselines import NETWORK_INPUTS, NETWORKS
+
+    for name in sorted(NETWORKS):
+        doc = (NETWORKS[name].__doc__ or "").strip().splitlines()[0]
+        print(f"{name:16s} {NETWORK_INPUTS.get(name, 'text'):7s} {doc}")
+    return 0
+
+
+def cmd_datasets(_: argparse.Namespace) -> int:
+    from drga.data import candidate_roots
+
+    for name in sorted(DATASETS):
+        loader = DATASETS[name][0]
+        print(f"{name:10s} {(loader.__doc__ or '').strip().splitlines()[0]}")
+    print("\nsearched, in order: " + ", ".join(str(p) for p in candidate_roots()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = {"train": cmd_train, "evaluate": cmd_evaluate, "networks": cmd_networks, "datasets": cmd_datasets}[args.command]
+    try:
+        return handler(args)
+    except USER_ERRORS as error:
+        if os.environ.get("DRGA_DEBUG"):
+            raise
+        print(f"drga {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted; the last completed epoch is saved: continue with the same command and --resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

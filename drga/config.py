@@ -1,0 +1,298 @@
+"""Typed hyperparameters, overridable from a TOML file and from ``--set section.key=value``.
+
+Defaults are the paper's where it gives one (γ = 0.2, β0 = 0.4, √L0 = 0.2, δ = 0.85, a
+2-layer 300-unit agent, Adam 5e-4, dropout 0.5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass
+class DataConfig:
+    dataset: str = "subj"
+    """Data set name: mr, subj, sst, sst2 or tsv."""
+    data_dir: str | None = None
+    """Folder of the data set (or a data root); default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data."""
+    tsv_path: str | None = None
+    """For dataset=tsv: a label<TAB>text file (split 80/10/10) or a folder with train/dev/test.tsv."""
+    split_seed: int = 1234
+    """Seed of the stratified 80/10/10 split for data sets without an official one (not the training seed)."""
+    max_length: int = 100
+    """Tokens kept per sentence; longer ones are truncated and the count is reported."""
+    min_freq: int = 1
+    """Training-set frequency a word needs to enter the vocabulary; rarer words become <unk>."""
+    lowercase: bool = True
+    """Lowercase the text before building the vocabulary."""
+    phrase_level: bool = False
+    """SST only: train on every labelled phrase of the training trees."""
+    batch_size: int = 64
+    """Sentences per batch."""
+    train_fraction: float = 1.0
+    """Use only this fraction of the training split (quick runs, learning curves)."""
+
+
+@dataclass
+class NetworkConfig:
+    name: str = "lstm-sa"
+    """Attention network to retrofit (see `drga networks`)."""
+    embedding_dim: int = 300
+    """Word vector size."""
+    hidden_size: int = 300
+    """Size of the hidden states h_t (both LSTM directions together)."""
+    attention_size: int = 300
+    """Size of the additive attention's hidden layer (eqs. 8–9)."""
+    classifier_hidden: int = 300
+    """Hidden units of the classifier MLP (eq. 11)."""
+    dropout: float = 0.5
+    """Dropout on embeddings and before the classifier."""
+    embeddings_path: str | None = None
+    """GloVe-format text file to initialise the embeddings (random when absent)."""
+    freeze_embeddings: bool = False
+    """Keep the (pretrained) embeddings fixed."""
+
+
+@dataclass
+class AgentConfig:
+    hidden_sizes: list[int] = field(default_factory=lambda: [300, 300])
+    """Hidden layers of the policy MLP."""
+    samples: int = 5
+    """K: action samples per sequence; their mean reward is the REINFORCE baseline."""
+    init_log_std: float = -0.5
+    """Initial log σ of the Gaussian policy."""
+    log_std_min: float = -5.0
+    """Lower clamp of log σ."""
+    log_std_max: float = 1.0
+    """Upper clamp of log σ."""
+    normalize_state: bool = True
+    """LayerNorm on the state before the MLP (the state mixes α·h, which is ~1/L, with h)."""
+    entropy_coef: float = 0.0
+    """Weight of the policy-entropy bonus."""
+    normalize_advantage: bool = True
+    """Divide the advantage by its batch standard deviation."""
+    lr: float = 5e-4
+    """Adam learning rate of the agent."""
+
+
+@dataclass
+class RewardConfig:
+    gamma: float = 0.2
+    """γ: weight of the saliency penalty in eq. 5."""
+    sqrt_l0: float = 0.2
+    """√L0: the penalty is smallest when N = √L0·L highlighted tokens."""
+    delta: float = 0.85
+    """δ: cumulative attention mass that defines the highlighted tokens."""
+
+
+@dataclass
+class AdjustConfig:
+    beta0: float = 0.4
+    """β0: adjustment strength at the start of co-training (eq. 3)."""
+    beta_half_life_epochs: float = 5.0
+    """β's schedule halves every this many co-training epochs (0: no decay)."""
+    trainable_beta: bool = True
+    """Learn a factor β̃ ∈ (0, 1] of β through the task loss."""
+
+
+@dataclass
+class TrainConfig:
+    pretrain_epochs: int = 10
+    """Phase 1: epochs of network pretraining."""
+    agent_epochs: int = 5
+    """Phase 2: epochs of agent pretraining with the network frozen."""
+    cotrain_epochs: int = 10
+    """Phase 3: epochs of co-training network and agent."""
+    fair_baseline: bool = True
+    """Also train the pretrained network alone for cotrain_epochs more epochs (the equal-budget baseline)."""
+    lr: float = 5e-4
+    """Adam learning rate of the network (and β)."""
+    weight_decay: float = 0.0
+    """Adam weight decay of the network."""
+    grad_clip: float = 5.0
+    """Gradient-norm clip for network and agent (0: none)."""
+    patience: int = 3
+    """Stop a phase after this many epochs without a better dev score (0: never)."""
+    select_mode: Literal["with-agent", "net-only"] = "with-agent"
+    """Dev accuracy that picks the best co-training epoch."""
+    original_attention_loss: float = 0.0
+    """Co-training: weight of an extra task loss on the network's own attention (0 = the paper)."""
+
+
+@dataclass
+class RunConfig:
+    seed: int = 0
+    """Seeds torch, numpy and the batch order."""
+    device: str = "cpu"
+    """cpu, cuda, cuda:N (or auto: cuda when available)."""
+    logdir: str = "runs"
+    """Parent folder of run folders (TensorBoard logs, checkpoints, results)."""
+    run_name: str | None = None
+    """Run folder name; default <dataset>-<net>-seed<seed>."""
+    threads: int = 0
+    """torch CPU threads (0: torch's default)."""
+    progress: bool = True
+    """Show progress bars."""
+
+
+@dataclass
+class ExperimentConfig:
+    data: DataConfig = field(default_factory=DataConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    adjust: AdjustConfig = field(default_factory=AdjustConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return dataclasses.asdict(self)
+
+    def flat(self) -> dict[str, Any]:
+        """``section.key`` → value, for hyperparameter tables."""
+        return {f"{s}.{k}": v for s, values in self.to_dict().items() for k, v in values.items()}
+
+    def validate(self) -> None:
+        problems = []
+        if not 0 < self.reward.delta <= 1:
+            problems.append(f"reward.delta must be in (0, 1], got {self.reward.delta}")
+        if not 0 < self.reward.sqrt_l0 <= 1:
+            problems.append(f"reward.sqrt_l0 must be in (0, 1], got {self.reward.sqrt_l0}")
+        if self.reward.gamma < 0:
+            problems.append(f"reward.gamma must be ≥ 0, got {self.reward.gamma}")
+        if not 0 < self.adjust.beta0 <= 1:
+            problems.append(f"adjust.beta0 must be in (0, 1], got {self.adjust.beta0}")
+        if self.agent.samples < 2:
+            problems.append(f"agent.samples must be ≥ 2 (the baseline is their mean), got {self.agent.samples}")
+        if not 0 < self.data.train_fraction <= 1:
+            problems.append(f"data.train_fraction must be in (0, 1], got {self.data.train_fraction}")
+        for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience"):
+            if getattr(self.train, name) < 0:
+                problems.append(f"train.{name} must be ≥ 0")
+        if problems:
+            raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+
+
+class ConfigError(ValueError):
+    """A configuration key or value the toolkit cannot use."""
+
+
+def _coerce(value: Any, annotation: Any, where: str) -> Any:
+    """Check (and for strings from the command line, parse) a value against a field's type."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        if value not in args:
+            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(map(repr, args))}")
+        return value
+    if type(None) in args:  # Optional[X]
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null", "")):
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(value, inner[0], where)
+    if origin is list:
+        if isinstance(value, str):
+            value = [v for v in value.replace("[", "").replace("]", "").split(",") if v.strip()]
+        return [_coerce(v, args[0], where) for v in value]
+    if annotation is bool:
+        if isinstance(value, str):
+            if value.lower() in ("true", "1", "yes"):
+                return True
+            if value.lower() in ("false", "0", "no"):
+                return False
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if annotation in (int, float, str):
+        try:
+            if annotation is int and isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return annotation(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected {annotation.__name__}, got {value!r}") from None
+    return value
+
+
+def _set(config: ExperimentConfig, dotted: str, value: Any) -> None:
+    if "." not in dotted:
+        raise ConfigError(f"config key '{dotted}' must be section.key (sections: {', '.join(_sections())})")
+    section_name, key = dotted.split(".", 1)
+    if section_name not in _sections():
+        raise ConfigError(f"unknown config section '{section_name}'{_suggest(section_name, _sections())}")
+    section = getattr(config, section_name)
+    hints = get_type_hints(type(section))
+    if key not in hints:
+        raise ConfigError(f"unknown config key '{dotted}'{_suggest(key, list(hints), prefix=section_name + '.')}")
+    setattr(section, key, _coerce(value, hints[key], dotted))
+
+
+def _sections() -> list[str]:
+    return [f.name for f in dataclasses.fields(ExperimentConfig)]
+
+
+def _suggest(word: str, options: list[str], prefix: str = "") -> str:
+    close = difflib.get_close_matches(word, options, n=1)
+    return f"; did you mean '{prefix}{close[0]}'?" if close else f"; known: {', '.join(prefix + o for o in options)}"
+
+
+def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str) -> None:
+    """Apply a nested ``{section: {key: value}}`` mapping (a parsed TOML file)."""
+    for section_name, values in mapping.items():
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: '{section_name}' must be a table like [{section_name}]")
+        for key, value in values.items():
+            try:
+                _set(config, f"{section_name}.{key}", value)
+            except ConfigError as error:
+                raise ConfigError(f"{source}: {error}") from None
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
+    """Defaults, then the TOML file, then ``section.key=value`` overrides, then validation."""
+    config = ExperimentConfig()
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        try:
+            mapping = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: not valid TOML: {error}") from None
+        apply_mapping(config, mapping, str(path))
+    for item in overrides or []:
+        if "=" not in item:
+            raise ConfigError(f"override '{item}' must look like section.key=value")
+        key, value = item.split("=", 1)
+        _set(config, key.strip(), value.strip())
+    config.validate()
+    return config
+
+
+def config_from_dict(mapping: dict[str, Any]) -> ExperimentConfig:
+    config = ExperimentConfig()
+    apply_mapping(config, mapping, "checkpoint")
+    return config
+
+
+def config_to_toml(config: ExperimentConfig) -> str:
+    """The resolved configuration as TOML (saved next to every run)."""
+    lines = []
+    for section, values in config.to_dict().items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            if value is None:
+                lines.append(f"# {key} = (unset)")
+            else:
+                lines.append(f"{key} = {json.dumps(value)}")
+        lines.append("")
+    return "\n".join(lines)

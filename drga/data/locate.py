@@ -1,0 +1,59 @@
+"""Finding benchmark data on disk. Nothing here touches the network."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+#: Where the repository lives; ``../shared/data`` is looked up beside it as well as beside the cwd.
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+class DataNotFoundError(FileNotFoundError):
+    """The data set's files are in none of the places searched."""
+
+
+def user_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "drga" / "data"
+
+
+def candidate_roots(explicit: str | os.PathLike | None = None) -> list[Path]:
+    """Data roots in the order they are searched: explicit, $DRGA_DATA, ../shared/data, user cache."""
+    roots: list[Path] = []
+    if explicit:
+        roots.append(Path(explicit).expanduser())
+    if os.environ.get("DRGA_DATA"):
+        roots.append(Path(os.environ["DRGA_DATA"]).expanduser())
+    roots += [Path.cwd().parent / "shared" / "data", _PROJECT_ROOT.parent / "shared" / "data", user_cache_dir()]
+    unique: list[Path] = []
+    for root in roots:
+        if root not in unique:
+            unique.append(root)
+    return unique
+
+
+def find_dataset_dir(subdir: str, required: Sequence[str], explicit: str | os.PathLike | None = None) -> Path:
+    """The first folder holding every file in ``required``.
+
+    ``explicit`` may name the data set's own folder or a data root containing ``subdir/``;
+    every other candidate root is searched for ``subdir/``.
+    """
+    searched: list[Path] = []
+    folders: list[Path] = []
+    if explicit:
+        folders.append(Path(explicit).expanduser())
+    folders += [root / subdir for root in candidate_roots(explicit)]
+    for folder in folders:
+        if folder in searched:
+            continue
+        searched.append(folder)
+        if all((folder / name).is_file() for name in required):
+            return folder
+    raise DataNotFoundError(
+        f"data set '{subdir}' not found. Expected the files {', '.join(required)} in a folder '{subdir}/' "
+        "under one of these (searched in this order):\n  "
+        + "\n  ".join(str(p) for p in searched)
+        + "\nPoint to your copy with --data-dir DIR or the DRGA_DATA environment variable."
+    )

@@ -1,0 +1,306 @@
+"""Loaders for the sentence-classification benchmarks: MR, SUBJ, SST (5-class and binary), TSV.
+
+Every loader returns a :class:`DatasetSplits` of tokenized examples. Data sets without an
+official split (MR, SUBJ, a single TSV file) get a stratified 80/10/10 split that is a pure
+function of ``split_seed``: the same seed gives the same split on every machine, and the
+training seed does not change it (so seeds vary the model, not the test set).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from drga.data.locate import find_dataset_dir
+
+
+@dataclass
+class TextExample:
+    """One tokenized example. ``extras`` holds family-specific fields (e.g. an aspect term)."""
+
+    tokens: list[str]
+    label: int
+    extras: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class DatasetSplits:
+    name: str
+    train: list[TextExample]
+    dev: list[TextExample]
+    test: list[TextExample]
+    label_names: list[str]
+    #: Facts a results table should state (split used, lines skipped, ...).
+    notes: list[str] = field(default_factory=list)
+    #: What the examples carry beyond tokens ("text"; "aspect" when extras hold an aspect term).
+    provides: str = "text"
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.label_names)
+
+
+class DataFormatError(ValueError):
+    """A data file holds a line the loader cannot read; the message names file and line."""
+
+
+def _tokenize(text: str, lowercase: bool) -> list[str]:
+    return (text.lower() if lowercase else text).split()
+
+
+def stratified_split(
+    examples: Sequence[TextExample], seed: int, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
+) -> tuple[list[TextExample], list[TextExample], list[TextExample]]:
+    """Split each class by the same fractions, with a permutation drawn from ``seed`` alone."""
+    rng = np.random.default_rng(seed)
+    parts: tuple[list[TextExample], list[TextExample], list[TextExample]] = ([], [], [])
+    for label in sorted({ex.label for ex in examples}):
+        members = [ex for ex in examples if ex.label == label]
+        order = rng.permutation(len(members))
+        n_train = int(round(fractions[0] * len(members)))
+        n_dev = int(round(fractions[1] * len(members)))
+        for rank, index in enumerate(order):
+            part = 0 if rank < n_train else 1 if rank < n_train + n_dev else 2
+            parts[part].append(members[index])
+    return parts
+
+
+def _read_sentence_files(folder: Path, files: Sequence[str], lowercase: bool) -> tuple[list[TextExample], int]:
+    examples, empty = [], 0
+    for label, name in enumerate(files):
+        with (folder / name).open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                tokens = _tokenize(line, lowercase)
+                if not tokens:
+                    empty += 1
+                    continue
+                examples.append(TextExample(tokens, label))
+    return examples, empty
+
+
+def _load_sentence_pair(
+    name: str, subdir: str, files: Sequence[str], label_names: list[str], data_dir, split_seed: int, lowercase: bool
+) -> DatasetSplits:
+    folder = find_dataset_dir(subdir, files, data_dir)
+    examples, empty = _read_sentence_files(folder, files, lowercase)
+    train, dev, test = stratified_split(examples, split_seed)
+    notes = [f"{name}: {len(examples)} sentences from {folder}; no official split, stratified 80/10/10 with split seed {split_seed}"]
+    if empty:
+        notes.append(f"{name}: skipped {empty} empty lines")
+    return DatasetSplits(name, train, dev, test, label_names, notes)
+
+
+def load_mr(data_dir=None, split_seed: int = 1234, lowercase: bool = True, **_: object) -> DatasetSplits:
+    """Movie Review sentence polarity (Pang & Lee 2005): 5,331 negative + 5,331 positive."""
+    return _load_sentence_pair("mr", "mr", ["rt-polarity.neg", "rt-polarity.pos"], ["negative", "positive"], data_dir, split_seed, lowercase)
+
+
+def load_subj(data_dir=None, split_seed: int = 1234, lowercase: bool = True, **_: object) -> DatasetSplits:
+    """Subjectivity (Pang & Lee 2004): 5,000 objective (plot) + 5,000 subjective (quote) sentences."""
+    return _load_sentence_pair(
+        "subj", "subj", ["plot.tok.gt9.5000", "quote.tok.gt9.5000"], ["objective", "subjective"], data_dir, split_seed, lowercase
+    )
+
+
+# --- SST: PTB-style bracketed trees ------------------------------------------------------
+
+
+@dataclass
+class Tree:
+    label: int
+    children: list["Tree"]
+    word: str | None = None
+
+    def leaves(self) -> list[str]:
+        """The sentence's tokens, in order (a multi-piece leaf gives several tokens)."""
+        return self.word.split() if self.word is not None else [w for c in self.children for w in c.leaves()]
+
+    def subtrees(self):
+        yield self
+        for child in self.children:
+            yield from child.subtrees()
+
+
+_PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
+
+
+def _unescape(token: str) -> str:
+    return _PTB_ESCAPES.get(token, token.replace("\\/", "/").replace("\\*", "*"))
+
+
+def parse_tree(text: str) -> Tree:
+    """Parse ``(3 (2 The) (4 (3 good) (2 film)))``; raises ValueError on malformed input."""
+    tokens = text.replace("(", " ( ").replace(")", " ) ").split()
+    if not tokens:
+        raise ValueError("empty line")
+    position = 0
+
+    def node() -> Tree:
+        nonlocal position
+        if position >= len(tokens) or tokens[position] != "(":
+            raise ValueError(f"expected '(' at token {position}")
+        position += 1
+        if position >= len(tokens) or not tokens[position].lstrip("-").isdigit():
+            raise ValueError(f"expected a numeric label at token {position}")
+        label = int(tokens[position])
+        position += 1
+        if position < len(tokens) and tokens[position] not in ("(", ")"):
+            # A leaf may hold several space-separated pieces ("8 1\\/2" in SST).
+            start = position
+            while position < len(tokens) and tokens[position] not in ("(", ")"):
+                position += 1
+            tree = Tree(label, [], " ".join(_unescape(t) for t in tokens[start:position]))
+        else:
+            children = []
+            while position < len(tokens) and tokens[position] == "(":
+                children.append(node())
+            if not children:
+                raise ValueError(f"node with label {label} has neither a word nor children")
+            tree = Tree(label, children)
+        if position >= len(tokens) or tokens[position] != ")":
+            raise ValueError(f"missing ')' at token {position}")
+        position += 1
+        return tree
+
+    tree = node()
+    if position != len(tokens):
+        raise ValueError(f"unexpected text after the tree at token {position}")
+    return tree
+
+
+def read_trees(path: Path) -> list[Tree]:
+    trees = []
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                trees.append(parse_tree(line))
+            except ValueError as error:
+                raise DataFormatError(f"{path}:{line_number}: malformed tree: {error}") from None
+    return trees
+
+
+SST_LABELS = ["very negative", "negative", "neutral", "positive", "very positive"]
+
+
+def _sst_examples(trees: list[Tree], binary: bool, phrases: bool, lowercase: bool) -> list[TextExample]:
+    examples = []
+    for tree in trees:
+        nodes = list(tree.subtrees()) if phrases else [tree]
+        for node in nodes:
+            label = node.label
+            if binary:
+                if label == 2:
+                    continue
+                label = int(label > 2)
+            tokens = [w.lower() if lowercase else w for w in node.leaves()]
+            examples.append(TextExample(tokens, label))
+    return examples
+
+
+def load_sst(
+    data_dir=None, binary: bool = False, phrase_level: bool = False, lowercase: bool = True, **_: object
+) -> DatasetSplits:
+    """Stanford Sentiment Treebank, official splits; SST-2 drops neutral and merges 0,1 / 3,4.
+
+    ``phrase_level`` trains on every labelled phrase of the training trees (dev/test stay
+    sentence-level, as in the literature).
+    """
+    files = ["train.txt", "dev.txt", "test.txt"]
+    folder = find_dataset_dir("sst", files, data_dir)
+    trees = {name: read_trees(folder / f"{name}.txt") for name in ("train", "dev", "test")}
+    splits = {
+        name: _sst_examples(t, binary, phrase_level and name == "train", lowercase) for name, t in trees.items()
+    }
+    labels = ["negative", "positive"] if binary else list(SST_LABELS)
+    name = "sst2" if binary else "sst"
+    notes = [
+        f"{name}: official splits from {folder} ({len(trees['train'])}/{len(trees['dev'])}/{len(trees['test'])} trees)"
+        + (", phrase-level training" if phrase_level else ", sentence-level")
+    ]
+    return DatasetSplits(name, splits["train"], splits["dev"], splits["test"], labels, notes)
+
+
+# --- user data: label<TAB>text ----------------------------------------------------------
+
+
+def read_tsv(path: Path, lowercase: bool) -> tuple[list[tuple[str, list[str]]], int]:
+    rows, empty = [], 0
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            line = line.rstrip("\n").rstrip("\r")
+            if not line.strip():
+                continue
+            if "\t" not in line:
+                raise DataFormatError(f"{path}:{line_number}: expected 'label<TAB>text', found no tab")
+            label, text = line.split("\t", 1)
+            if not label.strip():
+                raise DataFormatError(f"{path}:{line_number}: empty label")
+            tokens = _tokenize(text, lowercase)
+            if not tokens:
+                empty += 1
+                continue
+            rows.append((label.strip(), tokens))
+    return rows, empty
+
+
+def load_tsv(
+    data_dir=None, tsv_path: str | os.PathLike | None = None, split_seed: int = 1234, lowercase: bool = True, **_: object
+) -> DatasetSplits:
+    """Users' own data: a folder with train.tsv, dev.tsv, test.tsv, or one .tsv file (split 80/10/10).
+
+    Each line is ``label<TAB>text``; labels are any strings, numbered in sorted order.
+    """
+    location = tsv_path or data_dir
+    if location is None:
+        raise ValueError("the tsv data set needs a path: --tsv PATH (a .tsv file or a folder with train/dev/test.tsv)")
+    location = Path(location).expanduser()
+    notes: list[str] = []
+    if location.is_dir():
+        missing = [n for n in ("train.tsv", "dev.tsv", "test.tsv") if not (location / n).is_file()]
+        if missing:
+            raise FileNotFoundError(f"{location} lacks {', '.join(missing)} (expected train.tsv, dev.tsv and test.tsv)")
+        parts = {n: read_tsv(location / f"{n}.tsv", lowercase) for n in ("train", "dev", "test")}
+        label_names = sorted({label for rows, _ in parts.values() for label, _ in rows})
+        index = {name: i for i, name in enumerate(label_names)}
+        splits = {n: [TextExample(t, index[l]) for l, t in rows] for n, (rows, _) in parts.items()}
+        empty = sum(e for _, e in parts.values())
+        train, dev, test = splits["train"], splits["dev"], splits["test"]
+        notes.append(f"tsv: official train/dev/test from {location}")
+    elif location.is_file():
+        rows, empty = read_tsv(location, lowercase)
+        label_names = sorted({label for label, _ in rows})
+        index = {name: i for i, name in enumerate(label_names)}
+        train, dev, test = stratified_split([TextExample(t, index[l]) for l, t in rows], split_seed)
+        notes.append(f"tsv: {len(rows)} rows from {location}, stratified 80/10/10 with split seed {split_seed}")
+    else:
+        raise FileNotFoundError(f"TSV data not found at {location}")
+    if len(label_names) < 2:
+        raise DataFormatError(f"{location}: needs at least two distinct labels, found {label_names}")
+    if empty:
+        notes.append(f"tsv: skipped {empty} lines with empty text")
+    return DatasetSplits("tsv", train, dev, test, label_names, notes)
+
+
+LoaderFn = Callable[..., DatasetSplits]
+
+#: Data sets selectable with ``--dataset``: name → (loader, fixed keyword arguments).
+DATASETS: dict[str, tuple[LoaderFn, dict[str, object]]] = {
+    "mr": (load_mr, {}),
+    "subj": (load_subj, {}),
+    "sst": (load_sst, {"binary": False}),
+    "sst2": (load_sst, {"binary": True}),
+    "tsv": (load_tsv, {}),
+}
+
+
+def load_dataset(name: str, **options: object) -> DatasetSplits:
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset '{name}'; choose one of: {', '.join(sorted(DATASETS))}")
+    loader, fixed = DATASETS[name]
+    return loader(**options, **fixed)

@@ -1,0 +1,143 @@
+"""Building a run from its configuration: data, vocabulary, network, agent, β."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from agents.gaussian_policy import GaussianPolicy
+from baselines import NETWORK_INPUTS, build_network
+from baselines.protocol import AttentionNetwork, Batch
+from drga.beta import AdjustmentStrength
+from drga.config import ConfigError, ExperimentConfig
+from drga.data import (
+    BatchIterator,
+    DatasetSplits,
+    EncodedExample,
+    Vocabulary,
+    collate,
+    encode_examples,
+    load_dataset,
+    load_glove,
+)
+from drga.state import build_agent_state
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device '{name}' requested but torch sees no CUDA device; use --device cpu")
+    return device
+
+
+@dataclass
+class PreparedData:
+    splits: DatasetSplits
+    vocab: Vocabulary
+    train: list[EncodedExample]
+    dev: list[EncodedExample]
+    test: list[EncodedExample]
+    reports: list[str]
+
+
+def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> PreparedData:
+    """Load, tokenize and encode the data set; the vocabulary comes from the training split."""
+    data = config.data
+    required = NETWORK_INPUTS.get(config.network.name, "text")
+    splits = load_dataset(
+        data.dataset,
+        data_dir=data.data_dir,
+        tsv_path=data.tsv_path,
+        split_seed=data.split_seed,
+        lowercase=data.lowercase,
+        phrase_level=data.phrase_level,
+    )
+    if required != "text" and required != splits.provides:
+        raise ConfigError(f"network '{config.network.name}' needs {required} data; data set '{data.dataset}' has none")
+    train = splits.train
+    if data.train_fraction < 1.0:
+        keep = max(1, int(round(len(train) * data.train_fraction)))
+        order = np.random.default_rng(data.split_seed).permutation(len(train))[:keep]
+        train = [train[i] for i in sorted(order)]
+    if vocab is None:
+        vocab = Vocabulary.build((ex.tokens for ex in train), min_freq=data.min_freq)
+    encoded, reports = {}, list(splits.notes)
+    for name, examples in (("train", train), ("dev", splits.dev), ("test", splits.test)):
+        if not examples:
+            raise ConfigError(f"data set '{data.dataset}' has an empty {name} split")
+        encoded[name], report = encode_examples(examples, vocab, data.max_length)
+        reports.append(report.describe(name))
+    reports.append(f"vocabulary: {len(vocab)} words (min frequency {data.min_freq})")
+    return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports)
+
+
+def batch_iterators(config: ExperimentConfig, data: PreparedData) -> tuple[BatchIterator, BatchIterator, BatchIterator]:
+    size = config.data.batch_size
+    return (
+        BatchIterator(data.train, size, shuffle=True, seed=config.run.seed),
+        BatchIterator(data.dev, size * 2, shuffle=False),
+        BatchIterator(data.test, size * 2, shuffle=False),
+    )
+
+
+def build_attention_network(config: ExperimentConfig, vocab: Vocabulary, num_classes: int) -> AttentionNetwork:
+    net = config.network
+    embeddings = None
+    if net.embeddings_path:
+        embeddings, found = load_glove(net.embeddings_path, vocab, net.embedding_dim, seed=config.run.seed)
+        print(f"embeddings: {found}/{len(vocab)} vocabulary words found in {net.embeddings_path}")
+    hyper = {k: v for k, v in vars(net).items() if k not in ("name", "embeddings_path")}
+    return build_network(net.name, len(vocab), num_classes, embeddings=embeddings, **hyper)
+
+
+def state_and_action_size(network: AttentionNetwork, batch: Batch) -> tuple[int, int]:
+    """Observation size and action size the network's sites call for (the same at every site)."""
+    was_training = network.training
+    network.eval()
+    with torch.no_grad():
+        encoding = network.encode(batch)
+    network.train(was_training)
+    sizes = set()
+    for site in encoding.sites:
+        site.validate()
+        action = site.attention.shape[-1] if site.multi_dimensional else 1
+        sizes.add((build_agent_state(site).shape[-1], action))
+    if len(sizes) != 1:
+        raise ValueError(
+            f"the network's attention sites give different state/action sizes {sorted(sizes)}; "
+            "project every site to the same Dw, Dh, Du (see baselines/protocol.py)"
+        )
+    return sizes.pop()
+
+
+def build_policy(config: ExperimentConfig, state_size: int, action_size: int) -> GaussianPolicy:
+    agent = config.agent
+    return GaussianPolicy(
+        state_size,
+        action_size,
+        hidden_sizes=agent.hidden_sizes,
+        init_log_std=agent.init_log_std,
+        log_std_bounds=(agent.log_std_min, agent.log_std_max),
+        normalize_state=agent.normalize_state,
+    )
+
+
+def build_strength(config: ExperimentConfig, batches_per_epoch: int) -> AdjustmentStrength:
+    adjust = config.adjust
+    return AdjustmentStrength(adjust.beta0, adjust.beta_half_life_epochs * batches_per_epoch, adjust.trainable_beta)
+
+
+def first_batch(examples: Sequence[EncodedExample], size: int = 2) -> Batch:
+    return collate(list(examples[:size]))
