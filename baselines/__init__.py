@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Callable
 
+from baselines.atae_lstm import ATAELSTM
+from baselines.cnn_sa import CNNSelfAttention
+from baselines.disan import DiSAN
+from baselines.han import HierarchicalAttentionNetwork
+from baselines.ian import IAN
 from baselines.lstm_sa import LSTMSelfAttention
+from baselines.transformer import TransformerClassifier
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 NetworkFactory = Callable[..., AttentionNetwork]
@@ -15,10 +21,26 @@ NetworkFactory = Callable[..., AttentionNetwork]
 #: Networks selectable with ``--net``. Each factory takes (vocab_size, num_classes, **hyperparameters).
 NETWORKS: dict[str, NetworkFactory] = {
     "lstm-sa": LSTMSelfAttention,
+    "cnn-sa": CNNSelfAttention,
+    "transformer": TransformerClassifier,
+    "disan": DiSAN,
+    "atae-lstm": ATAELSTM,
+    "ian": IAN,
+    "han": HierarchicalAttentionNetwork,
 }
 
-#: What each network needs from a data set ("text": token sequences; "aspect": an aspect term too).
-NETWORK_INPUTS: dict[str, str] = {"lstm-sa": "text"}
+#: What each network needs from a data set ("text": token sequences; "aspect": an aspect term
+#: too; "document": sentences of a document). Must equal the data set's ``provides``, except that
+#: a text network may read aspect data (ignoring the aspect).
+NETWORK_INPUTS: dict[str, str] = {
+    "lstm-sa": "text",
+    "cnn-sa": "text",
+    "transformer": "text",
+    "disan": "text",
+    "atae-lstm": "aspect",
+    "ian": "aspect",
+    "han": "document",
+}
 
 
 def build_network(name: str, vocab_size: int, num_classes: int, **hyperparameters: object) -> AttentionNetwork:
@@ -34,6 +56,12 @@ __all__ = [
     "NetworkEncoding",
     "masked_softmax",
     "LSTMSelfAttention",
+    "CNNSelfAttention",
+    "TransformerClassifier",
+    "DiSAN",
+    "ATAELSTM",
+    "IAN",
+    "HierarchicalAttentionNetwork",
     "NETWORKS",
     "NETWORK_INPUTS",
     "build_network",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -10,6 +11,10 @@ from pathlib import Path
 from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, load_config
 from drga.data import DATASETS, DataFormatError, DataNotFoundError
+
+#: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
+#: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
+EXTENSIONS: tuple[str, ...] = ()
 
 #: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
 USER_ERRORS = (ConfigError, DataNotFoundError, DataFormatError, CheckpointError, FileNotFoundError, FileExistsError)
@@ -51,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("networks", help="list the attention networks")
     commands.add_parser("datasets", help="list the data sets and where their files are looked for")
+    for module_name in EXTENSIONS:
+        HANDLERS.update(importlib.import_module(module_name).register(commands))
     return parser
 
 
@@ -123,9 +130,12 @@ def cmd_datasets(_: argparse.Namespace) -> int:
     return 0
 
 
+HANDLERS: dict = {"train": cmd_train, "evaluate": cmd_evaluate, "networks": cmd_networks, "datasets": cmd_datasets}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = {"train": cmd_train, "evaluate": cmd_evaluate, "networks": cmd_networks, "datasets": cmd_datasets}[args.command]
+    handler = HANDLERS[args.command]
     try:
         return handler(args)
     except USER_ERRORS as error:

@@ -23,7 +23,7 @@ else:  # pragma: no cover
 @dataclass
 class DataConfig:
     dataset: str = "subj"
-    """Data set name: mr, subj, sst, sst2 or tsv."""
+    """Data set name: mr, subj, sst, sst2, ag-news, semeval14-laptop, semeval14-restaurant, semeval15-restaurant, semeval16-restaurant, movie-reviews or tsv."""
     data_dir: str | None = None
     """Folder of the data set (or a data root); default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data."""
     tsv_path: str | None = None
@@ -42,6 +42,10 @@ class DataConfig:
     """Sentences per batch."""
     train_fraction: float = 1.0
     """Use only this fraction of the training split (quick runs, learning curves)."""
+    max_sentences: int = 40
+    """Documents (movie-reviews): sentences kept per document; the rest are dropped and counted."""
+    max_sentence_length: int = 50
+    """Documents (movie-reviews): tokens kept per sentence; longer ones are truncated and counted."""
 
 
 @dataclass
@@ -62,6 +66,14 @@ class NetworkConfig:
     """GloVe-format text file to initialise the embeddings (random when absent)."""
     freeze_embeddings: bool = False
     """Keep the (pretrained) embeddings fixed."""
+    kernel_sizes: list[int] = field(default_factory=lambda: [3, 4, 5])
+    """cnn-sa: convolution widths; hidden_size is split evenly between them."""
+    layers: int = 2
+    """transformer: encoder layers."""
+    heads: int = 2
+    """transformer: attention heads per layer (must divide hidden_size)."""
+    feedforward_size: int = 600
+    """transformer: hidden units of each layer's position-wise feed-forward block."""
 
 
 @dataclass

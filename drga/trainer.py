@@ -72,8 +72,15 @@ def default_run_name(config: ExperimentConfig) -> str:
     return config.run.run_name or f"{config.data.dataset}-{config.network.name}-seed{config.run.seed}"
 
 
+def print_flushed(line: str) -> None:
+    """Log lines reach a file or a pipe as they happen, not when a buffer fills."""
+    print(line, flush=True)
+
+
 class Trainer:
-    def __init__(self, config: ExperimentConfig, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = print):
+    def __init__(
+        self, config: ExperimentConfig, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = print_flushed
+    ):
         config.validate()
         self.config = config
         self.log = log
@@ -168,6 +175,17 @@ class Trainer:
             self._save_last()
         if epochs and self.progress.epoch < epochs:
             self.log(f"   early stop: no better dev score for {self.config.train.patience} epochs")
+
+    def train_one_epoch(self, phase: str, epoch: int = 1) -> dict[str, float]:
+        """Start ``phase`` afresh and train one epoch of it, without evaluation or checkpoints.
+
+        For benchmarks: the same code path as :meth:`run`, minus the bookkeeping.
+        """
+        if phase not in PHASES:
+            raise ValueError(f"unknown phase {phase!r}; one of {PHASES}")
+        self._start_phase(phase, fresh=True)
+        self.train_batches.set_epoch(PHASES.index(phase) * 10_000 + epoch)
+        return self._train_epoch(phase, epoch, epoch)
 
     def _start_phase(self, phase: str, fresh: bool) -> None:
         """Load the phase's starting weights (fresh start only) and make its optimisers."""

@@ -36,7 +36,9 @@ class DatasetSplits:
     label_names: list[str]
     #: Facts a results table should state (split used, lines skipped, ...).
     notes: list[str] = field(default_factory=list)
-    #: What the examples carry beyond tokens ("text"; "aspect" when extras hold an aspect term).
+    #: What the examples carry beyond tokens: "text"; "aspect" when extras hold an aspect term
+    #: (``extras["aspect"]``, ``extras["aspect_span"]``); "document" when ``extras["sentences"]``
+    #: holds the sentences of a document.
     provides: str = "text"
 
     @property
@@ -289,6 +291,34 @@ def load_tsv(
 
 LoaderFn = Callable[..., DatasetSplits]
 
+
+def _semeval(**options: object) -> DatasetSplits:
+    from drga.data.aspects import load_semeval
+
+    return load_semeval(**options)  # type: ignore[arg-type]
+
+
+def _ag_news(**options: object) -> DatasetSplits:
+    """AG News, 4 classes: official train.csv + test.csv when present, else a seeded 80/10/10 split of test.csv."""
+    from drga.data.news import load_ag_news
+
+    return load_ag_news(**options)  # type: ignore[arg-type]
+
+
+def _movie_reviews(**options: object) -> DatasetSplits:
+    """Movie reviews v2.0 documents (Pang & Lee 2004), 1,000 neg + 1,000 pos, seeded 80/10/10 (hierarchical nets)."""
+    from drga.data.documents import load_movie_reviews
+
+    return load_movie_reviews(**options)  # type: ignore[arg-type]
+
+
+def _semeval_loader(name: str, year: str, domain: str) -> tuple[LoaderFn, dict[str, object]]:
+    def loader(**options: object) -> DatasetSplits:
+        return _semeval(**options)
+
+    loader.__doc__ = f"SemEval-{year} {domain} aspect-term polarity, 3 classes (official test; dev = 10% of train)."
+    return loader, {"name": name}
+
 #: Data sets selectable with ``--dataset``: name → (loader, fixed keyword arguments).
 DATASETS: dict[str, tuple[LoaderFn, dict[str, object]]] = {
     "mr": (load_mr, {}),
@@ -296,6 +326,12 @@ DATASETS: dict[str, tuple[LoaderFn, dict[str, object]]] = {
     "sst": (load_sst, {"binary": False}),
     "sst2": (load_sst, {"binary": True}),
     "tsv": (load_tsv, {}),
+    "ag-news": (_ag_news, {}),
+    "semeval14-laptop": _semeval_loader("semeval14-laptop", "2014", "laptop"),
+    "semeval14-restaurant": _semeval_loader("semeval14-restaurant", "2014", "restaurant"),
+    "semeval15-restaurant": _semeval_loader("semeval15-restaurant", "2015", "restaurant"),
+    "semeval16-restaurant": _semeval_loader("semeval16-restaurant", "2016", "restaurant"),
+    "movie-reviews": (_movie_reviews, {}),
 }
 
 

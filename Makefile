@@ -1,0 +1,42 @@
+# One command sets up and runs each job; the virtual environment is made on first use.
+#   make demo       set up, then a short real DRGA run of LSTM+SA on SUBJ (< 5 min on 2 CPU cores)
+#   make test       set up, then the test suite (what CI runs)
+#   make test-slow  the slow tests too
+#   make bench      baseline vs co-training throughput (docs/RESULTS.md)
+#   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
+
+PYTHON ?= python3
+VENV ?= .venv
+# The CPU wheel; an unpinned torch would pull several GB of CUDA packages on a machine without one.
+TORCH_SPEC ?= torch==2.13.0
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.drga-installed
+
+.PHONY: setup demo test test-slow bench results clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/drga train --config experiments/configs/demo.toml --overwrite
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m "slow or not slow"
+
+bench: $(STAMP)
+	$(BIN)/python bench/throughput.py
+
+results: $(STAMP)
+	$(BIN)/python experiments/lstm_sa_study.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,92 @@
+"""Pieces several attention networks share: embeddings, packed RNNs, attention scorers."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from baselines.protocol import masked_softmax
+
+
+def make_embedding(vocab_size: int, dim: int, embeddings: Tensor | None, freeze: bool) -> nn.Embedding:
+    """An embedding table with ``<pad>`` = 0, optionally initialised from pretrained vectors."""
+    embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
+    if embeddings is not None:
+        if tuple(embeddings.shape) != (vocab_size, dim):
+            raise ValueError(f"pretrained embeddings have shape {tuple(embeddings.shape)}, expected ({vocab_size}, {dim})")
+        embedding.weight.data.copy_(embeddings)
+    embedding.weight.requires_grad_(not freeze)
+    return embedding
+
+
+def even_hidden(hidden_size: int, what: str = "two RNN directions") -> int:
+    if hidden_size % 2:
+        raise ValueError(f"hidden_size must be even ({what}), got {hidden_size}")
+    return hidden_size // 2
+
+
+def run_rnn(rnn: nn.RNNBase, inputs: Tensor, mask: Tensor) -> Tensor:
+    """Outputs [N, T, D] of a batch-first RNN over the real tokens only; zero on padding.
+
+    A row without any real token is read as one token long (its output is masked by callers).
+    """
+    lengths = mask.sum(dim=1).clamp_min(1).cpu()
+    packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
+    outputs, _ = rnn(packed)
+    outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.shape[1])
+    return outputs * mask.unsqueeze(-1).to(outputs.dtype)
+
+
+def masked_mean(values: Tensor, mask: Tensor) -> Tensor:
+    """Mean of ``values`` [..., T, D] over the real positions of ``mask`` [..., T]; 0 for none."""
+    real = mask.unsqueeze(-1).to(values.dtype)
+    return (values * real).sum(dim=-2) / real.sum(dim=-2).clamp_min(1.0)
+
+
+def check_tokens(tokens: Tensor, dims: int, net: str, kind: str) -> None:
+    if tokens.dim() != dims:
+        shape = "[batch, tokens]" if dims == 2 else "[batch, sentences, tokens]"
+        raise ValueError(
+            f"network '{net}' reads {kind} ({shape} tokens) but got a batch of shape {tuple(tokens.shape)}; "
+            "use a data set of the matching kind (see `drga datasets`)"
+        )
+
+
+def require_extras(extras: dict[str, Tensor], names: tuple[str, ...], net: str) -> None:
+    missing = [n for n in names if n not in extras]
+    if missing:
+        raise ValueError(
+            f"network '{net}' needs the batch extras {', '.join(missing)} (an aspect term per example); "
+            "use an aspect data set such as semeval14-laptop"
+        )
+
+
+class BilinearAttention(nn.Module):
+    # IAN (Ma et al. 2017), eqs. 5–6: γ_i = tanh(h_i W q + b), α = softmax(γ) over real tokens.
+    """Scores every hidden state against one query vector with a bilinear form."""
+
+    def __init__(self, hidden_size: int, query_size: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(hidden_size, query_size))
+        nn.init.xavier_uniform_(self.weight)
+        self.bias = nn.Parameter(torch.zeros(1))
+
+    def forward(self, hidden: Tensor, query: Tensor, mask: Tensor) -> Tensor:
+        scores = torch.tanh(torch.einsum("...td,de,...e->...t", hidden, self.weight, query) + self.bias)
+        return masked_softmax(scores, mask)
+
+
+class ContextVectorAttention(nn.Module):
+    # HAN (Yang et al. 2016), eqs. 5–7: u_t = tanh(W h_t + b), α_t ∝ exp(u_tᵀ u_w) over real tokens.
+    """Attention of hidden states against a context vector u given by the caller."""
+
+    def __init__(self, hidden_size: int, attention_size: int):
+        super().__init__()
+        self.proj = nn.Linear(hidden_size, attention_size)
+        self.context = nn.Linear(hidden_size, attention_size, bias=False)
+
+    def forward(self, hidden: Tensor, query: Tensor, mask: Tensor) -> Tensor:
+        keys = torch.tanh(self.proj(hidden))
+        scores = (keys * self.context(query).unsqueeze(-2)).sum(dim=-1)
+        return masked_softmax(scores, mask)

@@ -1,0 +1,212 @@
+"""Transformer encoder (Vaswani et al. 2017) whose every head of every layer DRGA can adjust.
+
+How a head's T×T attention becomes one array of the protocol
+-------------------------------------------------------------
+A head of layer l gives a matrix A[i, t] (query position i, key position t; each row a
+distribution over the real keys). DRGA's agent acts once per token, so the array it sees for
+head (l, h) is the attention each token *receives*, averaged over the real query positions:
+
+    ᾱ_t = (1/L) Σ_i A[i, t]          (a distribution over the real tokens, zero on padding)
+
+There are K = layers × heads such arrays at one site ("heads", array k = l·heads + h), each
+adjusted and renormalised on its own by eqs. 3–4. The revised array ᾱ′ replaces the softmax
+weights inside the attention computation by rescaling the head's key columns and renormalising
+every row:
+
+    A′[i, t] = A[i, t] · (ᾱ′_t / ᾱ_t) / Σ_s A[i, s] · (ᾱ′_s / ᾱ_s)
+
+so a token the agent zeroes is ignored by that head from every query position, the column mean
+of A′ follows ᾱ′ (exactly when rows keep their mass), and ᾱ′ = ᾱ reproduces A exactly.
+
+Simplification (documented in docs/families.md): all revisions are applied at once to the
+matrices of the *original* forward pass. ``predict`` re-runs every layer's value path (values,
+output projection, residuals, feed-forward) on the revised weights, so a revision in layer 1
+changes what layer 2 mixes, but layer 2's weights are not recomputed from the changed queries
+and keys.
+
+Classification uses attention pooling over the last layer's outputs, a second site
+("pooling", K = 1) with its own learned query, so the agent adjusts it too.
+
+Observation layout (both sites share Dw = embedding_dim, Dh = Du = hidden_size):
+heads site: w_t = token embedding, h_t = the input of layer l at t (the representation head
+(l, h) attends over), u = a learned vector per (layer, head) that tells the shared agent which
+head it is adjusting; pooling site: w_t = token embedding, h_t = last layer's output,
+u = the pooling query.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+
+from baselines.common import check_tokens, make_embedding
+from baselines.lstm_sa import AdditiveSelfAttention
+from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+
+
+def sinusoidal_positions(length: int, dim: int, device: torch.device, dtype: torch.dtype) -> Tensor:
+    """[T, dim] sinusoidal positional encoding (Vaswani et al. 2017, sec. 3.5)."""
+    position = torch.arange(length, device=device, dtype=dtype).unsqueeze(1)
+    rates = torch.exp(torch.arange(0, dim, 2, device=device, dtype=dtype) * (-math.log(10000.0) / dim))
+    table = torch.zeros(length, dim, device=device, dtype=dtype)
+    table[:, 0::2] = torch.sin(position * rates)
+    table[:, 1::2] = torch.cos(position * rates[: dim // 2])
+    return table
+
+
+def column_mean(matrices: Tensor, mask: Tensor) -> Tensor:
+    """ᾱ [B, H, T]: the attention each key receives, averaged over the real query rows."""
+    rows = mask[:, None, :, None].to(matrices.dtype)
+    count = mask.sum(dim=1).clamp_min(1).to(matrices.dtype)[:, None, None]
+    return (matrices * rows).sum(dim=2) / count
+
+
+def revise_matrices(matrices: Tensor, original: Tensor, revised: Tensor, eps: float = 1e-12) -> Tensor:
+    """A′ from A [B, H, T, T] and the head arrays ᾱ, ᾱ′ [B, H, T] (see the module docstring).
+
+    The ratio is not detached: with ᾱ′ = ᾱ it is identically 1, so the gradient equals that of
+    the unrevised network. A row whose rescaled mass vanishes keeps its original weights.
+    """
+    ratio = revised / original.clamp_min(eps)
+    scaled = matrices * ratio.unsqueeze(2)
+    total = scaled.sum(dim=-1, keepdim=True)
+    ok = total > eps
+    return torch.where(ok, scaled / torch.where(ok, total, torch.ones_like(total)), matrices)
+
+
+class EncoderLayer(nn.Module):
+    """One post-LN Transformer layer split in two: the attention weights, and everything else."""
+
+    def __init__(self, dim: int, heads: int, feedforward_size: int, dropout: float):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"hidden_size ({dim}) must be divisible by heads ({heads})")
+        self.heads, self.head_dim = heads, dim // heads
+        self.query = nn.Linear(dim, dim)
+        self.key = nn.Linear(dim, dim)
+        self.value = nn.Linear(dim, dim)
+        self.output = nn.Linear(dim, dim)
+        self.norm1 = nn.LayerNorm(dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.feedforward = nn.Sequential(nn.Linear(dim, feedforward_size), nn.ReLU(), nn.Linear(feedforward_size, dim))
+        self.dropout = nn.Dropout(dropout)
+
+    def _split(self, x: Tensor) -> Tensor:
+        return x.view(x.shape[0], x.shape[1], self.heads, self.head_dim).transpose(1, 2)
+
+    def weights(self, x: Tensor, mask: Tensor) -> Tensor:
+        """A [B, H, T, T] = softmax(QKᵀ/√d_k) over the real keys."""
+        scores = self._split(self.query(x)) @ self._split(self.key(x)).transpose(-1, -2) / math.sqrt(self.head_dim)
+        return masked_softmax(scores, mask[:, None, None, :])
+
+    def apply(self, x: Tensor, weights: Tensor, mask: Tensor) -> Tensor:
+        """The layer's output given its attention weights: A·V, output projection, residuals, FFN."""
+        mixed = (weights @ self._split(self.value(x))).transpose(1, 2).reshape(x.shape)
+        x = self.norm1(x + self.dropout(self.output(mixed)))
+        x = self.norm2(x + self.dropout(self.feedforward(x)))
+        return x * mask.unsqueeze(-1).to(x.dtype)
+
+
+class TransformerClassifier(AttentionNetwork):
+    """Transformer encoder (multi-head, multi-layer, sinusoidal positions) with attention pooling."""
+
+    net_name = "transformer"
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        embedding_dim: int = 300,
+        hidden_size: int = 300,
+        attention_size: int = 300,
+        classifier_hidden: int = 300,
+        dropout: float = 0.5,
+        layers: int = 2,
+        heads: int = 2,
+        feedforward_size: int = 600,
+        embeddings: Tensor | None = None,
+        freeze_embeddings: bool = False,
+        **_: object,
+    ):
+        super().__init__()
+        if layers < 1 or heads < 1:
+            raise ValueError(f"layers and heads must be at least 1, got layers={layers}, heads={heads}")
+        self.layers_count, self.heads = layers, heads
+        self.embedding = make_embedding(vocab_size, embedding_dim, embeddings, freeze_embeddings)
+        self.input_proj = nn.Linear(embedding_dim, hidden_size) if embedding_dim != hidden_size else nn.Identity()
+        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(EncoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
+        # One learned vector per head: the u of its array, so one agent can tell the K arrays apart.
+        self.head_queries = nn.Parameter(torch.randn(layers * heads, hidden_size) * 0.1)
+        self.pool_query = nn.Parameter(torch.randn(hidden_size) * 0.1)
+        self.pooling = AdditiveSelfAttention(hidden_size, hidden_size, attention_size)
+        self.classifier = nn.Sequential(
+            nn.Linear(hidden_size, classifier_hidden), nn.Tanh(), nn.Dropout(dropout), nn.Linear(classifier_hidden, num_classes)
+        )
+
+    @property
+    def arrays(self) -> int:
+        """K of the heads site: layers × heads."""
+        return self.layers_count * self.heads
+
+    def encode(self, batch: Batch) -> NetworkEncoding:
+        check_tokens(batch.tokens, 2, self.net_name, "flat text")
+        mask = batch.mask
+        words = self.embedding(batch.tokens)
+        x = self.input_proj(words)
+        x = x + sinusoidal_positions(x.shape[1], x.shape[2], x.device, x.dtype)
+        x = self.dropout(x) * mask.unsqueeze(-1).to(x.dtype)
+        embedded = x
+        inputs, matrices = [], []
+        for layer in self.layers:
+            weights = layer.weights(x, mask)
+            inputs.append(x)
+            matrices.append(weights)
+            x = layer.apply(x, weights, mask)
+        matrices_t = torch.stack(matrices, dim=1)  # [B, L, H, T, T]
+        b, t = mask.shape
+        head_arrays = column_mean(matrices_t.flatten(1, 2), mask)  # [B, L·H, T]
+        head_hidden = torch.stack(inputs, dim=1).repeat_interleave(self.heads, dim=1)  # [B, L·H, T, D]
+        k = self.arrays
+        heads_site = AttentionSite(
+            word_vectors=words.unsqueeze(1).expand(b, k, t, words.shape[-1]),
+            hidden_states=head_hidden,
+            query=self.head_queries.unsqueeze(0).expand(b, -1, -1),
+            mask=mask.unsqueeze(1).expand(b, k, t),
+            attention=head_arrays,
+            name="heads",
+        )
+        pool_query = self.pool_query.expand(b, -1)
+        pooling = self.pooling(x, pool_query, mask)
+        pooling_site = AttentionSite(
+            word_vectors=words.unsqueeze(1),
+            hidden_states=x.unsqueeze(1),
+            query=pool_query.unsqueeze(1),
+            mask=mask.unsqueeze(1),
+            attention=pooling.unsqueeze(1),
+            name="pooling",
+        )
+        cache = {"embedded": embedded, "matrices": matrices_t, "mask": mask}
+        return NetworkEncoding(sites=(heads_site, pooling_site), cache=cache)
+
+    def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
+        if len(attention) != 2:
+            raise ValueError(f"transformer: expected 2 attention arrays (heads, pooling), got {len(attention)}")
+        heads, pooling = attention
+        cache = encoding.cache
+        mask, matrices = cache["mask"], cache["matrices"]
+        b, t = mask.shape
+        if heads is encoding.sites[0].attention:
+            revised = matrices  # the network's own attention: nothing to revise
+        else:
+            original = encoding.sites[0].attention
+            revised = revise_matrices(matrices.flatten(1, 2), original, heads).view_as(matrices)
+        x = cache["embedded"]
+        for index, layer in enumerate(self.layers):
+            x = layer.apply(x, revised[:, index], mask)
+        # eq. 10 at the pooling site: c′ = Σ_t α′_t h_t over the last layer's outputs.
+        context = torch.einsum("bt,btd->bd", pooling[:, 0], x)
+        return self.classifier(self.dropout(context))

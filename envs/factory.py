@@ -1,0 +1,25 @@
+"""Building the environment from a trained checkpoint and a data set split."""
+
+from __future__ import annotations
+
+from drga.data import collate
+from drga.pretrained import load_trained
+from drga.setup import prepare_data
+from envs.attention_retrofit import AttentionRetrofitEnv
+
+
+def env_from_checkpoint(
+    checkpoint: str, split: str = "train", data_dir: str | None = None, order: str = "random", device: str = "cpu"
+) -> AttentionRetrofitEnv:
+    """The environment over a split of the data set the checkpoint was trained on, with its γ, √L0, δ and β."""
+    if split not in ("train", "dev", "test"):
+        raise ValueError(f"split must be train, dev or test, got {split!r}")
+    model = load_trained(checkpoint, device=device)
+    if data_dir is not None:
+        model.config.data.data_dir = data_dir
+    data = prepare_data(model.config, vocab=model.vocab)
+    reward = model.config.reward
+    return AttentionRetrofitEnv(
+        model.network, getattr(data, split), collate, reward.gamma, reward.sqrt_l0, reward.delta,
+        beta=model.strength, order=order, device=device,
+    )

@@ -1,0 +1,35 @@
+"""The documentation's worked examples run as written."""
+
+import re
+from pathlib import Path
+
+import baselines
+from tests.conftest import require_data
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def python_blocks(markdown: str) -> list[str]:
+    """The ```python blocks, except those that show a file of the user's (first line '# name.py')."""
+    blocks = re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
+    return [b for b in blocks if not re.match(r"#\s*\S+\.py\s*\n", b)]
+
+
+def test_custom_network_guide_runs_as_written(tmp_path, monkeypatch, capsys):
+    require_data("subj")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(baselines.NETWORKS, "placeholder", None)  # restore the registry afterwards
+    blocks = python_blocks((DOCS / "custom-network.md").read_text())
+    assert len(blocks) == 4
+    namespace: dict = {"__name__": "docs_example"}
+    try:
+        for block in blocks:
+            exec(compile(block, "docs/custom-network.md", "exec"), namespace)
+    finally:
+        baselines.NETWORKS.pop("my-gru", None)
+    printed = capsys.readouterr().out
+    accuracy = float(re.search(r"DRGA test accuracy: ([0-9.]+)", printed).group(1))
+    assert 0.0 <= accuracy <= 1.0
+    reward = float(re.search(r"episode reward: (-?[0-9.]+)", printed).group(1))
+    assert reward < 0  # log P(y|X) ≤ 0 minus a positive penalty
+    assert (tmp_path / "runs" / "docs-example" / "subj-my-gru-seed0" / "cotrain_best.pt").exists()

@@ -1,0 +1,95 @@
+"""The Gymnasium environment: both checkers, and agreement with the batched trainer."""
+
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from gymnasium.utils.env_checker import check_env as gymnasium_check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+from agents import GaussianPolicy
+from drga.data import collate
+from drga.rollout import rollout
+from envs import ENV_ID, AttentionRetrofitEnv
+from tests.tiny_network import TinyAttentionNet, keyword_examples
+
+
+@pytest.fixture
+def tiny_env():
+    torch.manual_seed(0)
+    examples, vocab_size = keyword_examples(20, seed=0)
+    network = TinyAttentionNet(vocab_size, 2)
+    return AttentionRetrofitEnv(network, examples, collate), network, examples
+
+
+def test_gymnasium_env_checker_passes(tiny_env):
+    env, _, _ = tiny_env
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a checker warning is a failure here, except one:
+        # the state (embeddings, hidden states) is unbounded, and the space says so honestly.
+        warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is .*infinity")
+        gymnasium_check_env(env, skip_render_check=True)
+
+
+def test_stable_baselines3_env_checker_passes(tiny_env):
+    env, _, _ = tiny_env
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sb3_check_env(env, warn=True)
+
+
+def test_registered_and_made_with_gymnasium_make():
+    examples, vocab_size = keyword_examples(5, seed=0)
+    env = gymnasium.make(ENV_ID, network=TinyAttentionNet(vocab_size, 2), examples=examples, collate=collate)
+    observation, info = env.reset(seed=1)
+    assert observation.dtype == np.float32 and info["steps"] == len(examples[info["index"]].ids)
+
+
+def test_episode_walks_every_token_and_rewards_at_the_end(tiny_env):
+    env, _, examples = tiny_env
+    observation, info = env.reset(seed=0, options={"index": 3})
+    length = len(examples[3].ids)
+    rewards = []
+    for step in range(length):
+        observation, reward, terminated, truncated, step_info = env.step(np.array([0.0], dtype=np.float32))
+        rewards.append(reward)
+        assert terminated == (step == length - 1) and not truncated
+    assert rewards[:-1] == [0.0] * (length - 1) and rewards[-1] != 0.0
+    # zero actions change nothing: revised α is the original
+    assert np.allclose(step_info["original_attention"][0], step_info["revised_attention"][0], atol=1e-6)
+    assert step_info["highlighted"][0].shape == (1,)
+    assert step_info["log_likelihood"] < 0 and step_info["penalty"] > 0
+    with pytest.raises(RuntimeError):
+        env.step(np.array([0.0], dtype=np.float32))
+
+
+def test_env_reward_equals_the_batched_trainers_reward(tiny_env):
+    env, network, examples = tiny_env
+    torch.manual_seed(1)
+    observation, _ = env.reset(options={"index": 5})
+    policy = GaussianPolicy(env.observation_space.shape[0], 1, hidden_sizes=(8,), init_log_std=0.0)
+    with torch.no_grad():  # make the deterministic policy do something non-trivial
+        policy.mean_head.weight.normal_(0.0, 1.0)
+    done = False
+    while not done:
+        with torch.no_grad():
+            action = policy(torch.as_tensor(observation)).numpy()
+        observation, reward, done, _, info = env.step(action)
+    batch = collate([examples[5]])
+    with torch.no_grad():
+        result = rollout(network, policy, batch, torch.tensor(0.4), 1, 0.2, 0.2, 0.85, deterministic=True)
+    assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
+    assert np.allclose(info["revised_attention"][0], result.revised[0][0].numpy(), atol=1e-6)
+
+
+def test_env_rejects_bad_arguments(tiny_env):
+    _, network, examples = tiny_env
+    with pytest.raises(ValueError, match="at least one example"):
+        AttentionRetrofitEnv(network, [], collate)
+    with pytest.raises(ValueError, match="order"):
+        AttentionRetrofitEnv(network, examples, collate, order="shuffled")
+    env = AttentionRetrofitEnv(network, examples, collate)
+    with pytest.raises(IndexError):
+        env.reset(options={"index": 99})

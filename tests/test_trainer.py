@@ -1,0 +1,178 @@
+"""The batched trainer end to end on small data: custom network, resume, CLI, bad input."""
+
+import json
+import math
+
+import pytest
+import torch
+
+import baselines
+from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.cli import main
+from drga.config import ConfigError, load_config
+from drga.trainer import RunExistsError, Trainer
+from tests.tiny_network import TinyAttentionNet, keyword_examples
+
+
+def write_keyword_tsv(path, count=240, seed=0):
+    examples, _ = keyword_examples(count, seed=seed)
+    top = max(max(e.ids) for e in examples)
+    word = lambda i: "good" if i == top else "bad" if i == top - 1 else f"w{i}"
+    lines = [f"{'pos' if e.label else 'neg'}\t{' '.join(word(i) for i in e.ids)}" for e in examples]
+    # awkward sentences: one token, and words never seen in training (all <unk> unless in train)
+    lines += ["pos\tgood", "neg\tbad", "pos\tzzqx yyqx good", "neg\tqqqq"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def tiny_config(tmp_path, **overrides):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    items = {
+        "data.dataset": "tsv", "data.tsv_path": str(write_keyword_tsv(tmp_path / "kw.tsv")), "data.batch_size": 16,
+        "network.name": "tiny", "network.embedding_dim": 12, "agent.hidden_sizes": "16,16",
+        "train.pretrain_epochs": 2, "train.agent_epochs": 1, "train.cotrain_epochs": 2, "train.lr": 0.01,
+        "run.logdir": str(tmp_path / "runs"), "run.progress": False, "run.seed": 3,
+    }
+    items.update(overrides)
+    return load_config(None, [f"{k}={v}" for k, v in items.items()])
+
+
+@pytest.fixture(autouse=True)
+def register_tiny(monkeypatch):
+    monkeypatch.setitem(baselines.NETWORKS, "tiny", TinyAttentionNet)
+
+
+def test_custom_network_runs_through_every_phase(tmp_path):
+    results = Trainer(tiny_config(tmp_path), log=lambda _: None).run()
+    rows = results["results"]
+    assert set(rows) == {"baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"}
+    drga = rows["DRGA (co-trained)"]
+    for mode in ("net-only", "with-agent"):
+        assert 0.0 <= drga[f"test_{mode}"]["accuracy"] <= 1.0
+        assert math.isfinite(drga[f"test_{mode}"]["reward"])
+    for record in results["history"]:
+        assert all(math.isfinite(v) for k, v in record.items() if isinstance(v, float)), record
+    run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
+    assert (run_dir / "config.toml").exists() and (run_dir / "results.json").exists()
+    assert any((run_dir / "tb").iterdir())
+    phases = [r["phase"] for r in results["history"]]
+    assert phases == ["pretrain"] * 2 + ["baseline"] * 2 + ["agent"] + ["cotrain"] * 2
+
+
+def test_equal_budget_baseline_gets_as_many_network_epochs(tmp_path):
+    results = Trainer(tiny_config(tmp_path, **{"train.patience": 0}), log=lambda _: None).run()
+    epochs = [r["phase"] for r in results["history"]]
+    network_epochs_drga = epochs.count("pretrain") + epochs.count("cotrain")
+    network_epochs_baseline = epochs.count("pretrain") + epochs.count("baseline")
+    assert network_epochs_drga == network_epochs_baseline
+
+
+def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
+    uninterrupted = Trainer(tiny_config(tmp_path / "a"), log=lambda _: None).run()
+
+    calls = {"n": 0}
+    original = Trainer._train_epoch
+
+    def interrupt_on_fourth(self, *args):
+        calls["n"] += 1
+        if calls["n"] == 4:  # inside the baseline phase, after three completed epochs
+            raise KeyboardInterrupt
+        return original(self, *args)
+
+    monkeypatch.setattr(Trainer, "_train_epoch", interrupt_on_fourth)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(tiny_config(tmp_path / "b"), log=lambda _: None).run()
+    monkeypatch.setattr(Trainer, "_train_epoch", original)
+    with pytest.raises(RunExistsError):
+        Trainer(tiny_config(tmp_path / "b"), log=lambda _: None)
+    resumed = Trainer(tiny_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
+
+    assert resumed["history"] == uninterrupted["history"] or _same_numbers(resumed["history"], uninterrupted["history"])
+    for label, row in uninterrupted["results"].items():
+        for key in row:
+            if key.startswith("test_"):
+                assert resumed["results"][label][key] == row[key], (label, key)
+    a = load_checkpoint(tmp_path / "a" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt")
+    b = load_checkpoint(tmp_path / "b" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt")
+    for name, tensor in a["network"].items():
+        assert torch.equal(tensor, b["network"][name]), name
+
+
+def _same_numbers(first, second):
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    return strip(first) == strip(second)
+
+
+def test_resume_refuses_a_changed_configuration(tmp_path):
+    Trainer(tiny_config(tmp_path, **{"train.cotrain_epochs": 1}), log=lambda _: None).run()
+    with pytest.raises(CheckpointError, match="differs in train.cotrain_epochs"):
+        Trainer(tiny_config(tmp_path, **{"train.cotrain_epochs": 3}), resume=True, log=lambda _: None)
+
+
+def test_evaluate_command_prints_both_modes(tmp_path, capsys):
+    config = tiny_config(tmp_path)
+    Trainer(config, log=lambda _: None).run()
+    checkpoint = tmp_path / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt"
+    assert main(["evaluate", str(checkpoint), "--dataset", "tsv", "--tsv", config.data.tsv_path]) == 0
+    out = capsys.readouterr().out
+    assert "net-only" in out and "with-agent" in out and "accuracy" in out
+
+
+# --- clear errors -------------------------------------------------------------------------
+
+
+def run_cli(args, capsys):
+    code = main(args)
+    return code, capsys.readouterr().err
+
+
+def test_unknown_dataset_network_and_key_are_one_line_errors(tmp_path, capsys):
+    code, err = run_cli(["train", "--dataset", "imdb", "--net", "lstm-sa", "--logdir", str(tmp_path)], capsys)
+    assert code == 2 and "unknown dataset 'imdb'" in err and "Traceback" not in err
+    code, err = run_cli(["train", "--dataset", "subj", "--net", "gru-xx", "--logdir", str(tmp_path)], capsys)
+    assert code == 2 and "unknown network 'gru-xx'" in err
+    code, err = run_cli(["train", "--set", "train.cotrain_epoch=3", "--logdir", str(tmp_path)], capsys)
+    assert code == 2 and "did you mean 'train.cotrain_epochs'" in err
+    code, err = run_cli(["train", "--set", "reward.delta=1.5", "--logdir", str(tmp_path)], capsys)
+    assert code == 2 and "reward.delta must be in (0, 1]" in err
+
+
+def test_config_file_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[agent]\nsamplez = 3\n")
+    with pytest.raises(ConfigError, match=r"bad\.toml: unknown config key 'agent.samplez'; did you mean 'agent.samples'"):
+        load_config(bad)
+    bad.write_text("[agent]\nsamples = 'many'\n")
+    with pytest.raises(ConfigError, match="expected int"):
+        load_config(bad)
+    good = tmp_path / "good.toml"
+    good.write_text("[reward]\ngamma = 0.5\n[agent]\nhidden_sizes = [32, 32]\n")
+    config = load_config(good, ["reward.delta=0.9"])
+    assert (config.reward.gamma, config.reward.delta, config.agent.hidden_sizes) == (0.5, 0.9, [32, 32])
+
+
+def test_checkpoint_from_another_network_is_refused(tmp_path, capsys):
+    config = tiny_config(tmp_path, **{"train.agent_epochs": 0, "train.cotrain_epochs": 0})
+    Trainer(config, log=lambda _: None).run()
+    checkpoint = tmp_path / "runs" / "tsv-tiny-seed3" / "pretrain_best.pt"
+    from drga.pretrained import load_trained
+
+    with pytest.raises(CheckpointError, match="holds a 'tiny' network, not 'lstm-sa'"):
+        load_trained(checkpoint, expected_net="lstm-sa")
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(b"not a checkpoint")
+    code, err = run_cli(["evaluate", str(broken)], capsys)
+    assert code == 2 and "not a readable DRGA checkpoint" in err
+
+
+def test_malformed_tsv_line_is_reported_with_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("pos\tfine\nthis line has no tab\n")
+    code, err = run_cli(["train", "--dataset", "tsv", "--tsv", str(bad), "--logdir", str(tmp_path)], capsys)
+    assert code == 2 and "bad.tsv:2" in err
+
+
+def test_results_json_is_valid(tmp_path):
+    Trainer(tiny_config(tmp_path, **{"train.cotrain_epochs": 1, "train.fair_baseline": "false"}), log=lambda _: None).run()
+    payload = json.loads((tmp_path / "runs" / "tsv-tiny-seed3" / "results.json").read_text())
+    assert "baseline (equal budget)" not in payload["results"]
