@@ -14,6 +14,9 @@ from baselines.han import HierarchicalAttentionNetwork
 from baselines.ian import IAN
 from baselines.lstm_sa import LSTMSelfAttention
 from baselines.transformer import TransformerClassifier
+from baselines.seq2seq_luong import LuongSeq2Seq
+from baselines.transformer_nmt import TransformerNMT
+from baselines.nmt_common import TranslationNetwork
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 NetworkFactory = Callable[..., AttentionNetwork]
@@ -27,10 +30,13 @@ NETWORKS: dict[str, NetworkFactory] = {
     "atae-lstm": ATAELSTM,
     "ian": IAN,
     "han": HierarchicalAttentionNetwork,
+    "seq2seq-luong": LuongSeq2Seq,
+    "transformer-nmt": TransformerNMT,
 }
 
 #: What each network needs from a data set ("text": token sequences; "aspect": an aspect term
-#: too; "document": sentences of a document). Must equal the data set's ``provides``, except that
+#: too; "document": sentences of a document; "parallel": source and target text, for the
+#: translation networks, trained by drga/nmt). Must equal the data set's ``provides``, except that
 #: a text network may read aspect data (ignoring the aspect).
 NETWORK_INPUTS: dict[str, str] = {
     "lstm-sa": "text",
@@ -40,6 +46,8 @@ NETWORK_INPUTS: dict[str, str] = {
     "atae-lstm": "aspect",
     "ian": "aspect",
     "han": "document",
+    "seq2seq-luong": "parallel",
+    "transformer-nmt": "parallel",
 }
 
 
@@ -62,6 +70,9 @@ __all__ = [
     "ATAELSTM",
     "IAN",
     "HierarchicalAttentionNetwork",
+    "LuongSeq2Seq",
+    "TransformerNMT",
+    "TranslationNetwork",
     "NETWORKS",
     "NETWORK_INPUTS",
     "build_network",

@@ -6,8 +6,8 @@ from typing import Sequence
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from baselines.common import even_hidden, make_embedding, run_rnn
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 
@@ -43,18 +43,10 @@ class LSTMSelfAttention(AttentionNetwork):
         **_: object,
     ):
         super().__init__()
-        if hidden_size % 2:
-            raise ValueError(f"hidden_size must be even (two LSTM directions), got {hidden_size}")
-        self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=0)
-        if embeddings is not None:
-            if tuple(embeddings.shape) != (vocab_size, embedding_dim):
-                raise ValueError(
-                    f"pretrained embeddings have shape {tuple(embeddings.shape)}, expected ({vocab_size}, {embedding_dim})"
-                )
-            self.embedding.weight.data.copy_(embeddings)
-        self.embedding.weight.requires_grad_(not freeze_embeddings)
+        half = even_hidden(hidden_size, "two LSTM directions")
+        self.embedding = make_embedding(vocab_size, embedding_dim, embeddings, freeze_embeddings)
         self.dropout = nn.Dropout(dropout)
-        self.lstm = nn.LSTM(embedding_dim, hidden_size // 2, batch_first=True, bidirectional=True)
+        self.lstm = nn.LSTM(embedding_dim, half, batch_first=True, bidirectional=True)
         self.query = nn.Parameter(torch.randn(hidden_size) * 0.1)
         self.attention = AdditiveSelfAttention(hidden_size, hidden_size, attention_size)
         self.classifier = nn.Sequential(
@@ -63,10 +55,7 @@ class LSTMSelfAttention(AttentionNetwork):
 
     def encode(self, batch: Batch) -> NetworkEncoding:
         words = self.embedding(batch.tokens)
-        lengths = batch.mask.sum(dim=1).clamp_min(1).cpu()
-        packed = pack_padded_sequence(self.dropout(words), lengths, batch_first=True, enforce_sorted=False)
-        hidden, _ = self.lstm(packed)
-        hidden, _ = pad_packed_sequence(hidden, batch_first=True, total_length=batch.tokens.shape[1])
+        hidden = run_rnn(self.lstm, self.dropout(words), batch.mask)
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)
         site = AttentionSite(

@@ -14,7 +14,7 @@ from drga.data import DATASETS, DataFormatError, DataNotFoundError
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
-EXTENSIONS: tuple[str, ...] = ()
+EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.nmt.cli")
 
 #: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
 USER_ERRORS = (ConfigError, DataNotFoundError, DataFormatError, CheckpointError, FileNotFoundError, FileExistsError)
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="run the three DRGA phases (and the equal-budget baseline)")
     _add_data_arguments(train)
     train.add_argument("--net", help=f"attention network: {', '.join(_network_names())}")
+    train.add_argument("--agent", help="phase 2 learner (agent.algorithm): reinforce, sb3-ppo or sb3-a2c (docs/sb3.md)")
     train.add_argument("--config", help="TOML file with [data], [network], [agent], [reward], [adjust], [train], [run] tables")
     train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override one setting (repeatable)")
     train.add_argument("--seed", type=int)
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", action="store_true", help="continue the interrupted run in the run folder")
     train.add_argument("--overwrite", action="store_true", help="replace a finished or interrupted run in the run folder")
     train.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
+    train.add_argument("--track-examples", type=int, metavar="N", help="record the attention of N fixed dev sentences at every evaluation (for drga analyze)")
 
     evaluate = commands.add_parser("evaluate", help="accuracy of a checkpoint in both evaluation modes")
     evaluate.add_argument("checkpoint")
@@ -62,11 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from drga.nmt.cli import is_translation_request, train_translation
     from drga.trainer import Trainer
+
+    if is_translation_request(args):  # a translation network: the translation trainer (drga/nmt)
+        return train_translation(args)
 
     overrides = list(args.set)
     for flag, key in (("dataset", "data.dataset"), ("net", "network.name"), ("seed", "run.seed"), ("device", "run.device"),
-                      ("logdir", "run.logdir"), ("run_name", "run.run_name"), ("data_dir", "data.data_dir"), ("tsv", "data.tsv_path")):
+                      ("logdir", "run.logdir"), ("run_name", "run.run_name"), ("data_dir", "data.data_dir"), ("tsv", "data.tsv_path"), ("agent", "agent.algorithm"),
+                      ("track_examples", "train.track_examples")):
         value = getattr(args, flag)
         if value is not None:
             overrides.append(f"{key}={value}")

@@ -95,7 +95,19 @@ class AgentConfig:
     normalize_advantage: bool = True
     """Divide the advantage by its batch standard deviation."""
     lr: float = 5e-4
-    """Adam learning rate of the agent."""
+    """Adam learning rate of the agent (also the SB3 algorithms' learning rate)."""
+    algorithm: Literal["reinforce", "sb3-ppo", "sb3-a2c"] = "reinforce"
+    """Phase 2 learner: REINFORCE (eqs. 6–7), or stable-baselines3's PPO or A2C on the Gymnasium env (docs/sb3.md)."""
+    sb3_total_steps: int = 0
+    """SB3: environment steps (tokens) of phase 2 in all; 0: REINFORCE's budget, agent_epochs × samples × training tokens."""
+    sb3_n_envs: int = 4
+    """SB3: environments stepped together in one DummyVecEnv."""
+    sb3_n_steps: int = 0
+    """SB3: steps per environment per rollout; 0: the algorithm's default (PPO 2048, A2C 5)."""
+    sb3_batch_size: int = 64
+    """SB3 PPO: minibatch size (capped at sb3_n_steps × sb3_n_envs)."""
+    sb3_action_limit: float = 8.0
+    """SB3: its action u ∈ [-1, 1] is eq. 2's pre-squash x = limit·u, so |a| ≤ 2·sigmoid(limit) − 1."""
 
 
 @dataclass
@@ -140,6 +152,8 @@ class TrainConfig:
     """Dev accuracy that picks the best co-training epoch."""
     original_attention_loss: float = 0.0
     """Co-training: weight of an extra task loss on the network's own attention (0 = the paper)."""
+    track_examples: int = 0
+    """Record the attention of this many fixed dev sentences at every evaluation (tracked_attention.json, TensorBoard images; 0: none)."""
 
 
 @dataclass
@@ -187,9 +201,13 @@ class ExperimentConfig:
             problems.append(f"adjust.beta0 must be in (0, 1], got {self.adjust.beta0}")
         if self.agent.samples < 2:
             problems.append(f"agent.samples must be ≥ 2 (the baseline is their mean), got {self.agent.samples}")
+        if self.agent.sb3_n_envs < 1 or self.agent.sb3_total_steps < 0 or self.agent.sb3_n_steps < 0:
+            problems.append("agent.sb3_n_envs must be ≥ 1 and agent.sb3_total_steps, agent.sb3_n_steps ≥ 0")
+        if self.agent.sb3_batch_size < 1 or self.agent.sb3_action_limit <= 0:
+            problems.append("agent.sb3_batch_size and agent.sb3_action_limit must be positive")
         if not 0 < self.data.train_fraction <= 1:
             problems.append(f"data.train_fraction must be in (0, 1], got {self.data.train_fraction}")
-        for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience"):
+        for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples"):
             if getattr(self.train, name) < 0:
                 problems.append(f"train.{name} must be ≥ 0")
         if problems:

@@ -23,6 +23,7 @@ the same number of network-training epochs. Every epoch ends with an atomic ``la
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from tqdm.auto import tqdm
 
 from agents.reinforce import reinforce_loss
 from drga.checkpoint import CheckpointError, FORMAT_VERSION, load_checkpoint, load_module_state, save_atomic
-from drga.config import ExperimentConfig, config_to_toml
+from drga.config import ExperimentConfig, config_from_dict, config_to_toml
 from drga.evaluation import EvalResult, evaluate
 from drga.rollout import rollout
 from drga.setup import (
@@ -52,7 +53,7 @@ from drga.setup import (
 
 PHASES = ("pretrain", "baseline", "agent", "cotrain")
 #: Config fields a resumed run may change without changing its results.
-RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads"}
+RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads", "train.track_examples"}
 
 
 class RunExistsError(FileExistsError):
@@ -90,9 +91,8 @@ class Trainer:
             raise RunExistsError(f"{self.run_dir} already holds a run; continue it with --resume or replace it with --overwrite")
         if resume and not last.exists():
             raise CheckpointError(f"nothing to resume: {last} does not exist")
-        if overwrite and not resume:
-            for stale in self.run_dir.glob("*.pt"):
-                stale.unlink()
+        if overwrite and not resume and (self.run_dir / "config.toml").exists():
+            shutil.rmtree(self.run_dir)  # a run folder of ours: old curves must not mix with new ones
         self.device = resolve_device(config.run.device)
         if config.run.threads > 0:
             torch.set_num_threads(config.run.threads)
@@ -121,6 +121,7 @@ class Trainer:
             table = "\n".join(f"|{k}|{v}|" for k, v in config.flat().items())
             self.writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + table)
         self._resume_payload = resume_payload
+        self.tracker = self._make_tracker(resume)
 
     # ----------------------------------------------------------------------------- phases
 
@@ -153,6 +154,7 @@ class Trainer:
         elif phase in ("baseline", "cotrain"):
             # The starting point is a candidate too: both compete over the same network epochs.
             scores = self._evaluate_dev(phase)
+            self._track(phase, 0)
             self._consider(phase, scores, epoch=0)
         epochs = self._epochs(phase)
         self.log(f"\n== phase {phase}: {epochs} epochs ==")
@@ -162,6 +164,7 @@ class Trainer:
             started = time.time()
             train_stats = self._train_epoch(phase, epoch, epochs)
             scores = self._evaluate_dev(phase)
+            self._track(phase, epoch)
             improved = self._consider(phase, scores, epoch)
             self.progress.epoch = epoch
             patience = self.config.train.patience
@@ -212,6 +215,10 @@ class Trainer:
     # ----------------------------------------------------------------------------- training
 
     def _train_epoch(self, phase: str, epoch: int, epochs: int) -> dict[str, float]:
+        if phase == "agent" and self.config.agent.algorithm != "reinforce":  # SB3 learns phase 2 (docs/sb3.md)
+            from drga.sb3_agent import train_epoch_with_sb3
+
+            return train_epoch_with_sb3(self, epoch, epochs)
         self.network.train(phase != "agent")
         self.policy.train()
         sums: dict[str, float] = {}
@@ -297,6 +304,25 @@ class Trainer:
             self.network, batches, self.config.reward, mode, policy=self.policy, beta=self.strength().detach(), device=self.device
         )
 
+    def _make_tracker(self, resume: bool):
+        """The recorder of ``train.track_examples`` fixed dev sentences (None when 0)."""
+        if self.config.train.track_examples <= 0:
+            return None
+        from drga.analysis.tracking import ExampleTracker  # matplotlib and friends only when asked for
+
+        return ExampleTracker(
+            self.run_dir, self.data.dev, self.data.train, self.data.vocab, self.data.splits.label_names,
+            self.config.train.track_examples, self.config.run.seed, resume, self.log,
+        )
+
+    def _track(self, phase: str, epoch: int) -> None:
+        """Record the tracked sentences' attention (α′ once there is an agent) and show it in TensorBoard."""
+        if self.tracker is None:
+            return
+        policy = self.policy if phase in ("agent", "cotrain") else None  # before that the agent is untrained
+        entry = self.tracker.record(phase, epoch, self.global_step, self.network, policy, self.strength().detach())
+        self.writer.add_image(f"{phase}/tracked_attention", self.tracker.image(entry), self.global_step, dataformats="HWC")
+
     def _consider(self, phase: str, scores: dict[str, EvalResult], epoch: int) -> bool:
         mode = self.config.train.select_mode if phase == "cotrain" else next(iter(scores))
         score = (scores[mode].accuracy, scores[mode].reward)
@@ -357,7 +383,7 @@ class Trainer:
 
     def _load_resume(self, path: Path) -> dict[str, Any]:
         payload = self._load_model(path)
-        saved = {f"{s}.{k}": v for s, values in payload["config"].items() for k, v in values.items()}
+        saved = config_from_dict(payload["config"]).flat()  # keys newer than the checkpoint take their defaults
         changed = sorted(k for k, v in self.config.flat().items() if saved.get(k) != v and k not in RESUMABLE_CHANGES)
         if changed:
             raise CheckpointError(

@@ -340,3 +340,24 @@ def load_dataset(name: str, **options: object) -> DatasetSplits:
         raise ValueError(f"unknown dataset '{name}'; choose one of: {', '.join(sorted(DATASETS))}")
     loader, fixed = DATASETS[name]
     return loader(**options, **fixed)
+
+
+# --- translation (parallel text): registered here so `drga datasets` lists them ----------------
+
+
+def _translation_loader(name: str, doc: str) -> tuple[LoaderFn, dict[str, object]]:
+    def loader(**options: object) -> DatasetSplits:
+        from drga.data.parallel import load_parallel_dataset
+
+        return load_parallel_dataset(name, **options)  # type: ignore[return-value]
+
+    loader.__doc__ = doc
+    return loader, {}
+
+
+DATASETS["multi30k-en-de"] = _translation_loader(
+    "multi30k-en-de", "Multi30k task 1 English→German translation, official train/val/test2016 (seq2seq networks)."
+)
+DATASETS["parallel"] = _translation_loader(
+    "parallel", "Your line-aligned parallel text (plain or gzip): --data-dir with train/val/test.{src,tgt} or nmt.*_files."
+)

@@ -1,0 +1,280 @@
+"""Transformer encoder-decoder (Vaswani et al. 2017) for translation, every cross-attention head adjustable.
+
+Architecture: pre-LN layers (LayerNorm before each sub-layer, a final LayerNorm on each stack;
+it trains stably without a long warm-up), ``layers`` encoder and ``layers`` decoder layers of
+``heads`` heads, model size ``hidden_size`` (``embedding_dim`` is not used: embeddings have the
+model size), feed-forward size ``feedforward_size``, sinusoidal positions, embeddings scaled by
+√d. The target embedding is tied to the output projection; with ``share_embeddings`` (one
+vocabulary for both languages) the source embedding is the same table too. Label smoothing is
+part of the training loss (``nmt.label_smoothing``), not of the network.
+
+DRGA site (``baselines/nmt_common.py``): the decoder's cross-attention over the source. At
+target step t, layer l, head h the weights A^{l,h}[t, :] are one distribution over the source,
+one array, so K = T_y · layers · heads arrays, array k = (t · layers + l) · heads + h. w = source
+embedding, h = the encoder output (the memory every cross-attention reads), u = the decoder
+state that queries it (the input of layer l's cross-attention sub-layer at step t) plus a fixed
+random code per (layer, head) — without it the heads of a layer would give the shared agent
+identical observations.
+
+``predict`` re-runs the decoder with the revised rows in place of each layer's cross-attention
+weights: a revision in layer 1 changes what every later layer (and later steps, through
+self-attention, which is recomputed) sees. Simplification, as in ``baselines/transformer.py``:
+all arrays are revised at once from the original pass, so the cross-attention weights of layer
+2 are not recomputed from the changed queries. Decoding with the agent does the same per step
+(an original pass to get the step's arrays, the agent's revision, a pass with the revised rows),
+so training and decoding agree exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+
+from baselines.common import check_tokens
+from baselines.nmt_common import (
+    Adjuster,
+    CrossAttentionEncoding,
+    DecoderState,
+    TranslationNetwork,
+    cross_attention_site,
+    decoder_input,
+)
+from baselines.protocol import Batch, masked_softmax
+from baselines.transformer import sinusoidal_positions
+
+
+class MultiHeadAttention(nn.Module):
+    """Scaled dot-product attention (Vaswani et al. eq. 1) split into weights and mixing."""
+
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"hidden_size ({dim}) must be divisible by heads ({heads})")
+        self.heads, self.head_dim = heads, dim // heads
+        self.query = nn.Linear(dim, dim)
+        self.key = nn.Linear(dim, dim)
+        self.value = nn.Linear(dim, dim)
+        self.output = nn.Linear(dim, dim)
+
+    def _split(self, x: Tensor) -> Tensor:
+        return x.view(x.shape[0], x.shape[1], self.heads, self.head_dim).transpose(1, 2)
+
+    def weights(self, queries: Tensor, keys: Tensor, mask: Tensor) -> Tensor:
+        """A [N, H, T_q, T_k] = softmax(QKᵀ/√d_k); ``mask`` broadcasts to [N, 1, T_q, T_k]."""
+        scores = self._split(self.query(queries)) @ self._split(self.key(keys)).transpose(-1, -2) / math.sqrt(self.head_dim)
+        return masked_softmax(scores, mask)
+
+    def mix(self, weights: Tensor, values: Tensor) -> Tensor:
+        """The heads' weighted values, concatenated and projected: [N, T_q, D]."""
+        mixed = weights @ self._split(self.value(values))
+        return self.output(mixed.transpose(1, 2).reshape(mixed.shape[0], mixed.shape[2], -1))
+
+
+def feedforward(dim: int, hidden: int, dropout: float) -> nn.Sequential:
+    """The position-wise feed-forward block (Vaswani et al. eq. 2)."""
+    return nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, dim))
+
+
+class EncoderLayer(nn.Module):
+    """Pre-LN encoder layer: self-attention, then feed-forward, each with a residual."""
+
+    def __init__(self, dim: int, heads: int, feedforward_size: int, dropout: float):
+        super().__init__()
+        self.attention = MultiHeadAttention(dim, heads)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.feedforward = feedforward(dim, feedforward_size, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        a = self.norm1(x)
+        x = x + self.dropout(self.attention.mix(self.attention.weights(a, a, mask[:, None, None, :]), a))
+        return x + self.dropout(self.feedforward(self.norm2(x)))
+
+
+class DecoderLayer(nn.Module):
+    """Pre-LN decoder layer with the cross-attention weights computable apart or given from outside."""
+
+    def __init__(self, dim: int, heads: int, feedforward_size: int, dropout: float):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(dim, heads)
+        self.cross_attention = MultiHeadAttention(dim, heads)
+        self.norm1, self.norm2, self.norm3 = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.feedforward = feedforward(dim, feedforward_size, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def self_block(self, x: Tensor, causal: Tensor) -> tuple[Tensor, Tensor]:
+        """Self-attention sub-layer; returns the new x and the cross-attention's query input."""
+        a = self.norm1(x)
+        x = x + self.dropout(self.self_attention.mix(self.self_attention.weights(a, a, causal), a))
+        return x, self.norm2(x)
+
+    def rest(self, x: Tensor, cross_weights: Tensor, memory: Tensor) -> Tensor:
+        """Cross-attention with the given weights [N, H, T_y, T_x], then the feed-forward sub-layer."""
+        x = x + self.dropout(self.cross_attention.mix(cross_weights, memory))
+        return x + self.dropout(self.feedforward(self.norm3(x)))
+
+
+def causal_mask(target_mask: Tensor) -> Tensor:
+    """[N, 1, T, T]: position i sees the real positions j ≤ i."""
+    t = target_mask.shape[1]
+    lower = torch.ones(t, t, dtype=torch.bool, device=target_mask.device).tril()
+    return lower[None, None] & target_mask[:, None, None, :]
+
+
+class TransformerNMT(TranslationNetwork):
+    """Transformer encoder-decoder (pre-LN, multi-head, multi-layer, tied output embedding)."""
+
+    net_name = "transformer-nmt"
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        hidden_size: int = 256,
+        dropout: float = 0.1,
+        layers: int = 3,
+        heads: int = 4,
+        feedforward_size: int = 1024,
+        share_embeddings: bool = False,
+        **_: object,
+    ):
+        """``vocab_size`` is the source vocabulary, ``num_classes`` the target vocabulary."""
+        super().__init__()
+        if layers < 1 or heads < 1:
+            raise ValueError(f"layers and heads must be at least 1, got layers={layers}, heads={heads}")
+        if share_embeddings and vocab_size != num_classes:
+            raise ValueError(f"share_embeddings needs one vocabulary, got {vocab_size} source and {num_classes} target ids")
+        self.dim, self.layers_count, self.heads = hidden_size, layers, heads
+        self.target_embedding = nn.Embedding(num_classes, hidden_size, padding_idx=0)
+        nn.init.normal_(self.target_embedding.weight, 0.0, hidden_size**-0.5)
+        self.source_embedding = self.target_embedding if share_embeddings else nn.Embedding(vocab_size, hidden_size, padding_idx=0)
+        if not share_embeddings:
+            nn.init.normal_(self.source_embedding.weight, 0.0, hidden_size**-0.5)
+        with torch.no_grad():
+            self.target_embedding.weight[0].zero_()
+            self.source_embedding.weight[0].zero_()
+        self.encoder_layers = nn.ModuleList(EncoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
+        self.encoder_norm, self.decoder_norm = nn.LayerNorm(hidden_size), nn.LayerNorm(hidden_size)
+        self.output_bias = nn.Parameter(torch.zeros(num_classes))
+        self.dropout = nn.Dropout(dropout)
+        # A fixed code per (layer, head) added to the query u, so one agent can tell the arrays apart.
+        self.register_buffer("array_codes", torch.randn(layers, heads, hidden_size))
+
+    @property
+    def arrays_per_step(self) -> int:
+        """Cross-attention arrays of one decoder step: layers × heads."""
+        return self.layers_count * self.heads
+
+    # ------------------------------------------------------------------ pieces
+
+    def _embed(self, embedding: nn.Embedding, tokens: Tensor, offset: int = 0) -> Tensor:
+        x = embedding(tokens) * math.sqrt(self.dim)
+        positions = sinusoidal_positions(offset + tokens.shape[1], self.dim, x.device, x.dtype)[offset:]
+        return self.dropout(x + positions)
+
+    def _encode_source(self, tokens: Tensor, mask: Tensor) -> dict[str, Tensor]:
+        check_tokens(tokens, 2, self.net_name, "source text")
+        words = self.source_embedding(tokens)
+        x = self._embed(self.source_embedding, tokens)
+        for layer in self.encoder_layers:
+            x = layer(x, mask)
+        memory = self.encoder_norm(x) * mask.unsqueeze(-1).to(x.dtype)
+        return {"words": words, "memory": memory, "mask": mask}
+
+    def _original_pass(self, target_in: Tensor, target_mask: Tensor, memory: Tensor, source_mask: Tensor):
+        """The decoder with its own attention: cross weights [N, L, H, T_y, T_x], queries [N, T_y, L, D], output."""
+        x = self._embed(self.target_embedding, target_in)
+        causal = causal_mask(target_mask)
+        cross_mask = source_mask[:, None, None, :]
+        weights, queries = [], []
+        for layer in self.decoder_layers:
+            x, query = layer.self_block(x, causal)
+            w = layer.cross_attention.weights(query, memory, cross_mask)
+            x = layer.rest(x, w, memory)
+            weights.append(w)
+            queries.append(query)
+        return torch.stack(weights, dim=1), torch.stack(queries, dim=2), self.decoder_norm(x)
+
+    def _revised_pass(self, target_in: Tensor, target_mask: Tensor, memory: Tensor, cross: Tensor) -> Tensor:
+        """The decoder with every layer's cross-attention weights given, [N, L, H, T_y, T_x]."""
+        x = self._embed(self.target_embedding, target_in)
+        causal = causal_mask(target_mask)
+        for index, layer in enumerate(self.decoder_layers):
+            x, _ = layer.self_block(x, causal)
+            x = layer.rest(x, cross[:, index], memory)
+        return self.decoder_norm(x)
+
+    def _logits(self, x: Tensor) -> Tensor:
+        return x @ self.target_embedding.weight.t() + self.output_bias
+
+    def _array_queries(self, queries: Tensor) -> Tensor:
+        """u per array from the decoder states [N, T, L, D]: [N, T·L·H, D], with the (layer, head) code."""
+        n, t = queries.shape[:2]
+        u = queries.unsqueeze(3) + self.array_codes  # [N, T, L, H, D]
+        return u.reshape(n, t * self.arrays_per_step, self.dim)
+
+    # ------------------------------------------------------------------ protocol
+
+    def encode(self, batch: Batch) -> CrossAttentionEncoding:
+        source = self._encode_source(batch.tokens, batch.mask)
+        target_in = decoder_input(batch.labels)
+        target_mask = batch.labels != self.pad_id
+        weights, queries, output = self._original_pass(target_in, target_mask, source["memory"], source["mask"])
+        n, t_y, t_x = batch.size, batch.labels.shape[1], batch.tokens.shape[1]
+        arrays = weights.permute(0, 3, 1, 2, 4).reshape(n, t_y * self.arrays_per_step, t_x)  # k = (t·L + l)·H + h
+        cache = {
+            "site": {
+                "source_words": source["words"], "source_states": source["memory"], "queries": self._array_queries(queries),
+                "source_mask": source["mask"], "array_real": target_mask.repeat_interleave(self.arrays_per_step, dim=1),
+                "attention": arrays,
+            },
+            "target_in": target_in,
+            "target_mask": target_mask,
+            "output": output,
+        }
+        return CrossAttentionEncoding.from_cache(cache)
+
+    def predict(self, encoding: CrossAttentionEncoding, attention: Sequence[Tensor]) -> Tensor:
+        if len(attention) != 1:
+            raise ValueError(f"{self.net_name}: expected 1 attention site (cross-attention), got {len(attention)}")
+        cache, arrays = encoding.cache, attention[0]
+        if arrays is encoding.sites[0].attention:
+            return self._logits(cache["output"])  # the network's own attention: the encode pass's output
+        n, t_y = cache["target_in"].shape
+        cross = arrays.view(n, t_y, self.layers_count, self.heads, -1).permute(0, 2, 3, 1, 4)  # [N, L, H, T_y, T_x]
+        output = self._revised_pass(cache["target_in"], cache["target_mask"], cache["site"]["source_states"], cross)
+        return self._logits(output)
+
+    # ------------------------------------------------------------------ decoding
+
+    def start(self, tokens: Tensor, mask: Tensor) -> DecoderState:
+        source = self._encode_source(tokens, mask)
+        n = tokens.shape[0]
+        return {
+            **source,
+            "prefix": tokens.new_zeros(n, 0),
+            "revised": source["memory"].new_zeros(n, self.layers_count, self.heads, 0, tokens.shape[1]),
+        }
+
+    def step(self, state: DecoderState, tokens: Tensor, adjust: Adjuster | None = None) -> tuple[Tensor, DecoderState]:
+        # The decoder re-reads the whole prefix each step (no key/value cache): simple, and cheap
+        # for sentence-length outputs.
+        prefix = torch.cat([state["prefix"], tokens.unsqueeze(1)], dim=1)
+        prefix_mask = torch.ones_like(prefix, dtype=torch.bool)
+        memory, mask = state["memory"], state["mask"]
+        weights, queries, output = self._original_pass(prefix, prefix_mask, memory, mask)
+        revised = state["revised"]
+        if adjust is not None:
+            n = prefix.shape[0]
+            real = torch.ones(n, self.arrays_per_step, dtype=torch.bool, device=prefix.device)
+            last = weights[:, :, :, -1].reshape(n, self.arrays_per_step, -1)  # this step's arrays, k = l·H + h
+            site = cross_attention_site(state["words"], memory, self._array_queries(queries[:, -1:]), mask, real, last)
+            row = adjust(site).view(n, self.layers_count, self.heads, 1, -1)
+            revised = torch.cat([revised, row], dim=3)
+            output = self._revised_pass(prefix, prefix_mask, memory, revised)
+        log_probs = torch.log_softmax(self._logits(output[:, -1]).float(), dim=-1)
+        return log_probs, {**state, "prefix": prefix, "revised": revised}

@@ -1,0 +1,127 @@
+"""``drga analyze`` and ``drga compare``: the analyses from the command line.
+
+Registered through ``drga.cli.EXTENSIONS``; everything heavy is imported inside the handlers
+so that ``drga --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable
+
+#: The analyses ``drga analyze`` runs, in order (``--only`` picks some).
+ANALYSES = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity")
+
+
+def _indices(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated example positions like 3,17,42, got {text!r}") from None
+
+
+def _analyses(text: str) -> list[str]:
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = [n for n in names if n not in ANALYSES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown analysis {', '.join(unknown)}; choose from {', '.join(ANALYSES)}")
+    return names
+
+
+def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add the ``analyze`` and ``compare`` subcommands; return their handlers."""
+    analyze = commands.add_parser(
+        "analyze",
+        help="what DRGA did to the attention: maps, transitions, highlighted tokens, modified words, explainability, saliency, polarity",
+        description="Run the paper's attention analyses on a trained checkpoint (with an agent) and write "
+        "pictures, tables and summary.md to --out.",
+    )
+    analyze.add_argument("checkpoint", help="a run's cotrain_best.pt (or agent_best.pt)")
+    analyze.add_argument("--dataset", help="the data set the run was trained on (default: the checkpoint's)")
+    analyze.add_argument("--data-dir", help="folder of the data set or a data root")
+    analyze.add_argument("--tsv", help="for --dataset tsv: the label<TAB>text file or folder")
+    analyze.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default cpu)")
+    analyze.add_argument("--out", required=True, help="folder for the outputs (created)")
+    analyze.add_argument("--split", choices=["dev", "test"], default="test", help="split to analyse (default test)")
+    analyze.add_argument("--only", type=_analyses, help=f"comma-separated subset of: {', '.join(ANALYSES)}")
+    analyze.add_argument("--examples", type=_indices, help="attention maps: these split positions (e.g. 3,17,42) instead of random ones")
+    analyze.add_argument("--num-examples", type=int, default=8, help="attention maps: random sentences to show (default 8)")
+    analyze.add_argument("--seed", type=int, default=0, help="seed of every random choice of the analyses (default 0)")
+    analyze.add_argument("--top-k", type=int, default=15, help="modified words: items per direction (default 15)")
+    analyze.add_argument("--min-count", type=int, default=10, help="modified words: occurrences a word needs (default 10)")
+    analyze.add_argument("--saliency-examples", type=int, default=300, help="saliency: sentences (random, default 300)")
+    analyze.add_argument("--site", help="restrict the token view to one attention site by name (default: every site spanning the sentence)")
+    analyze.add_argument("--reference", help="highlighted tokens: also count them for this checkpoint's attention (e.g. the run's baseline_best.pt)")
+    analyze.add_argument("--allow-other-dataset", action="store_true", help="analyse on a data set other than the one trained on")
+    analyze.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+    compare = commands.add_parser(
+        "compare",
+        help="significance of a difference between two sets of runs (several seeds): mean ± std, paired t-test, bootstrap CI",
+        description="Read results.json of several seeds' runs and compare test scores, paired by seed. RUNS_A and "
+        "RUNS_B are each a run folder, a folder of run folders, or a glob (quote it). With RUNS_B omitted the "
+        "baseline and DRGA rows of the same runs are compared.",
+    )
+    compare.add_argument("runs_a", metavar="RUNS_A")
+    compare.add_argument("runs_b", metavar="RUNS_B", nargs="?")
+    compare.add_argument("--a", dest="model_a", metavar="ROW:MODE", help="model of A, e.g. 'baseline (equal budget):net-only'")
+    compare.add_argument("--b", dest="model_b", metavar="ROW:MODE", help="model of B, e.g. 'DRGA (co-trained):with-agent'")
+    compare.add_argument("--metric", default="accuracy", help="test metric to compare (default accuracy)")
+    compare.add_argument("--split", choices=["test", "dev"], default="test")
+    compare.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples (default 10000)")
+    compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    compare.add_argument("--out", help="also write the markdown table to this file")
+    return {"analyze": cmd_analyze, "compare": cmd_compare}
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """Handler of ``drga analyze``."""
+    import sys
+
+    from drga.analysis.report import AnalyzeOptions, run_analyses
+
+    options = AnalyzeOptions(
+        out=args.out, split=args.split, only=args.only or list(ANALYSES), examples=args.examples,
+        num_examples=args.num_examples, seed=args.seed, top_k=args.top_k, min_count=args.min_count,
+        saliency_examples=args.saliency_examples, site=args.site, reference=args.reference,
+        progress=not args.no_progress and sys.stderr.isatty(), command=_command_line(args),
+    )
+    run_analyses(
+        args.checkpoint, options, dataset=args.dataset, data_dir=args.data_dir, tsv=args.tsv, device=args.device,
+        allow_other_dataset=args.allow_other_dataset,
+    )
+    return 0
+
+
+def _command_line(args: argparse.Namespace) -> str:
+    """The analyze command as typed (flags at their defaults left out), for summary.md."""
+    import shlex
+
+    defaults = {"split": "test", "num_examples": 8, "seed": 0, "top_k": 15, "min_count": 10, "saliency_examples": 300,
+                "device": "cpu", "allow_other_dataset": False, "no_progress": False}
+    parts = ["drga", "analyze", args.checkpoint]
+    for name in ("dataset", "data_dir", "tsv", "device", "out", "split", "only", "examples", "num_examples", "seed", "top_k",
+                 "min_count", "saliency_examples", "site", "reference", "allow_other_dataset"):
+        value = getattr(args, name)
+        if value is None or value is False or defaults.get(name) == value:
+            continue
+        flag = "--" + name.replace("_", "-")
+        parts += [flag] if value is True else [flag, ",".join(map(str, value)) if isinstance(value, list) else str(value)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Handler of ``drga compare``."""
+    from pathlib import Path
+
+    from drga.analysis.significance import compare_runs
+
+    table = compare_runs(
+        args.runs_a, args.runs_b, args.model_a, args.model_b, metric=args.metric, split=args.split,
+        resamples=args.bootstrap, seed=args.seed,
+    )
+    print(table)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(table + "\n", encoding="utf-8")
+    return 0

@@ -1,0 +1,205 @@
+"""The explainability test (the paper's eq. 13 and Fig. 5, after Serrano & Smith 2019).
+
+For each sentence and each attention (the network's own α, the revised α′):
+
+- p: the output distribution under that attention;
+- i: the token of highest attention; r: a random other token (the same draw for α and α′);
+- q_i, q_r: the output after removing i (resp. r): its weight zeroed in every spanning array
+  and the rest renormalised (``remove_token``);
+- ΔJS = JS(p, q_i) − JS(p, q_r) against Δα = α_i − α_r (per-token weights, ``SQUASH_RULE``).
+
+If attention is explanatory, removing the most attended token should change the output more
+than removing a random one (ΔJS > 0), increasingly so as Δα grows. The reported *threshold*
+is the Δα above which the binned mean ΔJS is positive in every bin.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+from tqdm.auto import tqdm
+
+from agents.gaussian_policy import GaussianPolicy
+from baselines.protocol import AttentionNetwork
+from drga.analysis.attention import (
+    eval_mode,
+    length_sorted_chunks,
+    model_device,
+    remove_token,
+    revised_attention,
+    squash_attention,
+    token_sites,
+)
+from drga.analysis.plots import ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png
+from drga.analysis.stats import js_divergence
+from drga.data import EncodedExample, Vocabulary, collate
+
+MODES = (("original", "net-only, α"), ("revised", "with-agent, α′"))
+
+
+def random_other(top: Tensor, lengths: Tensor, uniform: Tensor) -> Tensor:
+    """A token ≠ ``top`` per row, uniformly among the other real tokens, from a fixed draw in [0, 1)."""
+    pick = (uniform * (lengths - 1).to(uniform.dtype)).floor().long().clamp_max((lengths - 2).clamp_min(0))
+    return pick + (pick >= top).long()  # skip over the top token
+
+
+@torch.no_grad()
+def removal_rows(
+    network: AttentionNetwork,
+    examples: Sequence[EncodedExample],
+    vocab: Vocabulary,
+    policy: GaussianPolicy | None,
+    beta: Tensor | float | None,
+    seed: int = 0,
+    site: str | None = None,
+    batch_size: int = 128,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
+    """One row per (sentence of ≥ 2 tokens, attention): positions, weights, JS values, decision flips."""
+    device = model_device(network)
+    draws = np.random.default_rng(seed).random(len(examples))  # one uniform per sentence, shared by α and α′
+    rows: list[dict[str, Any]] = []
+    with eval_mode(network, policy):
+        for chunk in tqdm(length_sorted_chunks(examples, batch_size), desc="explainability", leave=False, disable=not progress):
+            chunk = [i for i in chunk if len(examples[i].ids) >= 2]
+            if not chunk:
+                continue
+            batch = collate([examples[i] for i in chunk]).to(device)
+            encoding = network.encode(batch)
+            sites = token_sites(encoding, batch, site)
+            lengths = batch.mask.sum(dim=1)
+            uniform = torch.as_tensor(draws[chunk], device=device)
+            attentions = {"original": encoding.attention}
+            if policy is not None:
+                attentions["revised"] = revised_attention(network, policy, batch, beta, encoding)[0]
+            for mode, attention in attentions.items():
+                weights = squash_attention(attention, encoding, sites)
+                top = weights.argmax(dim=1)
+                other = random_other(top, lengths, uniform)
+                prob = lambda a: torch.softmax(network.predict(encoding, a), dim=-1).double().cpu().numpy()
+                p, q_top, q_other = prob(attention), prob(remove_token(attention, sites, top)), prob(remove_token(attention, sites, other))
+                js_top, js_other = js_divergence(p, q_top), js_divergence(p, q_other)
+                w = weights.double().cpu().numpy()
+                for row, position in enumerate(chunk):
+                    i, r = int(top[row]), int(other[row])
+                    ids = examples[position].ids
+                    rows.append({
+                        "mode": mode, "index": position, "length": len(ids),
+                        "top": i, "top_token": vocab.itos[ids[i]], "random": r, "random_token": vocab.itos[ids[r]],
+                        "alpha_top": w[row, i], "alpha_random": w[row, r], "delta_alpha": w[row, i] - w[row, r],
+                        "js_top": float(js_top[row]), "js_random": float(js_other[row]),
+                        "delta_js": float(js_top[row] - js_other[row]),
+                        "flip_top": bool(q_top[row].argmax() != p[row].argmax()),
+                        "flip_random": bool(q_other[row].argmax() != p[row].argmax()),
+                    })
+    return sorted(rows, key=lambda r: (r["mode"] != "original", r["index"]))
+
+
+def binned(delta_alpha: np.ndarray, delta_js: np.ndarray, bins: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(edges, bin centres, mean ΔJS per bin) over equal-count bins of Δα (empty bins dropped)."""
+    edges = np.unique(np.quantile(delta_alpha, np.linspace(0, 1, bins + 1)))
+    if len(edges) < 2:
+        edges = np.array([delta_alpha.min(), delta_alpha.max() + 1e-12])
+    which = np.clip(np.searchsorted(edges, delta_alpha, side="right") - 1, 0, len(edges) - 2)
+    keep = [b for b in range(len(edges) - 1) if (which == b).any()]
+    centres = np.array([delta_alpha[which == b].mean() for b in keep])
+    means = np.array([delta_js[which == b].mean() for b in keep])
+    return edges[keep + [keep[-1] + 1]] if keep else edges, centres, means
+
+
+def positive_threshold(delta_alpha: np.ndarray, delta_js: np.ndarray, bins: int = 10) -> float | None:
+    """The Δα above which the binned mean ΔJS is positive in every bin (None if the top bin is not).
+
+    It is the lower edge of the first bin of the run of positive bins that reaches the largest
+    Δα; the smallest Δα seen when every bin is positive.
+    """
+    edges, _, means = binned(np.asarray(delta_alpha, dtype=np.float64), np.asarray(delta_js, dtype=np.float64), bins)
+    if len(means) == 0 or means[-1] <= 0:
+        return None
+    start = len(means) - 1
+    while start > 0 and means[start - 1] > 0:
+        start -= 1
+    return float(edges[start])
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per attention: sentences, share with ΔJS > 0, mean ΔJS, medians, flip rates, the threshold."""
+    summary: dict[str, dict[str, Any]] = {}
+    for mode, _ in MODES:
+        mine = [r for r in rows if r["mode"] == mode]
+        if not mine:
+            continue
+        da = np.array([r["delta_alpha"] for r in mine])
+        dj = np.array([r["delta_js"] for r in mine])
+        summary[mode] = {
+            "sentences": len(mine),
+            "share_delta_js_positive": float((dj > 0).mean()),
+            "share_delta_js_negative": float((dj < 0).mean()),
+            "mean_delta_js": float(dj.mean()),
+            "median_js_top": float(np.median([r["js_top"] for r in mine])),
+            "median_js_random": float(np.median([r["js_random"] for r in mine])),
+            "flip_rate_top": float(np.mean([r["flip_top"] for r in mine])),
+            "flip_rate_random": float(np.mean([r["flip_random"] for r in mine])),
+            "mean_delta_alpha": float(da.mean()),
+            "threshold_delta_alpha": positive_threshold(da, dj),
+        }
+    return summary
+
+
+def markdown(summary: dict[str, dict[str, Any]]) -> str:
+    """The summary as a markdown table."""
+    lines = [
+        "| attention | sentences | ΔJS > 0 | ΔJS < 0 | mean ΔJS | median JS(p, q_i) | median JS(p, q_r) | decision flips (i / r) | Δα threshold |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for mode, name in MODES:
+        if mode in summary:
+            s = summary[mode]
+            threshold = "none" if s["threshold_delta_alpha"] is None else f"{s['threshold_delta_alpha']:.4f}"
+            lines.append(
+                f"| {name} | {s['sentences']} | {100 * s['share_delta_js_positive']:.1f}% | {100 * s['share_delta_js_negative']:.1f}% | "
+                f"{s['mean_delta_js']:.2e} | {s['median_js_top']:.2e} | {s['median_js_random']:.2e} | "
+                f"{100 * s['flip_rate_top']:.1f}% / {100 * s['flip_rate_random']:.1f}% | {threshold} |"
+            )
+    return "\n".join(lines)
+
+
+def write_explainability(rows: Sequence[dict[str, Any]], out: Path) -> dict[str, Any]:
+    """explainability.csv (per sentence), explainability.md and explainability.png (ΔJS vs Δα)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "explainability.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()} for r in rows)  # 4 digits: small files
+    summary = summarize(rows)
+    table = markdown(summary)
+    (out / "explainability.md").write_text(table + "\n", encoding="utf-8")
+    present = [(mode, name) for mode, name in MODES if mode in summary]
+    figure = new_figure(4.2 * len(present), 3.3)
+    axes = np.atleast_1d(figure.subplots(1, len(present), sharey=True))
+    for axis, (mode, name), color in zip(axes, present, (ORIGINAL_COLOR, REVISED_COLOR)):
+        mine = [r for r in rows if r["mode"] == mode]
+        da = np.array([r["delta_alpha"] for r in mine])
+        dj = np.array([r["delta_js"] for r in mine])
+        axis.scatter(da, dj, s=4, alpha=0.35, color=color, lw=0)
+        _, centres, means = binned(da, dj)
+        axis.plot(centres, means, color="black", marker="o", ms=3, lw=1, label="binned mean (deciles of Δα)")
+        axis.axhline(0, color="#999", lw=0.6)
+        # JS changes span orders of magnitude and both signs: linear near 0, logarithmic beyond
+        axis.set_yscale("symlog", linthresh=1e-5)
+        threshold = summary[mode]["threshold_delta_alpha"]
+        if threshold is not None:
+            axis.axvline(threshold, color="#2a2", lw=0.8, ls="--", label=f"threshold Δα = {threshold:.4f}")
+        axis.set_title(f"{name}: ΔJS > 0 in {100 * summary[mode]['share_delta_js_positive']:.0f}%", fontsize=8)
+        axis.set_xlabel("Δα = α_i − α_r", fontsize=8)
+        axis.tick_params(labelsize=7)
+        axis.legend(fontsize=6, loc="upper left")
+    axes[0].set_ylabel("ΔJS = JS(p, q_i) − JS(p, q_r) (symlog)", fontsize=8)
+    figure.tight_layout()
+    save_png(figure, out / "explainability.png")
+    return {"summary": summary, "markdown": table}

@@ -1,0 +1,316 @@
+"""Token polarity and attention scores (after Sun & Lu, "Understanding Attention for Text
+Classification", ACL 2020).
+
+Sun & Lu's simple classifier pools word embeddings e with attention; a token's *polarity
+score* is s_e = W·e (its contribution to the class logits) and its *attention score* a_e is
+the pre-softmax score. Retrofitted networks contextualise every token, so both become
+properties of a token *occurrence*, averaged over a fixed set of occurrences:
+
+- polarity s_t = log P(c+ | α = one-hot at t) − log P(c− | α = one-hot at t): the log-odds the
+  network outputs when all attention goes to that token (every spanning array one-hot). For
+  Sun & Lu's model this is exactly (W_{c+} − W_{c−})·e. c+ is the last class, c− the first
+  (for SUBJ: subjective vs objective; for MR and SST-2: positive vs negative).
+- attention L·α_t: the token's weight relative to uniform (1 = an average token), for the
+  network's own α and for the revised α′. Softmax scores are shift-invariant per sentence, so
+  this relative weight is the comparable quantity across sentences.
+
+Tokens are grouped by their training-set class rate: *positive* (most often in c+ sentences),
+*negative* (most often in c− sentences), *neutral* (frequent, at the prior rate).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from agents.gaussian_policy import GaussianPolicy
+from baselines.protocol import AttentionNetwork
+from drga.analysis.attention import (
+    eval_mode,
+    model_device,
+    one_hot_attention,
+    revised_attention,
+    squash_attention,
+    token_sites,
+)
+from drga.analysis.plots import new_figure, save_png
+from drga.analysis.stats import kendall_tau
+from drga.data import EncodedExample, Vocabulary, collate
+
+GROUPS = ("positive", "negative", "neutral")
+GROUP_COLORS = {"positive": "#c44e52", "negative": "#4c72b0", "neutral": "#8c8c8c"}
+
+
+@dataclass
+class PolarityToken:
+    """A token whose scores are followed: its id, group and training-set statistics."""
+
+    token: str
+    id: int
+    group: str
+    count: int  #: training sentences (of classes c− or c+) that contain it
+    rate: float  #: smoothed share of those sentences labelled c+
+
+    def as_dict(self) -> dict[str, Any]:
+        return vars(self).copy()
+
+
+def choose_polarity_tokens(
+    train: Sequence[EncodedExample], vocab: Vocabulary, num_classes: int, per_group: int = 4, min_count: int = 20
+) -> list[PolarityToken]:
+    """``per_group`` positive, negative and neutral tokens among those in ≥ ``min_count`` sentences.
+
+    rate = (n+ + 1) / (n+ + n− + 2) over training sentences of class c+ (last) and c− (first).
+    Positive: highest rates; negative: lowest; neutral: the most frequent tokens whose rate is
+    within 0.05 of the prior (or else closest to it). Ties go to the more frequent token.
+    """
+    positive_class, negative_class = num_classes - 1, 0
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    prior_counts = [0, 0]
+    for example in train:
+        if example.label not in (positive_class, negative_class):
+            continue
+        side = int(example.label == positive_class)
+        prior_counts[side] += 1
+        for token_id in set(example.ids):
+            if token_id >= 2:  # not <pad>, <unk>
+                counts[token_id][side] += 1
+    prior = (prior_counts[1] + 1) / (sum(prior_counts) + 2)
+    stats = {i: (n[0] + n[1], (n[1] + 1) / (n[0] + n[1] + 2)) for i, n in counts.items() if n[0] + n[1] >= min_count}
+    if len(stats) < 3 * per_group:
+        return []
+    by_rate = sorted(stats, key=lambda i: (-stats[i][1], -stats[i][0], i))
+    chosen: dict[str, list[int]] = {"positive": by_rate[:per_group], "negative": by_rate[::-1][:per_group]}
+    taken = set(chosen["positive"]) | set(chosen["negative"])
+    by_count = [i for i in sorted(stats, key=lambda i: (-stats[i][0], i)) if i not in taken]
+    neutral = [i for i in by_count if abs(stats[i][1] - prior) <= 0.05][:per_group]
+    if len(neutral) < per_group:
+        rest = sorted((i for i in by_count[:200] if i not in neutral), key=lambda i: abs(stats[i][1] - prior))
+        neutral += rest[: per_group - len(neutral)]
+    chosen["neutral"] = neutral
+    return [
+        PolarityToken(vocab.itos[i], i, group, stats[i][0], round(stats[i][1], 4)) for group in GROUPS for i in chosen[group]
+    ]
+
+
+def token_occurrences(
+    examples: Sequence[EncodedExample], token_ids: Sequence[int], per_token: int = 30
+) -> list[tuple[int, int]]:
+    """(example index, position) pairs: the first ``per_token`` occurrences of each token id."""
+    wanted = set(token_ids)
+    seen: dict[int, int] = defaultdict(int)
+    found = []
+    for index, example in enumerate(examples):
+        for position, token_id in enumerate(example.ids):
+            if token_id in wanted and seen[token_id] < per_token:
+                seen[token_id] += 1
+                found.append((index, position))
+    return found
+
+
+@torch.no_grad()
+def occurrence_scores(
+    network: AttentionNetwork,
+    examples: Sequence[EncodedExample],
+    occurrences: Sequence[tuple[int, int]],
+    policy: GaussianPolicy | None = None,
+    beta: Tensor | float | None = None,
+    batch_size: int = 128,
+) -> dict[str, np.ndarray | None]:
+    """Per occurrence: polarity s_t, relative attention L·α_t and (with an agent) L·α′_t."""
+    device = model_device(network)
+    polarity, attention, revised = [], [], []
+    with eval_mode(network, policy):
+        for start in range(0, len(occurrences), batch_size):
+            chunk = occurrences[start : start + batch_size]
+            batch = collate([examples[i] for i, _ in chunk]).to(device)  # one row per occurrence
+            positions = torch.tensor([p for _, p in chunk], device=device)
+            rows = torch.arange(len(chunk), device=device)
+            encoding = network.encode(batch)
+            sites = token_sites(encoding, batch)
+            lengths = batch.mask.sum(dim=1).to(torch.float64)
+            log_probs = torch.log_softmax(network.predict(encoding, one_hot_attention(encoding.attention, sites, positions)), -1)
+            polarity.append((log_probs[:, -1] - log_probs[:, 0]).double().cpu())
+            own = squash_attention(encoding.attention, encoding, sites)[rows, positions].double()
+            attention.append((own * lengths).cpu())
+            if policy is not None:
+                adjusted, _ = revised_attention(network, policy, batch, beta, encoding)
+                mine = squash_attention(adjusted, encoding, sites)[rows, positions].double()
+                revised.append((mine * lengths).cpu())
+    join = lambda parts: torch.cat(parts).numpy() if parts else np.zeros(0)
+    return {"polarity": join(polarity), "attention": join(attention), "attention_revised": join(revised) if policy else None}
+
+
+def token_means(
+    tokens: Sequence[PolarityToken],
+    examples: Sequence[EncodedExample],
+    occurrences: Sequence[tuple[int, int]],
+    scores: dict[str, np.ndarray | None],
+) -> dict[str, list[float] | None]:
+    """Mean of each score over each token's occurrences, in the order of ``tokens`` (NaN if none)."""
+    which = np.array([examples[i].ids[p] for i, p in occurrences])
+    means: dict[str, list[float] | None] = {}
+    for key, values in scores.items():
+        if values is None:
+            means[key] = None
+            continue
+        means[key] = [
+            round(float(values[which == t.id].mean()), 5) if (which == t.id).any() else float("nan") for t in tokens
+        ]
+    return means
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+def snapshot(
+    network: AttentionNetwork,
+    train: Sequence[EncodedExample],
+    examples: Sequence[EncodedExample],
+    vocab: Vocabulary,
+    num_classes: int,
+    policy: GaussianPolicy | None,
+    beta: Tensor | float | None,
+    tokens: int = 150,
+    per_token: int = 20,
+    min_count: int = 10,
+) -> list[dict[str, Any]]:
+    """Scores of the ``tokens`` most frequent training tokens (≥ min_count sentences), over ``examples``.
+
+    Each row: token, training count and class rate, occurrences scored, mean polarity, mean
+    L·α and mean L·α′. The picture Sun & Lu draw at the end of training.
+    """
+    positive_class = num_classes - 1
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for example in train:
+        if example.label in (0, positive_class):
+            for token_id in set(example.ids):
+                if token_id >= 2:
+                    counts[token_id][int(example.label == positive_class)] += 1
+    frequent = sorted((i for i, n in counts.items() if sum(n) >= min_count), key=lambda i: (-sum(counts[i]), i))[:tokens]
+    chosen = [PolarityToken(vocab.itos[i], i, "", sum(counts[i]), (counts[i][1] + 1) / (sum(counts[i]) + 2)) for i in frequent]
+    occurrences = token_occurrences(examples, frequent, per_token)
+    if not occurrences:
+        return []
+    scores = occurrence_scores(network, examples, occurrences, policy, beta)
+    means = token_means(chosen, examples, occurrences, scores)
+    which = [examples[i].ids[p] for i, p in occurrences]
+    rows = []
+    for k, token in enumerate(chosen):
+        seen = which.count(token.id)
+        if not seen:
+            continue
+        rows.append(
+            {
+                "token": token.token, "train_count": token.count, "rate_c_plus": round(token.rate, 4), "occurrences": seen,
+                "polarity": means["polarity"][k], "attention": means["attention"][k],
+                "attention_revised": means["attention_revised"][k] if means["attention_revised"] else float("nan"),
+            }
+        )
+    return rows
+
+
+def write_snapshot(rows: Sequence[dict[str, Any]], label_names: Sequence[str], out: Path) -> dict[str, Any]:
+    """polarity_snapshot.csv and polarity_snapshot.png: polarity vs relative attention per token."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "polarity_snapshot.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["token"])
+        writer.writeheader()
+        writer.writerows(rows)
+    figure = new_figure(9.0, 3.8)
+    axes = figure.subplots(1, 2, sharey=True)
+    polarity = np.array([r["polarity"] for r in rows])
+    rate = np.array([r["rate_c_plus"] for r in rows])
+    floor = 1e-3  # α′ can be exactly 0 (the agent clipped the token): drawn at the floor of the log axis
+    for axis, key, name in ((axes[0], "attention", "original α"), (axes[1], "attention_revised", "revised α′")):
+        values = np.maximum(np.array([r[key] for r in rows]), floor)
+        points = axis.scatter(values, polarity, c=rate, cmap="coolwarm", vmin=0, vmax=1, s=14)
+        # name the tokens at the extremes of either axis
+        named = set(np.argsort(-np.abs(polarity))[:5]) | set(np.argsort(-values)[:5])
+        for i in named:
+            axis.annotate(rows[i]["token"], (values[i], polarity[i]), fontsize=7, xytext=(2, 2), textcoords="offset points")
+        axis.set_xscale("log")
+        axis.axhline(0, color="#999", lw=0.6)
+        axis.axvline(1, color="#999", lw=0.6, ls=":")
+        axis.set_xlabel(f"mean relative attention L·α ({name}; floor {floor:g})", fontsize=8)
+        axis.tick_params(labelsize=7)
+    axes[0].set_ylabel(f"polarity log P({label_names[-1]}) − log P({label_names[0]})", fontsize=8)
+    colorbar = figure.colorbar(points, ax=list(axes), fraction=0.03)
+    colorbar.set_label(f"training rate of '{label_names[-1]}'", fontsize=7)
+    colorbar.ax.tick_params(labelsize=7)
+    figure.suptitle(f"{len(rows)} frequent tokens: polarity vs attention (Sun & Lu 2020)", fontsize=9)
+    png = save_png(figure, out / "polarity_snapshot.png")
+    # Sun & Lu's observation: tokens of strong polarity get large attention scores. Kendall τ of
+    # |polarity| against the mean relative attention measures it without assuming a scale.
+    tau = lambda key: kendall_tau(np.abs(polarity), [r[key] for r in rows])
+    return {
+        "csv": str(path), "png": str(png), "tokens": len(rows),
+        "tau_abs_polarity_attention": tau("attention"),
+        "tau_abs_polarity_attention_revised": tau("attention_revised"),
+    }
+
+
+def write_trajectories(tracked: dict[str, Any], out: Path) -> dict[str, Any]:
+    """polarity_tracking.png and .csv: each followed token's scores at every recorded evaluation.
+
+    Reads the ``polarity`` part of a run's tracked_attention.json (``drga train
+    --track-examples N``); the x axis is the evaluations in training order (pretrain, agent,
+    co-training; the equal-budget baseline is a separate branch and is left out).
+    """
+    from drga.analysis.transitions import row_label, training_path
+
+    tokens = tracked.get("polarity_tokens") or []
+    records = [r for r in training_path(tracked["records"]) if r.get("polarity")]
+    if not tokens or not records:
+        raise ValueError("the tracked file holds no polarity scores")
+    labels = [row_label(r) for r in records]
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "polarity_tracking.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["phase", "epoch", "global_step", "token", "group", "polarity", "attention", "attention_revised"])
+        for r in records:
+            revised = r["polarity"].get("attention_revised")
+            for k, token in enumerate(tokens):
+                writer.writerow(
+                    [r["phase"], r["epoch"], r["global_step"], token["token"], token["group"], r["polarity"]["polarity"][k],
+                     r["polarity"]["attention"][k], revised[k] if revised else ""]
+                )
+    figure = new_figure(10.0, 3.9)
+    axes = figure.subplots(1, 3)
+    x = np.arange(len(records))
+    floor = 1e-3  # a token the agent clips everywhere has mean L·α′ = 0: drawn at the floor of the log axis
+    for k, token in enumerate(tokens):
+        color = GROUP_COLORS.get(token["group"], "black")
+        revised = [(r["polarity"].get("attention_revised") or [np.nan] * len(tokens))[k] for r in records]
+        series = [
+            [r["polarity"]["polarity"][k] for r in records],
+            [max(r["polarity"]["attention"][k], floor) for r in records],
+            [max(v, floor) if v == v else v for v in revised],
+        ]
+        for axis, values in zip(axes, series):
+            axis.plot(x, values, color=color, lw=1, marker=".", ms=3)
+            last = next((v for v in reversed(values) if v == v), None)
+            if last is not None:
+                axis.annotate(token["token"], (x[-1], last), fontsize=6, color=color, xytext=(3, 0), textcoords="offset points")
+    titles = ["polarity s_t (log-odds, one-hot α)", "relative attention L·α (own)", f"relative attention L·α′ (revised; floor {floor:g})"]
+    for axis, title in zip(axes, titles):
+        axis.set_title(title, fontsize=8)
+        axis.set_xticks(x, labels, rotation=90, fontsize=6)
+        axis.tick_params(axis="y", labelsize=7)
+    for axis in axes[1:]:
+        axis.set_yscale("log")
+        axis.axhline(1, color="#999", lw=0.6, ls=":")
+    handles = [axes[0].plot([], [], color=GROUP_COLORS[g], label=f"{g} tokens")[0] for g in GROUPS]
+    figure.legend(handles=handles, fontsize=7, loc="upper center", ncol=3, frameon=False)
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    png = save_png(figure, out / "polarity_tracking.png")
+    return {"csv": str(path), "png": str(png), "tokens": [t["token"] for t in tokens], "evaluations": len(records)}

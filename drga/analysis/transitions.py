@@ -1,0 +1,97 @@
+"""Attention transitions over training (the paper's Table VII), from a run's tracked_attention.json.
+
+The pictures follow DRGA's own path: pretrain → agent (network frozen) → co-training; the
+equal-budget baseline is a separate branch from the pretrained network and is listed in the
+markdown only. Co-training epoch 0 is its starting point (pretrained network + pretrained
+agent), recorded before the first co-training update.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from drga.analysis.plots import new_figure, save_png
+
+#: DRGA's path through the phases, in order.
+PATH_PHASES = ("pretrain", "agent", "cotrain")
+SHORT = {"pretrain": "pre", "baseline": "base", "agent": "agent", "cotrain": "co"}
+
+
+def training_path(records: Sequence[dict[str, Any]], phases: Sequence[str] = PATH_PHASES) -> list[dict[str, Any]]:
+    """The records of ``phases``, in phase order then epoch order."""
+    return sorted((r for r in records if r["phase"] in phases), key=lambda r: (list(phases).index(r["phase"]), r["epoch"]))
+
+
+def row_label(record: dict[str, Any]) -> str:
+    return f"{SHORT.get(record['phase'], record['phase'])} {record['epoch']}"
+
+
+def top_tokens(tokens: Sequence[str], weights: Sequence[float], k: int = 3) -> str:
+    """'word (0.41), other (0.12), ...': the k most attended tokens."""
+    order = np.argsort(-np.asarray(weights), kind="stable")[:k]
+    return ", ".join(f"{tokens[i]} ({weights[i]:.2f})" for i in order)
+
+
+def markdown(tracked: dict[str, Any], k: int = 3) -> str:
+    """Per tracked sentence, per evaluation: P(gold) and the top-k tokens under α and α′."""
+    names = tracked["label_names"]
+    phases = PATH_PHASES + ("baseline",)
+    records = training_path(tracked["records"], phases)
+    parts = []
+    for e, example in enumerate(tracked["examples"]):
+        tokens = example["tokens"]
+        parts.append(f"### dev #{example['dev_index']} ({names[example['label']]})\n\n> {' '.join(tokens)}\n")
+        parts.append("| evaluation | step | P(gold) α | top tokens under α | P(gold) α′ | top tokens under α′ |")
+        parts.append("|---|---|---|---|---|---|")
+        for r in records:
+            revised = r["revised"][e] if r["revised"] is not None else None
+            parts.append(
+                f"| {r['phase']} {r['epoch']} | {r['global_step']} | {r['p_gold_original'][e]:.2f} | {top_tokens(tokens, r['original'][e], k)} | "
+                + (f"{r['p_gold_revised'][e]:.2f} | {top_tokens(tokens, revised, k)} |" if revised is not None else "- | - |")
+            )
+        parts.append("")
+    return "\n".join(parts)
+
+
+def heatmap_figure(tracked: dict[str, Any], max_examples: int = 4):
+    """Per sentence: α (left) and α′ (right) over the evaluations of DRGA's path, one colour scale per sentence."""
+    records = training_path(tracked["records"])
+    examples = tracked["examples"][:max_examples]
+    names = tracked["label_names"]
+    widest = max(len(e["tokens"]) for e in examples)
+    figure = new_figure(max(8.0, 2 * 0.22 * widest + 2.0), (0.2 * len(records) + 1.3) * len(examples) + 0.3)
+    axes = figure.subplots(len(examples), 2, squeeze=False)
+    labels = [row_label(r) for r in records]
+    for e, example in enumerate(examples):
+        tokens = example["tokens"]
+        grids = []
+        for key in ("original", "revised"):
+            grid = np.full((len(records), len(tokens)), np.nan)
+            for row, r in enumerate(records):
+                if r[key] is not None:
+                    grid[row] = r[key][e]
+            grids.append(grid)
+        top = max(float(np.nanmax(g)) for g in grids if np.isfinite(g).any())
+        for axis, grid, title in zip(axes[e], grids, ("network's own α", "revised α′ (agent, deterministic)")):
+            axis.imshow(grid, cmap="Reds", vmin=0, vmax=top, aspect="auto", interpolation="nearest")
+            axis.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right", fontsize=6)
+            axis.set_yticks(range(len(records)), labels, fontsize=6)
+            axis.set_title(f"dev #{example['dev_index']} ({names[example['label']]}): {title}", fontsize=7, loc="left")
+            axis.tick_params(length=0)
+    figure.tight_layout()
+    return figure
+
+
+def write_transitions(tracked: dict[str, Any], out: Path, max_examples: int = 4) -> dict[str, Any]:
+    """transitions.md (every tracked sentence) and transitions.png (the first ``max_examples``)."""
+    if not tracked.get("records"):
+        raise ValueError("the tracked file holds no records yet")
+    out.mkdir(parents=True, exist_ok=True)
+    text = markdown(tracked)
+    (out / "transitions.md").write_text(text + "\n", encoding="utf-8")
+    save_png(heatmap_figure(tracked, max_examples), out / "transitions.png")
+    path = training_path(tracked["records"])
+    return {"examples": len(tracked["examples"]), "evaluations": [row_label(r) for r in path], "markdown": text}

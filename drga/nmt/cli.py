@@ -1,0 +1,114 @@
+"""Command-line pieces for translation: ``drga translate``, and ``drga train`` for translation networks.
+
+``register`` is the extension hook of ``drga/cli.py`` (listed in its ``EXTENSIONS``).
+``drga train`` hands over to :func:`train_translation` when the requested network's input is
+"parallel" (``baselines.NETWORK_INPUTS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from drga.config import ConfigError
+
+
+def register(commands) -> dict:
+    """Add ``translate`` to the ``drga`` command."""
+    translate = commands.add_parser(
+        "translate",
+        help="translate text (one sentence per line, stdin or --input) with a trained translation checkpoint",
+        description="Translate one sentence per line. Output: one detokenized translation per line.",
+    )
+    translate.add_argument("checkpoint", help="a translation checkpoint, e.g. runs/multi30k-en-de-seq2seq-luong-seed0/cotrain_best.pt")
+    translate.add_argument("--input", help="source text file, plain or gzip (default: stdin)")
+    translate.add_argument("--output", help="write translations here (default: stdout)")
+    translate.add_argument("--mode", choices=["net-only", "with-agent"], help="default: with-agent when the checkpoint has a trained agent")
+    translate.add_argument("--beam", type=int, help="beam size; 1 = greedy (default: the run's nmt.beam_size)")
+    translate.add_argument("--length-penalty", type=float, help="beam search's α (default: the run's nmt.length_penalty)")
+    translate.add_argument("--batch-size", type=int, default=64)
+    translate.add_argument("--reference", help="reference translations (plain or gzip): print sacrebleu BLEU and chrF with signatures to stderr")
+    translate.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+    translate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return {"translate": cmd_translate}
+
+
+def _read_lines(path: str | None) -> list[str]:
+    from drga.data.parallel import open_text
+
+    if path is None:
+        return [line.rstrip("\n").strip() for line in sys.stdin]
+    with open_text(path) as handle:
+        return [line.rstrip("\n").strip() for line in handle]
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    """``drga translate``: one translation per input line; optional scoring against references."""
+    from drga.nmt.metrics import score_translations
+    from drga.nmt.pretrained import load_translation_model
+
+    model = load_translation_model(args.checkpoint, device=args.device)
+    mode = args.mode or ("with-agent" if model.has_agent else "net-only")
+    beam = args.beam if args.beam is not None else model.config.nmt.beam_size
+    if beam < 1:
+        raise ConfigError(f"--beam must be at least 1, got {beam}")
+    sources = _read_lines(args.input)
+    progress = not args.no_progress and sys.stderr.isatty()
+    translations, cut = model.translate(sources, mode, beam, args.length_penalty, args.batch_size, progress)
+    if cut:
+        print(f"drga translate: {cut} source lines longer than {model.config.experiment.data.max_length} pieces were cut", file=sys.stderr)
+    text = "\n".join(translations) + ("\n" if translations else "")
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    search = "greedy" if beam == 1 else f"beam {beam}"
+    print(f"drga translate: {len(sources)} lines, {model.network.net_name} ({model.phase}), {mode}, {search}", file=sys.stderr)
+    if args.reference:
+        references = _read_lines(args.reference)
+        scores = score_translations(translations, references)
+        print(f"BLEU {scores.bleu:.2f}  {scores.bleu_signature}", file=sys.stderr)
+        print(f"chrF {scores.chrf:.2f}  {scores.chrf_signature}", file=sys.stderr)
+    return 0
+
+
+def is_translation_request(args: argparse.Namespace) -> bool:
+    """Whether ``drga train`` was asked for a translation network (by --net, --set or the config file)."""
+    from baselines import NETWORK_INPUTS
+    from drga.nmt.config import requested_network
+
+    name = args.net or requested_network(args.config, [s for s in args.set if s.strip().startswith("network.name=")])
+    return NETWORK_INPUTS.get(name or "", "") == "parallel"
+
+
+def train_translation(args: argparse.Namespace) -> int:
+    """``drga train`` for a translation network: the same flags, the translation trainer."""
+    from drga.data.parallel import PARALLEL_DATASETS
+    from drga.nmt.config import load_translation_config
+    from drga.nmt.trainer import TranslationTrainer
+
+    for flag in ("agent", "track_examples"):  # classification-trainer options
+        if getattr(args, flag, None) is not None:
+            raise ConfigError(f"--{flag.replace('_', '-')} is not supported for translation networks")
+    if args.tsv is not None:
+        raise ConfigError("--tsv is for classification data; translation reads parallel text (--dataset multi30k-en-de or parallel)")
+    overrides = list(args.set)
+    for flag, key in (("dataset", "data.dataset"), ("net", "network.name"), ("seed", "run.seed"), ("device", "run.device"),
+                      ("logdir", "run.logdir"), ("run_name", "run.run_name"), ("data_dir", "data.data_dir")):
+        value = getattr(args, flag)
+        if value is not None:
+            overrides.append(f"{key}={value}")
+    if args.no_progress or not sys.stderr.isatty():
+        overrides.append("run.progress=false")
+    config = load_translation_config(args.config, overrides)
+    if config.experiment.data.dataset not in PARALLEL_DATASETS:
+        raise ConfigError(
+            f"network '{config.experiment.network.name}' translates parallel text, but data set '{config.experiment.data.dataset}' "
+            f"is not one; choose one of: {', '.join(sorted(PARALLEL_DATASETS))}"
+        )
+    algorithm = getattr(config.experiment.agent, "algorithm", "reinforce")
+    if algorithm != "reinforce":
+        raise ConfigError(f"agent.algorithm={algorithm}: translation trains the agent with REINFORCE (eqs. 6–7) only")
+    TranslationTrainer(config, resume=args.resume, overwrite=args.overwrite).run()
+    return 0

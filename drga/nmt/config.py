@@ -1,0 +1,220 @@
+"""Configuration of a translation run: the shared sections plus an ``[nmt]`` section.
+
+A translation run reads the same ``[data]``, ``[network]``, ``[agent]``, ``[reward]``,
+``[adjust]``, ``[train]`` and ``[run]`` tables as a classification run (``drga/config.py``), and
+one more, ``[nmt]``, defined here. Keeping ``[nmt]`` out of :class:`drga.config.ExperimentConfig`
+leaves classification configs, their saved ``config.toml`` and their ``--resume`` checks exactly
+as they were.
+
+Fields of the shared sections that a translation run reads:
+
+- ``data``: ``dataset``, ``data_dir``, ``split_seed`` (the seeded subset of ``train_fraction``),
+  ``train_fraction``, ``batch_size`` (sentence pairs), ``max_length`` (subword pieces, either
+  side: longer training pairs are dropped, longer dev/test pairs cut; both counted).
+  ``lowercase`` does not apply: text keeps its case, and BLEU is cased.
+- ``network``: ``name``, ``embedding_dim`` (LSTM only), ``hidden_size``, ``dropout``, ``layers``,
+  ``heads`` and ``feedforward_size`` (Transformer only). Pretrained vectors are not supported.
+- ``agent``, ``reward``, ``adjust``: as for classification.
+- ``train``: the phase lengths, ``lr``, ``weight_decay``, ``grad_clip``, ``patience``,
+  ``select_mode``, ``fair_baseline``. ``original_attention_loss`` is not used.
+
+Before the TOML file and ``--set``, each network gets translation defaults for the shared
+sections (:data:`NETWORK_DEFAULTS`), since the classification defaults (300-unit layers, dropout
+0.5, a 300-300 agent) are not what a translation model wants.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_type_hints
+
+from drga.config import ConfigError, ExperimentConfig, _coerce, apply_mapping
+from drga.config import config_to_toml as experiment_toml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass
+class NMTConfig:
+    """The ``[nmt]`` section: data files, subwords, translation-specific network and training options, decoding."""
+
+    source_lang: str = "en"
+    """Source language code (file suffix for dataset=parallel)."""
+    target_lang: str = "de"
+    """Target language code (file suffix for dataset=parallel)."""
+    train_files: list[str] = field(default_factory=list)
+    """dataset=parallel: the training [source, target] files (plain or gzip); empty: look in data.data_dir."""
+    dev_files: list[str] = field(default_factory=list)
+    """dataset=parallel: the dev [source, target] files; empty: val/valid/dev.LANG in data.data_dir."""
+    test_files: list[str] = field(default_factory=list)
+    """dataset=parallel: the test [source, target] files; empty: test.LANG in data.data_dir."""
+    subword_model: Literal["bpe", "unigram"] = "bpe"
+    """SentencePiece model type, trained on the training side only."""
+    vocab_size: int = 8000
+    """Subword vocabulary size: of the joint model with shared_vocab, else of each language's model."""
+    shared_vocab: bool = True
+    """One subword model for both languages (and, for the networks, one embedding table)."""
+    encoder: Literal["lstm", "gru"] = "lstm"
+    """seq2seq-luong: the bidirectional encoder's cell."""
+    rerun_decoder: bool = False
+    """seq2seq-luong: predict re-runs the decoder so a revised context also feeds the next step (exact, slower)."""
+    label_smoothing: float = 0.0
+    """ε of label-smoothed cross-entropy in the task loss (the reward's log P(y|X) is never smoothed)."""
+    warmup_steps: int = 0
+    """Pretraining: the learning rate rises linearly to train.lr over this many steps (0: none)."""
+    beam_size: int = 5
+    """Beam width of the final test decoding and the default of `drga translate`."""
+    length_penalty: float = 0.6
+    """α of beam search's length normalisation ((5 + |y|) / 6)^α (0: raw log-probability)."""
+    decode_length_ratio: float = 2.0
+    """Decoding stops after ratio · source length + 10 tokens (capped at data.max_length + 1)."""
+    epoch_pairs: int = 0
+    """Training pairs per epoch, drawn afresh (seeded) every epoch; 0: the whole training set."""
+    select_metric: Literal["bleu", "perplexity"] = "bleu"
+    """Dev metric that picks each phase's best epoch (greedy-decoded BLEU, or perplexity)."""
+    dev_bleu_sentences: int = 0
+    """Per-epoch dev BLEU on the first N dev pairs only (0: all); perplexity always uses all."""
+    final_beam: bool = True
+    """The final test report also decodes with beam search (besides greedy)."""
+
+
+#: Translation defaults for the shared sections, per network (applied before the file and --set).
+NETWORK_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    "seq2seq-luong": {
+        "network": {"embedding_dim": 256, "hidden_size": 256, "dropout": 0.3, "layers": 1},
+        "agent": {"hidden_sizes": [128, 128]},
+        "train": {"lr": 1e-3, "pretrain_epochs": 10, "agent_epochs": 2, "cotrain_epochs": 5},
+    },
+    "transformer-nmt": {
+        "network": {"hidden_size": 256, "dropout": 0.1, "layers": 3, "heads": 4, "feedforward_size": 1024},
+        "agent": {"hidden_sizes": [128, 128]},
+        "train": {"lr": 5e-4, "pretrain_epochs": 10, "agent_epochs": 2, "cotrain_epochs": 5},
+        "nmt": {"label_smoothing": 0.1, "warmup_steps": 1000},
+    },
+}
+
+
+@dataclass
+class TranslationConfig:
+    """The whole configuration of a translation run."""
+
+    experiment: ExperimentConfig
+    nmt: NMTConfig
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {**self.experiment.to_dict(), "nmt": dataclasses.asdict(self.nmt)}
+
+    def flat(self) -> dict[str, Any]:
+        return {f"{s}.{k}": v for s, values in self.to_dict().items() for k, v in values.items()}
+
+    def validate(self) -> None:
+        self.experiment.validate()
+        nmt, problems = self.nmt, []
+        if nmt.vocab_size < 8:
+            problems.append(f"nmt.vocab_size must be at least 8, got {nmt.vocab_size}")
+        if not 0.0 <= nmt.label_smoothing < 1.0:
+            problems.append(f"nmt.label_smoothing must be in [0, 1), got {nmt.label_smoothing}")
+        if nmt.beam_size < 1:
+            problems.append(f"nmt.beam_size must be at least 1, got {nmt.beam_size}")
+        if nmt.decode_length_ratio <= 0:
+            problems.append(f"nmt.decode_length_ratio must be positive, got {nmt.decode_length_ratio}")
+        if nmt.warmup_steps < 0 or nmt.dev_bleu_sentences < 0 or nmt.epoch_pairs < 0:
+            problems.append("nmt.warmup_steps, nmt.dev_bleu_sentences and nmt.epoch_pairs must be ≥ 0")
+        for name in ("train_files", "dev_files", "test_files"):
+            if getattr(nmt, name) and len(getattr(nmt, name)) != 2:
+                problems.append(f"nmt.{name} must name two files [source, target], got {getattr(nmt, name)}")
+        if self.experiment.network.embeddings_path:
+            problems.append("network.embeddings_path: pretrained word vectors are not supported for translation")
+        if problems:
+            raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+
+
+def _apply_nmt(nmt: NMTConfig, values: dict[str, Any], source: str) -> None:
+    hints = get_type_hints(NMTConfig)
+    for key, value in values.items():
+        if key not in hints:
+            close = difflib.get_close_matches(key, list(hints), n=1)
+            hint = f"; did you mean 'nmt.{close[0]}'?" if close else f"; known: {', '.join('nmt.' + h for h in hints)}"
+            raise ConfigError(f"{source}: unknown config key 'nmt.{key}'{hint}")
+        setattr(nmt, key, _coerce(value, hints[key], f"nmt.{key}"))
+
+
+def _apply(config: TranslationConfig, mapping: dict[str, Any], source: str) -> None:
+    mapping = dict(mapping)
+    nmt_values = mapping.pop("nmt", {})
+    if not isinstance(nmt_values, dict):
+        raise ConfigError(f"{source}: 'nmt' must be a table like [nmt]")
+    apply_mapping(config.experiment, mapping, source)
+    _apply_nmt(config.nmt, nmt_values, source)
+
+
+def _read_toml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+
+
+def _overrides_mapping(overrides: list[str]) -> dict[str, dict[str, Any]]:
+    mapping: dict[str, dict[str, Any]] = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override '{item}' must look like section.key=value")
+        key, value = item.split("=", 1)
+        if "." not in key:
+            raise ConfigError(f"config key '{key.strip()}' must be section.key")
+        section, name = key.strip().split(".", 1)
+        mapping.setdefault(section, {})[name] = value.strip()
+    return mapping
+
+
+def requested_network(path: str | Path | None, overrides: list[str]) -> str | None:
+    """The network a config file plus overrides ask for (the last word wins), or None."""
+    name = None
+    if path is not None and Path(path).is_file():
+        name = _read_toml(path).get("network", {}).get("name", name)
+    for item in overrides:
+        if item.split("=", 1)[0].strip() == "network.name" and "=" in item:
+            name = item.split("=", 1)[1].strip()
+    return name
+
+
+def load_translation_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TranslationConfig:
+    """Defaults, the network's translation defaults, the TOML file, then ``section.key=value`` overrides."""
+    overrides = list(overrides or [])
+    file_mapping = _read_toml(path) if path is not None else {}
+    config = TranslationConfig(ExperimentConfig(), NMTConfig())
+    config.experiment.data.dataset = "multi30k-en-de"
+    config.experiment.network.name = "seq2seq-luong"
+    name = requested_network(path, overrides) or config.experiment.network.name
+    _apply(config, NETWORK_DEFAULTS.get(name, {}), f"translation defaults of {name}")
+    _apply(config, file_mapping, str(path))
+    _apply(config, _overrides_mapping(overrides), "--set")
+    config.validate()
+    return config
+
+
+def translation_config_from_dict(mapping: dict[str, Any]) -> TranslationConfig:
+    """The configuration saved in a checkpoint (every field present, no defaults needed)."""
+    config = TranslationConfig(ExperimentConfig(), NMTConfig())
+    _apply(config, mapping, "checkpoint")
+    return config
+
+
+def config_to_toml(config: TranslationConfig) -> str:
+    """The resolved configuration as TOML, the [nmt] table last (saved next to every run)."""
+    nmt_lines = ["[nmt]"]
+    for key, value in dataclasses.asdict(config.nmt).items():
+        nmt_lines.append(f"{key} = {json.dumps(value)}")
+    return experiment_toml(config.experiment) + "\n".join(nmt_lines) + "\n"

@@ -1,0 +1,100 @@
+"""Loading a trained translation checkpoint, and translating text with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from agents.gaussian_policy import GaussianPolicy
+from baselines.nmt_common import TranslationNetwork
+from drga.beta import AdjustmentStrength
+from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
+from drga.data.parallel import EncodedPair, ParallelBatchIterator
+from drga.data.subword import SubwordTokenizer
+from drga.nmt.config import TranslationConfig, translation_config_from_dict
+from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
+from drga.nmt.trainer import build_translation_network, tokenizers_from_payload
+from drga.setup import build_policy, resolve_device
+
+
+@dataclass
+class TranslationModel:
+    """A trained translation network with its agent, β and tokenizers."""
+
+    config: TranslationConfig
+    network: TranslationNetwork
+    policy: GaussianPolicy
+    strength: AdjustmentStrength
+    source_tokenizer: SubwordTokenizer
+    target_tokenizer: SubwordTokenizer
+    has_agent: bool
+    phase: str
+    device: torch.device
+
+    def translate(
+        self,
+        sentences: Sequence[str],
+        mode: str = "net-only",
+        beam_size: int = 1,
+        length_penalty: float | None = None,
+        batch_size: int = 64,
+        progress: bool = False,
+    ) -> tuple[list[str], int]:
+        """Detokenized translations of ``sentences`` (an empty line gives an empty line), and how many sources were cut.
+
+        Sources longer than ``data.max_length`` pieces are cut to it, as dev and test sources are
+        in training.
+        """
+        if mode not in ("net-only", "with-agent"):
+            raise ValueError(f"unknown mode {mode!r}; choose net-only or with-agent")
+        if mode == "with-agent" and not self.has_agent:
+            raise CheckpointError(f"this checkpoint (phase '{self.phase}') has no trained agent; use --mode net-only")
+        limit = self.config.experiment.data.max_length
+        pairs, cut = [], 0
+        for index, ids in enumerate(self.source_tokenizer.encode_batch(list(sentences))):
+            if not ids:
+                continue
+            if len(ids) > limit:
+                cut += 1
+                ids = ids[:limit]
+            pairs.append(EncodedPair(ids, [], index))
+        translations = [""] * len(sentences)
+        if not pairs:
+            return translations, cut
+        nmt = self.config.nmt
+        settings = DecodeSettings(
+            beam_size, nmt.length_penalty if length_penalty is None else length_penalty, nmt.decode_length_ratio, limit + 1
+        )
+        adjust = agent_adjuster(self.policy, self.strength().detach()) if mode == "with-agent" else None
+        batches = ParallelBatchIterator(pairs, batch_size, shuffle=False)
+        ids = decode_batches(self.network, batches, settings, adjust, self.device, progress, "translate", len(batches))
+        for pair in pairs:
+            translations[pair.index] = self.target_tokenizer.decode(ids[pair.index])
+        return translations, cut
+
+
+def load_translation_model(path: str | Path, device: str = "cpu") -> TranslationModel:
+    """Rebuild network, agent, β and tokenizers from a translation checkpoint."""
+    payload = load_checkpoint(path)
+    if payload.get("kind") not in ("model", "resume"):
+        raise CheckpointError(f"{path} is not a model checkpoint")
+    if payload.get("task") != "translation":
+        raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' classification model, not a translation model")
+    config = translation_config_from_dict(payload["config"])
+    source, target = tokenizers_from_payload(payload)
+    network = build_translation_network(config, len(source), len(target))
+    load_module_state(network, payload["network"], "network", path)
+    policy = build_policy(config.experiment, payload["state_size"], payload["action_size"])
+    load_module_state(policy, payload["policy"], "agent", path)
+    strength = AdjustmentStrength(config.experiment.adjust.beta0)
+    load_module_state(strength, payload["strength"], "adjusting module", path)
+    strength.half_life_steps = float(payload.get("half_life_steps", 0.0))
+    torch_device = resolve_device(device)
+    for module in (network, policy, strength):
+        module.to(torch_device).eval()
+    return TranslationModel(
+        config, network, policy, strength, source, target, bool(payload["has_agent"]), str(payload["phase"]), torch_device
+    )

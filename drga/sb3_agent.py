@@ -1,0 +1,309 @@
+"""Phase 2 (agent pretraining on the frozen network) learned by stable-baselines3 PPO or A2C.
+
+``drga train --agent sb3-ppo`` (``agent.algorithm``) replaces REINFORCE in the agent phase
+only; pretraining, the equal-budget baseline, evaluation, model selection and co-training are
+the trainer's as always. Design (docs/sb3.md has the reasoning and the comparison):
+
+- Environment: :class:`envs.AttentionRetrofitEnv` over the training split, the frozen
+  pretrained network, the run's γ, √L0, δ and β; ``agent.sb3_n_envs`` copies in one SB3
+  ``DummyVecEnv`` (all share the network, so processes would only copy it).
+- Actions: SB3 acts through :class:`PreSquashActions`: its action u ∈ [-1, 1] is eq. 2's
+  pre-squash x = limit·u and the env receives a = squash(x). SB3's diagonal Gaussian over u is
+  then eq. 2's Gaussian over x, and the learned actor converts *exactly* into the toolkit's
+  :class:`~agents.gaussian_policy.GaussianPolicy` (:func:`agents.sb3_policy.gaussian_policy_from_sb3`):
+  the same architecture (LayerNorm, tanh MLP of ``agent.hidden_sizes``), so ``rollout``,
+  ``evaluate``, checkpoints, ``drga evaluate`` and ``env_from_checkpoint`` need no change.
+- Objective: SB3's discount is 1 — the episode's return is eq. 5's reward, as for REINFORCE.
+- Budget: ``agent.sb3_total_steps`` environment steps (tokens); 0 means REINFORCE's budget,
+  ``agent_epochs`` × K × (tokens in the training split), since REINFORCE's K samples of a
+  sentence are K episodes. The budget is cut into ``agent_epochs`` chunks; after each, the
+  converted policy is evaluated on dev (with-agent) and the best chunk is kept, as for REINFORCE.
+- Resume: each chunk starts from fresh episodes with its RNGs seeded from (run seed, epoch),
+  and the SB3 model (with its optimiser) is saved after each chunk in ``sb3/``; a resumed run
+  reproduces an uninterrupted one.
+- Co-training: unchanged — the network and the agent co-train by REINFORCE, the agent starting
+  from the SB3-learned policy (phase 2's best, converted).
+- TensorBoard: SB3's own scalars in ``tb/<algorithm>/`` (x = environment steps), and the
+  trainer's ``agent/train/*`` curves on the trainer's step axis (one step = one REINFORCE
+  batch's worth of environment steps) so the two learners' curves overlay.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium import spaces
+from stable_baselines3 import A2C, PPO
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.logger import configure
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, FlattenExtractor
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
+from torch import nn
+
+from agents.gaussian_policy import squash
+from agents.sb3_policy import gaussian_policy_from_sb3
+from baselines.protocol import AttentionNetwork
+from drga.checkpoint import CheckpointError
+from drga.config import AgentConfig, ExperimentConfig
+from drga.data import BatchIterator, EncodedExample, collate
+from envs.attention_retrofit import AttentionRetrofitEnv
+
+if TYPE_CHECKING:
+    from drga.trainer import Trainer
+
+#: ``agent.algorithm`` → SB3 class; "reinforce" is the trainer's own learner.
+SB3_ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"sb3-ppo": PPO, "sb3-a2c": A2C}
+#: Stats of a finished episode that the env reports in ``info`` and the trainer logs.
+EPISODE_KEYS = ("log_likelihood", "penalty", "highlighted_fraction", "beta")
+
+
+class PreSquashActions(gym.ActionWrapper):
+    """The agent acts in eq. 2's pre-squash space: action u ∈ [-1, 1], env action squash(limit·u).
+
+    The action space stays the normalised Box(-1, 1) SB3 recommends; ``limit`` (default 8:
+    |a| ≤ 0.9993) sets how close to ±1 the agent can push a weight.
+    """
+
+    def __init__(self, env: gym.Env, limit: float):
+        super().__init__(env)
+        if limit <= 0:
+            raise ValueError(f"limit must be positive, got {limit}")
+        self.limit = float(limit)
+        self.action_space = spaces.Box(-1.0, 1.0, shape=env.action_space.shape, dtype=np.float32)
+
+    def action(self, action: np.ndarray) -> np.ndarray:
+        u = np.clip(np.asarray(action, dtype=np.float32), -1.0, 1.0)
+        return squash(torch.from_numpy(self.limit * u)).numpy()
+
+
+class StateNorm(BaseFeaturesExtractor):
+    """The LayerNorm GaussianPolicy puts before its MLP (``agent.normalize_state``), for SB3."""
+
+    def __init__(self, observation_space: spaces.Box):
+        super().__init__(observation_space, features_dim=int(observation_space.shape[0]))
+        self.norm = nn.LayerNorm(self.features_dim)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.norm(observations)
+
+
+def sb3_policy_kwargs(agent: AgentConfig) -> dict[str, Any]:
+    """An SB3 actor-critic whose actor has GaussianPolicy's architecture (the critic mirrors it)."""
+    return {
+        "net_arch": {"pi": list(agent.hidden_sizes), "vf": list(agent.hidden_sizes)},
+        "activation_fn": nn.Tanh,
+        # σ over x = limit·u starts where the toolkit's policy starts: exp(init_log_std).
+        "log_std_init": agent.init_log_std - math.log(agent.sb3_action_limit),
+        "features_extractor_class": StateNorm if agent.normalize_state else FlattenExtractor,
+    }
+
+
+def build_sb3_model(algorithm: str, env: VecEnv, agent: AgentConfig, device: torch.device | str = "cpu") -> BaseAlgorithm:
+    """A fresh PPO or A2C for ``env`` with the run's agent settings (see module docstring)."""
+    if algorithm not in SB3_ALGORITHMS:
+        raise ValueError(f"unknown SB3 algorithm {algorithm!r}; choose one of: {', '.join(SB3_ALGORITHMS)}")
+    options: dict[str, Any] = dict(
+        learning_rate=agent.lr,
+        gamma=1.0,
+        ent_coef=agent.entropy_coef,
+        normalize_advantage=agent.normalize_advantage,
+        policy_kwargs=sb3_policy_kwargs(agent),
+        device=str(device),
+        verbose=0,
+    )
+    if algorithm == "sb3-ppo":
+        n_steps = agent.sb3_n_steps or 2048
+        options.update(n_steps=n_steps, batch_size=min(agent.sb3_batch_size, n_steps * env.num_envs))
+    elif agent.sb3_n_steps:
+        options.update(n_steps=agent.sb3_n_steps)
+    return SB3_ALGORITHMS[algorithm]("MlpPolicy", env, **options)
+
+
+def make_env_factory(
+    network: AttentionNetwork, examples: list[EncodedExample], config: ExperimentConfig, beta: Any, device: torch.device | str
+) -> Callable[[], gym.Env]:
+    """A factory of pre-squash-action environments over ``examples`` (for ``make_vec_env``)."""
+    reward = config.reward
+
+    def make() -> gym.Env:
+        env = AttentionRetrofitEnv(
+            network, examples, collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device
+        )
+        return PreSquashActions(env, config.agent.sb3_action_limit)
+
+    return make
+
+
+@torch.no_grad()
+def count_env_steps(network: AttentionNetwork, examples: list[EncodedExample], device: torch.device | str = "cpu") -> int:
+    """Environment steps to visit every example once: the real tokens at all attention sites."""
+    was_training = network.training
+    network.eval()
+    total = 0
+    for batch in BatchIterator(examples, 256, shuffle=False):
+        total += sum(int(site.mask.sum()) for site in network.encode(batch.to(device)).sites)
+    network.train(was_training)
+    return total
+
+
+@contextmanager
+def private_rng(seed: int, device: torch.device) -> Iterator[None]:
+    """Seed torch and numpy for a block, then give the caller back its own RNG states.
+
+    SB3 draws its actions from torch's and its minibatches from numpy's global RNG; seeding them
+    per chunk makes a chunk a function of (model, seed, epoch), whatever ran before, which is
+    what lets a resumed run reproduce an uninterrupted one.
+    """
+    numpy_state = np.random.get_state()
+    devices = [torch.cuda.current_device()] if device.type == "cuda" else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed)
+            np.random.seed(seed)
+            yield
+    finally:
+        np.random.set_state(numpy_state)
+
+
+class _EpisodeCallback(BaseCallback):
+    """Hands every finished episode's info to ``on_episode(info, steps_in_this_learn_call)``."""
+
+    def __init__(self, on_episode: Callable[[dict[str, Any], int], None]):
+        super().__init__()
+        self.on_episode = on_episode
+        self._start = 0
+
+    def _on_training_start(self) -> None:
+        self._start = self.model.num_timesteps
+
+    def _on_step(self) -> bool:
+        for info, done in zip(self.locals["infos"], self.locals["dones"]):
+            if done and "episode" in info:
+                self.on_episode(info, self.model.num_timesteps - self._start)
+        return True
+
+
+class SB3AgentPhase:
+    """The agent phase of one trainer, learned by SB3 in ``agent_epochs`` chunks of env steps."""
+
+    def __init__(self, trainer: "Trainer", epochs: int, epochs_done: int = 0):
+        config = trainer.config
+        self.trainer, self.config, self.agent = trainer, config, config.agent
+        self.algorithm = config.agent.algorithm
+        if self.algorithm not in SB3_ALGORITHMS:
+            raise ValueError(f"agent.algorithm {self.algorithm!r} is not an SB3 algorithm ({', '.join(SB3_ALGORITHMS)})")
+        self.device = torch.device(trainer.device)
+        self.epochs_done = epochs_done
+        network = trainer.network
+        network.eval()
+        self.tokens = count_env_steps(network, trainer.data.train, self.device)
+        reinforce_budget = epochs * config.agent.samples * self.tokens
+        total = config.agent.sb3_total_steps or reinforce_budget
+        self.steps_per_epoch = max(1, math.ceil(total / max(epochs, 1)))
+        # One trainer step is one REINFORCE batch; SB3's curves go on the same axis by env steps.
+        self.steps_per_batch = self.steps_per_epoch / max(len(trainer.train_batches), 1)
+        self.folder = trainer.run_dir / "sb3"
+        self.env = make_vec_env(
+            make_env_factory(network, trainer.data.train, config, trainer.strength, self.device),
+            n_envs=config.agent.sb3_n_envs,
+            vec_env_cls=DummyVecEnv,
+        )
+        with private_rng(self._seed(0), self.device):
+            if epochs_done == 0:
+                self.model = build_sb3_model(self.algorithm, self.env, config.agent, self.device)
+            else:
+                saved = self.checkpoint(epochs_done)
+                if not saved.exists():
+                    raise CheckpointError(f"cannot resume the {self.algorithm} agent phase: {saved} is missing")
+                self.model = SB3_ALGORITHMS[self.algorithm].load(saved, env=self.env, device=str(self.device))
+        self.model.set_logger(configure(str(trainer.run_dir / "tb" / self.algorithm), ["tensorboard"]))
+        if epochs_done == 0:
+            trainer.log(
+                f"   {self.algorithm}: {self.steps_per_epoch} environment steps per epoch, {config.agent.sb3_n_envs} envs "
+                f"(REINFORCE's budget: {reinforce_budget // max(epochs, 1)} per epoch = K {config.agent.samples} × "
+                f"{self.tokens} training tokens)"
+            )
+
+    def checkpoint(self, epoch: int) -> Path:
+        return self.folder / f"{self.algorithm}-epoch{epoch}.zip"
+
+    def _seed(self, epoch: int) -> int:
+        return (self.config.run.seed * 1_000_003 + epoch * 7_919 + 17) % 2**31
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        """Learn one chunk, put the converted policy into ``trainer.policy``, save the SB3 model."""
+        trainer = self.trainer
+        trainer.network.eval()
+        start_step = trainer.global_step
+        episodes: list[dict[str, float]] = []
+        window: list[dict[str, float]] = []
+        next_log = (start_step // 10 + 1) * 10
+
+        def on_episode(info: dict[str, Any], steps: int) -> None:
+            nonlocal next_log, window
+            record = {key: float(info[key]) for key in EPISODE_KEYS}
+            record["reward"] = float(info["episode"]["r"])
+            episodes.append(record)
+            window.append(record)
+            step = start_step + int(steps / self.steps_per_batch)
+            if step >= next_log:
+                for key, value in self._summarise(window).items():
+                    trainer.writer.add_scalar(f"agent/train/{key}", value, step)
+                window, next_log = [], (step // 10 + 1) * 10
+
+        with private_rng(self._seed(epoch), self.device):
+            self.env.seed(self._seed(epoch))
+            self.model._last_obs = None  # start from fresh episodes, as a resumed run must
+            self.model.learn(self.steps_per_epoch, callback=_EpisodeCallback(on_episode), reset_num_timesteps=False)
+        converted = gaussian_policy_from_sb3(
+            self.model.policy, self.agent.sb3_action_limit, (self.agent.log_std_min, self.agent.log_std_max)
+        )
+        trainer.policy.load_state_dict(converted.state_dict())
+        self._save(epoch)
+        self.epochs_done = epoch
+        trainer.global_step = start_step + len(trainer.train_batches)
+        stats = self._summarise(episodes)
+        stats["env_steps"] = float(self.model.num_timesteps)
+        stats["episodes"] = float(len(episodes))
+        return stats
+
+    def _summarise(self, records: list[dict[str, float]]) -> dict[str, float]:
+        mean = lambda key: float(np.mean([r[key] for r in records])) if records else float("nan")
+        sigma = self.agent.sb3_action_limit * float(self.model.policy.log_std.detach().exp().mean())
+        return {
+            "task_loss": -mean("log_likelihood"),  # −log P(y|X) under the revised attention, as REINFORCE reports it
+            "reward": mean("reward"),
+            "reward_log_likelihood": mean("log_likelihood"),
+            "reward_penalty": self.config.reward.gamma * mean("penalty"),
+            "highlighted_fraction": mean("highlighted_fraction"),
+            "beta": mean("beta"),
+            "policy_sigma": sigma,
+        }
+
+    def _save(self, epoch: int) -> None:
+        # Keep this chunk's and the previous chunk's model: last.pt may still point at either.
+        self.folder.mkdir(parents=True, exist_ok=True)
+        target = self.checkpoint(epoch)
+        temporary = target.with_name(f".{target.stem}.tmp.zip")
+        self.model.save(temporary)
+        temporary.replace(target)
+        for old in self.folder.glob(f"{self.algorithm}-epoch*.zip"):
+            if int(old.stem.rsplit("epoch", 1)[1]) < epoch - 1:
+                old.unlink()
+
+
+def train_epoch_with_sb3(trainer: "Trainer", epoch: int, epochs: int) -> dict[str, float]:
+    """The trainer's hook: one agent-phase epoch by SB3 (the phase object lives on the trainer)."""
+    phase: SB3AgentPhase | None = getattr(trainer, "_sb3_agent_phase", None)
+    if phase is None or phase.epochs_done != epoch - 1:  # a new phase, or a resumed one
+        phase = SB3AgentPhase(trainer, epochs, epochs_done=epoch - 1)
+        trainer._sb3_agent_phase = phase
+    return phase.train_epoch(epoch)

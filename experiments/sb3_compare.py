@@ -1,0 +1,132 @@
+"""REINFORCE vs stable-baselines3 PPO vs A2C for phase 2: the comparison in docs/sb3.md.
+
+Runs `drga train --agent A` for each learner with one config (same network, data, seed and
+budget of environment steps; finished runs are skipped, interrupted ones resumed), then writes
+the test accuracies in both modes and the training-reward curves read back from TensorBoard.
+
+    python experiments/sb3_compare.py [--config experiments/configs/sb3_compare.toml]
+        [--agents reinforce sb3-a2c sb3-ppo] [--logdir runs/sb3-compare] [--out FILE.md] [--plot FILE.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from drga.config import load_config
+from drga.setup import prepare_data
+
+TAGS = ("agent/train/reward", "cotrain/train/reward")
+
+
+def train(agent: str, args: argparse.Namespace) -> Path:
+    run_dir = Path(args.logdir) / f"subj-lstm-sa-{agent}"
+    if (run_dir / "results.json").exists():
+        print(f"[skip] {run_dir} is finished", flush=True)
+        return run_dir
+    command = [sys.executable, "-m", "drga.cli", "train", "--config", args.config, "--agent", agent,
+               "--logdir", args.logdir, "--run-name", run_dir.name, "--no-progress"]
+    command += ["--resume"] if (run_dir / "last.pt").exists() else []
+    print("[run]", " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+    return run_dir
+
+
+def scalars(folder: Path, tags: tuple[str, ...]) -> dict[str, list[tuple[int, float]]]:
+    """TensorBoard scalars of one event folder (its files only, not its subfolders)."""
+    if not folder.is_dir():
+        return {}
+    events = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+    events.Reload()
+    return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in tags if tag in events.Tags()["scalars"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default="experiments/configs/sb3_compare.toml")
+    parser.add_argument("--agents", nargs="+", default=["reinforce", "sb3-a2c", "sb3-ppo"])
+    parser.add_argument("--logdir", default="runs/sb3-compare")
+    parser.add_argument("--out", default=None, help="also write the tables to this markdown file")
+    parser.add_argument("--plot", default=None, help="also plot the TensorBoard reward curves to this PNG")
+    args = parser.parse_args()
+
+    config = load_config(args.config)
+    train_split = prepare_data(config).train
+    tokens = sum(len(example.ids) for example in train_split)  # LSTM+SA: one site, one step per token
+    batches = math.ceil(len(train_split) / config.data.batch_size)
+    steps_per_batch = config.agent.samples * tokens / batches  # REINFORCE: K episodes of each sentence
+    accuracy = [
+        "| phase 2 learner | env steps in phase 2 | phase 2 wall-clock (s) | agent on frozen network, with-agent "
+        "| DRGA net-only | DRGA with-agent | equal-budget baseline, net-only |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    training = [
+        "| phase 2 learner | epoch | mean training reward | N/L | policy σ | dev accuracy with-agent |",
+        "|---|---|---|---|---|---|",
+    ]
+    curves = {}
+    for agent in args.agents:
+        run_dir = train(agent, args)
+        payload = json.loads((run_dir / "results.json").read_text())
+        rows, history = payload["results"], payload["history"]
+        phase2 = [r for r in history if r["phase"] == "agent"]
+        env_steps = phase2[-1].get("env_steps", len(phase2) * config.agent.samples * tokens)
+        test = lambda row, mode: f"{100 * rows[row][f'test_{mode}']['accuracy']:.2f}" if row in rows else "-"
+        accuracy.append(
+            f"| {agent} | {env_steps:,.0f} | {sum(r['seconds'] for r in phase2):.0f} "
+            f"| {test('agent on frozen network', 'with-agent')} | {test('DRGA (co-trained)', 'net-only')} "
+            f"| {test('DRGA (co-trained)', 'with-agent')} | {test('baseline (equal budget)', 'net-only')} |"
+        )
+        for r in phase2:
+            training.append(
+                f"| {agent} | {r['epoch']} | {r['reward']:.3f} | {r['highlighted_fraction']:.2f} | {r['policy_sigma']:.3f} "
+                f"| {100 * r['dev_with-agent_accuracy']:.2f} |"
+            )
+        start = sum(1 for r in history if r["phase"] in ("pretrain", "baseline")) * batches  # trainer step before phase 2
+        curves[agent] = {
+            "trainer": scalars(run_dir / "tb", TAGS),
+            "sb3": scalars(run_dir / "tb" / agent, ("rollout/ep_rew_mean",)).get("rollout/ep_rew_mean", []),
+            "start": start,
+        }
+    text = "\n".join(accuracy + [""] + training)
+    print("\n" + text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    if args.plot:
+        plot(curves, steps_per_batch, args.plot)
+
+
+def plot(curves: dict, steps_per_batch: float, path: str) -> None:
+    """Phase 2 by environment steps (SB3's own episode-reward curve, the trainer's reward points), then co-training."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (phase2, cotrain) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [3, 2]})
+    for index, (agent, curve) in enumerate(curves.items()):
+        color = f"C{index}"
+        points = curve["trainer"].get(TAGS[0], [])
+        phase2.plot([(s - curve["start"]) * steps_per_batch for s, _ in points], [v for _, v in points], "o", color=color,
+                    label=f"{agent}: agent/train/reward")
+        if curve["sb3"]:
+            phase2.plot([s for s, _ in curve["sb3"]], [v for _, v in curve["sb3"]], "-", color=color, linewidth=1,
+                        label=f"{agent}: rollout/ep_rew_mean (SB3, last 100 episodes)")
+        points = curve["trainer"].get(TAGS[1], [])
+        cotrain.plot([s for s, _ in points], [v for _, v in points], "o-", color=color, label=agent)
+    phase2.set(title="phase 2: agent on the frozen network", xlabel="environment steps", ylabel="training reward (eq. 5)")
+    cotrain.set(title="phase 3: co-training (REINFORCE in all)", xlabel="trainer step", ylabel="training reward (eq. 5)")
+    phase2.legend(fontsize=7)
+    cotrain.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

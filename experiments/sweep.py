@@ -1,0 +1,266 @@
+"""A grid of `drga train` runs (networks × data sets × seeds), several at a time, resumable.
+
+Each run is a separate `python -m drga.cli train` process in its own folder
+``<logdir>/<dataset>-<net>-seed<seed>/``, its output in ``train.log`` there. A run whose folder
+has ``results.json`` is finished and skipped; one with ``last.pt`` but no results was
+interrupted and continues with ``--resume``. So after a crash, a reboot or Ctrl-C, the same
+command picks up where the grid stopped. At the end (also after an interruption, with what is
+finished) one results table is written: every run, then mean ± std over seeds.
+
+    python experiments/sweep.py --nets lstm-sa cnn-sa --datasets subj mr --seeds 0 1 2 \\
+        [--jobs 2] [--config experiments/configs/lstm_sa_study.toml] [--logdir runs/sweep] \\
+        [--set section.key=value ...] [--out FILE.md] [--threads-per-run N] [--cli MODULE|SCRIPT.py] [--dry-run]
+
+``--cli`` runs another entry point with the same `train` arguments, e.g. a module of yours that
+registers your own network before calling ``drga.cli.main`` (docs/custom-network.md).
+Standard library only, so that the sweep itself starts instantly and needs no torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Result columns: (column title, results.json row, evaluation mode).
+COLUMNS = [
+    ("baseline, pretrain only", "baseline (pretrain only)", "net-only"),
+    ("baseline, equal budget", "baseline (equal budget)", "net-only"),
+    ("agent on frozen network", "agent on frozen network", "with-agent"),
+    ("DRGA net-only", "DRGA (co-trained)", "net-only"),
+    ("DRGA with-agent", "DRGA (co-trained)", "with-agent"),
+]
+#: Seconds a run gets to save and exit after SIGINT before it is killed.
+STOP_GRACE_SECONDS = 30.0
+
+
+@dataclass
+class Run:
+    """One cell of the grid and what happened to it in this invocation."""
+
+    net: str
+    dataset: str
+    seed: int
+    folder: Path
+    status: str = "pending"  #: pending, running, finished, finished earlier, failed, interrupted
+    returncode: int | None = None
+    started: float = 0.0
+    process: subprocess.Popen | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def finished(self) -> bool:
+        return (self.folder / "results.json").exists()
+
+    @property
+    def interrupted(self) -> bool:
+        return not self.finished and (self.folder / "last.pt").exists()
+
+
+def plan(nets: list[str], datasets: list[str], seeds: list[int], logdir: str | Path) -> list[Run]:
+    """The grid, in the order runs start: data set, then network, then seed."""
+    return [Run(net, dataset, seed, Path(logdir) / f"{dataset}-{net}-seed{seed}") for dataset in datasets for net in nets for seed in seeds]
+
+
+def command(run: Run, args: argparse.Namespace) -> list[str]:
+    entry = [args.cli] if args.cli.endswith(".py") else ["-m", args.cli]
+    cmd = [sys.executable, *entry, "train", "--dataset", run.dataset, "--net", run.net, "--seed", str(run.seed),
+           "--logdir", str(run.folder.parent), "--run-name", run.name, "--no-progress"]
+    if args.config:
+        cmd += ["--config", args.config]
+    for item in args.set:
+        cmd += ["--set", item]
+    return cmd + (["--resume"] if run.interrupted else [])
+
+
+def start(run: Run, args: argparse.Namespace) -> None:
+    cmd = command(run, args)
+    run.folder.mkdir(parents=True, exist_ok=True)
+    environment = dict(os.environ, PYTHONUNBUFFERED="1")
+    # Several runs on few cores: give each its share instead of letting every one take them all.
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        environment[variable] = str(args.threads_per_run)
+    print(f"[{'resume' if '--resume' in cmd else 'start'}] {run.name}  (log: {run.folder / 'train.log'})", flush=True)
+    with open(run.folder / "train.log", "a", encoding="utf-8") as log:
+        log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
+        log.flush()
+        # Its own session: Ctrl-C reaches the sweep only, which then stops its runs in order.
+        run.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=environment, start_new_session=True)
+    run.started = time.time()
+    run.status = "running"
+
+
+def finish(run: Run, interrupted: bool = False) -> None:
+    run.returncode = run.process.returncode
+    elapsed = time.time() - run.started
+    wall = run.folder / "wall_seconds.txt"  # summed over a run's resumed pieces
+    previous = float(wall.read_text()) if wall.exists() else 0.0
+    wall.write_text(f"{previous + elapsed:.0f}\n")
+    if interrupted and not run.finished:
+        run.status = "interrupted"
+    elif run.returncode == 0 and run.finished:
+        run.status = "finished"
+        print(f"[done] {run.name} in {elapsed:.0f}s", flush=True)
+    else:
+        run.status = "failed"
+        print(f"[fail] {run.name}: exit {run.returncode}; see {run.folder / 'train.log'}", flush=True)
+
+
+def stop(running: list[Run]) -> None:
+    """SIGINT to every running run, then wait; a run loses at most its current epoch (last.pt is per epoch)."""
+    running = [run for run in running if run.process is not None]
+    for run in running:
+        if run.process.poll() is None:
+            try:
+                os.killpg(run.process.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+    deadline = time.time() + STOP_GRACE_SECONDS
+    for run in running:
+        try:
+            run.process.wait(timeout=max(0.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(run.process.pid, signal.SIGKILL)
+            except ProcessLookupError:  # it exited just now
+                pass
+            run.process.wait()
+        finish(run, interrupted=True)  # one that completed meanwhile counts as finished
+
+
+def execute(runs: list[Run], args: argparse.Namespace) -> bool:
+    """Run what is not finished, ``args.jobs`` at a time; False if interrupted."""
+    todo = []
+    for run in runs:
+        if run.finished:
+            run.status = "finished earlier"
+            print(f"[skip] {run.name} is finished", flush=True)
+        else:
+            todo.append(run)
+    if args.dry_run:
+        for run in todo:
+            print(" ".join(command(run, args)))
+        return True
+    running: list[Run] = []
+    try:
+        while todo or running:
+            while todo and len(running) < args.jobs:
+                run = todo.pop(0)
+                running.append(run)  # before it starts, so that an interruption cannot orphan it
+                start(run, args)
+            time.sleep(0.1)
+            for run in [r for r in running if r.process.poll() is not None]:
+                running.remove(run)
+                finish(run)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: stopping {len(running)} run(s); the same command resumes them", file=sys.stderr, flush=True)
+        stop(running)
+        return False
+    return True
+
+
+def accuracy(payload: dict, row: str, mode: str) -> float | None:
+    result = payload.get("results", {}).get(row, {}).get(f"test_{mode}")
+    return None if result is None else float(result["accuracy"])
+
+
+def table(runs: list[Run], args: argparse.Namespace) -> str:
+    """Every run's test accuracies (%), then mean ± std over seeds per network and data set."""
+    titles = [title for title, _, _ in COLUMNS]
+    lines = [f"Test accuracy (%) of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.", "",
+             "| network | data set | seed | status | " + " | ".join(titles) + " | wall (s) |",
+             "|---|---|---|---|" + "---|" * len(titles) + "---|"]
+    rows, groups = [], {}
+    for run in runs:
+        payload = json.loads((run.folder / "results.json").read_text()) if run.finished else {}
+        values = [accuracy(payload, row, mode) for _, row, mode in COLUMNS]
+        wall = run.folder / "wall_seconds.txt"
+        seconds = wall.read_text().strip() if wall.exists() else ""
+        status = run.status if run.status != "pending" else ("finished" if run.finished else "not run")
+        rows.append({"network": run.net, "dataset": run.dataset, "seed": run.seed, "status": status,
+                     **{t: v for t, v in zip(titles, values)}, "wall_seconds": seconds})
+        cells = [f"{100 * v:.2f}" if v is not None else "-" for v in values]
+        lines.append(f"| {run.net} | {run.dataset} | {run.seed} | {status} | " + " | ".join(cells) + f" | {seconds} |")
+        if run.finished:
+            group = groups.setdefault((run.net, run.dataset), {t: [] for t in titles})
+            for title, value in zip(titles, values):
+                if value is not None:
+                    group[title].append(value)
+    lines += ["", "Mean ± std over the finished seeds:", "",
+              "| network | data set | seeds | " + " | ".join(titles) + " |", "|---|---|---|" + "---|" * len(titles)]
+    for (net, dataset), group in groups.items():
+        seeds = max((len(v) for v in group.values()), default=0)
+        lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std(group[t]) for t in titles) + " |")
+    with open(Path(args.out).with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return "\n".join(lines)
+
+
+def mean_std(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{100 * values[0]:.2f}"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nets", nargs="+", default=["lstm-sa"], help="attention networks (see `drga networks`)")
+    parser.add_argument("--datasets", nargs="+", default=["subj"], help="data sets (see `drga datasets`)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--jobs", type=int, default=1, help="runs at the same time")
+    parser.add_argument("--threads-per-run", type=int, default=0,
+                        help="torch threads per run (default: $OMP_NUM_THREADS if set, else cores / jobs)")
+    parser.add_argument("--config", help="TOML file for every run")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override for every run (repeatable)")
+    parser.add_argument("--logdir", default="runs/sweep", help="parent folder of the run folders")
+    parser.add_argument("--out", help="results table (markdown; a .csv beside it); default <logdir>/sweep_results.md")
+    parser.add_argument("--cli", default="drga.cli", help="module (run with -m) or script with the `train` command")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands of the runs still to do")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    inherited = os.environ.get("OMP_NUM_THREADS", "")
+    default_threads = int(inherited) if inherited.isdigit() and int(inherited) > 0 else max(1, (os.cpu_count() or 1) // args.jobs)
+    args.threads_per_run = args.threads_per_run or default_threads
+    args.out = args.out or str(Path(args.logdir) / "sweep_results.md")
+    return args
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    runs = plan(args.nets, args.datasets, args.seeds, args.logdir)
+    # SIGTERM (a scheduler, `kill`) stops the runs the way Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
+    completed = execute(runs, args)
+    if args.dry_run:
+        return 0
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    text = table(runs, args)
+    Path(args.out).write_text(text + "\n", encoding="utf-8")
+    print("\n" + text + f"\n\nresults table: {args.out} (and {Path(args.out).with_suffix('.csv')})", flush=True)
+    if not completed:
+        return 130
+    return 1 if any(run.status == "failed" for run in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""The Gymnasium environment on decoder cross-attention: checkers, episode layout, and agreement
+with the batched trainer's reward."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from gymnasium.utils.env_checker import check_env as gymnasium_check_env
+
+from agents import GaussianPolicy
+from baselines.seq2seq_luong import LuongSeq2Seq
+from baselines.transformer_nmt import TransformerNMT
+from drga.data.parallel import EncodedPair, collate_parallel
+from drga.rollout import rollout
+from envs.translation import SentencePairView, translation_env
+
+PAIRS = [
+    EncodedPair([5, 6, 7], [8, 9], 0),  # 3 source tokens, 2 target tokens + </s> = 3 decoder steps
+    EncodedPair([10, 11], [12], 1),
+    EncodedPair([13, 14, 15, 16], [17, 18, 19], 2),
+]
+
+
+def luong() -> LuongSeq2Seq:
+    torch.manual_seed(0)
+    return LuongSeq2Seq(24, 24, embedding_dim=8, hidden_size=8, dropout=0.0)
+
+
+def test_gymnasium_checker_passes_on_cross_attention():
+    env = translation_env(luong(), PAIRS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message=".*Box observation space (minimum|maximum) value is .*infinity")
+        gymnasium_check_env(env, skip_render_check=True)
+
+
+@pytest.mark.parametrize("net", ["luong", "transformer"])
+def test_an_episode_visits_every_decoder_step_and_source_token(net):
+    torch.manual_seed(0)
+    network = luong() if net == "luong" else TransformerNMT(24, 24, hidden_size=8, dropout=0.0, layers=2, heads=2, feedforward_size=16)
+    per_step = 1 if net == "luong" else 4  # Transformer: layers × heads arrays per decoder step
+    env = translation_env(network, PAIRS)
+    _, info = env.reset(options={"index": 0})
+    assert info["steps"] == 3 * per_step * 3  # decoder steps × arrays per step × source tokens
+    positions = []
+    done = False
+    while not done:
+        _, reward, done, _, step_info = env.step(np.zeros(1, dtype=np.float32))
+        if not done:
+            positions.append((step_info["array"], step_info["token"]))
+    assert positions[:4] == [(0, 0), (0, 1), (0, 2), (1, 0)]  # array by array, token by token
+    assert step_info["revised_attention"][0].shape == (3 * per_step, 3)
+    assert np.allclose(step_info["revised_attention"][0], step_info["original_attention"][0], atol=1e-6)  # a = 0
+    assert isinstance(step_info["correct"], bool)
+    assert reward == pytest.approx(step_info["log_likelihood"] - 0.2 * step_info["penalty"], abs=1e-5)
+
+
+def test_env_reward_equals_the_batched_trainers_reward():
+    network = luong()
+    env = translation_env(network, PAIRS, beta=0.4)
+    observation, _ = env.reset(options={"index": 2})
+    policy = GaussianPolicy(env.observation_space.shape[0], 1, hidden_sizes=(8,), init_log_std=0.0)
+    with torch.no_grad():
+        policy.mean_head.weight.normal_(0.0, 1.0)
+    done = False
+    while not done:
+        with torch.no_grad():
+            action = policy(torch.as_tensor(observation)).numpy()
+        observation, reward, done, _, info = env.step(action)
+    batch = collate_parallel([PAIRS[2]])
+    with torch.no_grad():
+        result = rollout(SentencePairView(network).network, policy, batch, torch.tensor(0.4), 1, 0.2, 0.2, 0.85, deterministic=True)
+    assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
+    assert np.allclose(info["revised_attention"][0], result.revised[0][0].numpy(), atol=1e-6)
+    assert info["log_likelihood"] < 0

@@ -1,0 +1,150 @@
+"""The translation trainer end to end: every phase, resume, the CLI, and a Multi30k slice where perplexity falls."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pytest
+import torch
+
+from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.cli import main
+from drga.nmt.config import load_translation_config
+from drga.nmt.pretrained import load_translation_model
+from drga.nmt.trainer import TranslationTrainer, token_loss
+from tests.conftest import require_data
+from tests.nmt_helpers import tiny_translation_config, write_synthetic_corpus
+
+
+@pytest.mark.parametrize("net", ["seq2seq-luong", "transformer-nmt"])
+def test_every_phase_runs_and_reports_perplexity_and_bleu(tmp_path, net):
+    results = TranslationTrainer(tiny_translation_config(tmp_path, net), log=lambda _: None).run()
+    rows = results["results"]
+    assert list(rows) == ["baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"]
+    drga = rows["DRGA (co-trained)"]
+    for key in ("test_net-only", "test_with-agent", "test_net-only_beam", "test_with-agent_beam"):
+        assert drga[key]["perplexity"] > 1.0 and 0.0 <= drga[key]["bleu"] <= 100.0 and drga[key]["sentences"] == 40
+    assert "tok:13a" in results["bleu_signature"]
+    run_dir = tmp_path / "runs" / f"parallel-{net}-seed0"
+    for name in ("pretrain_best.pt", "baseline_best.pt", "agent_best.pt", "cotrain_best.pt", "last.pt", "config.toml",
+                 "results.json", "source.spm.model", "translations/test.cotrain.with-agent.beam2.de"):
+        assert (run_dir / name).exists(), name
+    assert len((run_dir / "translations/test.cotrain.with-agent.greedy.de").read_text().splitlines()) == 40
+    assert any((run_dir / "tb").iterdir())
+    phases = [(h["phase"], h["epoch"]) for h in results["history"]]
+    assert phases == [("pretrain", 1), ("pretrain", 2), ("baseline", 1), ("agent", 1), ("cotrain", 1)]
+    cotrain = results["history"][-1]
+    assert {"reward", "reward_log_likelihood", "reward_penalty", "beta", "dev_with-agent_bleu", "dev_net-only_perplexity"} <= set(cotrain)
+    assert cotrain["reward_log_likelihood"] < 0 and cotrain["reward"] < cotrain["reward_log_likelihood"]
+    payload = load_checkpoint(run_dir / "cotrain_best.pt")  # weights_only loading
+    assert payload["task"] == "translation" and isinstance(payload["source_tokenizer"], bytes)
+
+
+def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
+    uninterrupted = TranslationTrainer(tiny_translation_config(tmp_path / "a"), log=lambda _: None).run()
+    original = TranslationTrainer._train_epoch
+    calls = {"n": 0}
+
+    def interrupt_on_fourth(self, phase, epoch, epochs):
+        calls["n"] += 1
+        if calls["n"] == 4:  # during the agent phase
+            raise KeyboardInterrupt
+        return original(self, phase, epoch, epochs)
+
+    monkeypatch.setattr(TranslationTrainer, "_train_epoch", interrupt_on_fourth)
+    with pytest.raises(KeyboardInterrupt):
+        TranslationTrainer(tiny_translation_config(tmp_path / "b"), log=lambda _: None).run()
+    monkeypatch.setattr(TranslationTrainer, "_train_epoch", original)
+    resumed = TranslationTrainer(tiny_translation_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
+    strip = lambda history: [{k: v for k, v in h.items() if k != "seconds"} for h in history]  # noqa: E731
+    assert strip(resumed["history"]) == strip(uninterrupted["history"])
+    for label, row in uninterrupted["results"].items():
+        for key in (k for k in row if k.startswith("test_")):
+            assert resumed["results"][label][key] == row[key], (label, key)
+    with pytest.raises(CheckpointError, match="nmt.beam_size"):
+        TranslationTrainer(tiny_translation_config(tmp_path / "b", **{"nmt.beam_size": 3}), resume=True, log=lambda _: None)
+
+
+def test_train_and_translate_from_the_command_line(tmp_path, monkeypatch, capsys):
+    corpus = write_synthetic_corpus(tmp_path / "corpus")
+    code = main([
+        "train", "--net", "seq2seq-luong", "--dataset", "parallel", "--data-dir", str(corpus), "--logdir", str(tmp_path / "runs"),
+        "--no-progress", "--set", "nmt.vocab_size=80", "--set", "network.embedding_dim=16", "--set", "network.hidden_size=16",
+        "--set", "agent.hidden_sizes=8,8", "--set", "agent.samples=2", "--set", "train.pretrain_epochs=1",
+        "--set", "train.agent_epochs=1", "--set", "train.cotrain_epochs=1", "--set", "nmt.final_beam=false",
+    ])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "== test (parallel-en-de test, 40 sentences) ==" in printed and "sacrebleu: BLEU nrefs:1" in printed
+    checkpoint = tmp_path / "runs" / "parallel-seq2seq-luong-seed0" / "cotrain_best.pt"
+    monkeypatch.setattr("sys.stdin", io.StringIO("wort1 wort2 wort3.\n\nwort4 wort5.\n"))
+    assert main(["translate", str(checkpoint), "--beam", "2", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # an empty line stays empty
+    assert "with-agent, beam 2" in captured.err
+    assert main(["translate", str(checkpoint), "--input", str(corpus / "test.en"), "--reference", str(corpus / "test.de"),
+                 "--mode", "net-only", "--beam", "1", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 40 and "BLEU" in captured.err and "tok:13a" in captured.err
+    model = load_translation_model(checkpoint)
+    assert model.has_agent and model.network.net_name == "seq2seq-luong"
+
+
+def test_bad_requests_are_one_line_errors(tmp_path, capsys):
+    corpus = write_synthetic_corpus(tmp_path / "corpus", train=20, dev=4, test=4)
+    assert main(["train", "--net", "seq2seq-luong", "--dataset", "subj", "--logdir", str(tmp_path)]) == 2
+    assert "data set 'subj' is not one; choose one of: multi30k-en-de, parallel" in capsys.readouterr().err
+    assert main(["train", "--net", "transformer-nmt", "--dataset", "parallel", "--data-dir", str(corpus), "--set", "nmt.beam=3"]) == 2
+    assert "unknown config key 'nmt.beam'; did you mean 'nmt.beam_size'?" in capsys.readouterr().err
+    (tmp_path / "broken.de").write_text("nur eine Zeile\n", encoding="utf-8")
+    assert main(["train", "--net", "seq2seq-luong", "--dataset", "parallel", "--logdir", str(tmp_path),
+                 "--set", f"nmt.train_files={corpus / 'val.en'},{tmp_path / 'broken.de'}", "--data-dir", str(corpus)]) == 2
+    assert "val.en:2: misaligned" in capsys.readouterr().err  # the longer file and its first unpaired line
+    assert main(["translate", str(tmp_path / "missing.pt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_label_smoothing_changes_the_loss_not_the_reward():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 3, 7)
+    labels = torch.tensor([[4, 5, 3], [6, 3, 0]])
+    plain = token_loss(logits, labels)
+    log_probs = torch.log_softmax(logits, -1)
+    expected = -(log_probs[0, 0, 4] + log_probs[0, 1, 5] + log_probs[0, 2, 3] + log_probs[1, 0, 6] + log_probs[1, 1, 3]) / 5
+    assert plain.item() == pytest.approx(expected.item(), abs=1e-6)
+    smoothed = token_loss(logits, labels, 0.1)
+    uniform = -(log_probs.mean(-1) * (labels != 0)).sum() / 5
+    assert smoothed.item() == pytest.approx(0.9 * plain.item() + 0.1 * uniform.item(), abs=1e-6)
+
+
+def test_translation_defaults_per_network_and_config_files(tmp_path):
+    luong = load_translation_config(None, ["network.name=seq2seq-luong"])
+    transformer = load_translation_config(None, ["network.name=transformer-nmt"])
+    assert luong.experiment.network.dropout == 0.3 and luong.nmt.label_smoothing == 0.0
+    assert transformer.nmt.label_smoothing == 0.1 and transformer.experiment.network.layers == 3
+    for name in ("nmt_luong.toml", "nmt_transformer.toml"):
+        config = load_translation_config(f"experiments/configs/{name}")
+        assert config.experiment.data.dataset == "multi30k-en-de"
+
+
+def test_perplexity_falls_on_a_multi30k_slice(tmp_path):
+    require_data("multi30k")
+    config = load_translation_config(None, [
+        "network.name=seq2seq-luong", "data.dataset=multi30k-en-de", "data.train_fraction=0.03", "data.batch_size=32",
+        "nmt.vocab_size=1000", "network.embedding_dim=64", "network.hidden_size=64", "train.pretrain_epochs=3",
+        "train.agent_epochs=0", "train.cotrain_epochs=0", "train.patience=0", "train.lr=0.003", "nmt.dev_bleu_sentences=20",
+        "nmt.select_metric=perplexity", "nmt.final_beam=false", "run.progress=false", f"run.logdir={tmp_path}",
+    ])
+    trainer = TranslationTrainer(config, log=lambda _: None)
+    start = trainer.evaluate("dev", "net-only", bleu=False)[0].perplexity
+    results = trainer.run()
+    dev = [h["dev_net-only_perplexity"] for h in results["history"]]
+    loss = [h["task_loss"] for h in results["history"]]
+    assert start > dev[0] > dev[1] > dev[2], (start, dev)
+    assert dev[-1] < 0.5 * start and loss[-1] < loss[0]
+    test = results["results"]["baseline (pretrain only)"]["test_net-only"]
+    assert math.isfinite(test["perplexity"]) and test["perplexity"] < 0.5 * start
+    assert json.loads((tmp_path / "multi30k-en-de-seq2seq-luong-seed0" / "results.json").read_text())["results"]

@@ -1,0 +1,179 @@
+"""experiments/sweep.py: skipping finished runs, resuming interrupted ones, parallel runs, the table.
+
+The sweep is driven against a stand-in for `drga train` (standard library only, so each run
+takes milliseconds) that keeps the same contract: it writes last.pt after every epoch and
+results.json at the end, continues from last.pt with --resume, and stops on SIGINT.
+"""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SWEEP = Path(__file__).resolve().parents[1] / "experiments" / "sweep.py"
+
+FAKE_TRAIN = r'''
+import argparse, json, os, sys, time
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("command")
+for flag in ("--dataset", "--net", "--seed", "--logdir", "--run-name", "--config"):
+    parser.add_argument(flag)
+parser.add_argument("--set", action="append", default=[])
+parser.add_argument("--resume", action="store_true")
+parser.add_argument("--no-progress", action="store_true")
+args = parser.parse_args()
+folder = Path(args.logdir) / args.run_name
+folder.mkdir(parents=True, exist_ok=True)
+with open(Path(args.logdir) / "calls.txt", "a") as calls:
+    calls.write(f"{args.run_name} {'resume' if args.resume else 'fresh'} {time.time()} {os.environ['OMP_NUM_THREADS']} {' '.join(args.set)}\n")
+last = folder / "last.pt"
+if args.resume != last.exists():
+    sys.exit(f"--resume given: {args.resume}, last.pt exists: {last.exists()}")
+done = int(last.read_text()) if args.resume else 0
+try:
+    for epoch in range(done + 1, 4):
+        time.sleep(float(os.environ.get("FAKE_EPOCH_SECONDS", "0")))
+        if os.environ.get("FAKE_CRASH") == args.run_name and not args.resume and epoch == 2:
+            sys.exit(3)  # a crash in epoch 2: epoch 1 is saved
+        last.write_text(str(epoch))
+except KeyboardInterrupt:
+    print("interrupted; the last completed epoch is saved", file=sys.stderr)
+    sys.exit(130)
+accuracy = 0.8 + 0.01 * int(args.seed)
+rows = {"baseline (equal budget)": {"test_net-only": {"accuracy": accuracy}},
+        "DRGA (co-trained)": {"test_net-only": {"accuracy": accuracy + 0.01}, "test_with-agent": {"accuracy": accuracy + 0.02}}}
+(folder / "results.json").write_text(json.dumps({"results": rows}))
+with open(Path(args.logdir) / "calls.txt", "a") as calls:
+    calls.write(f"{args.run_name} end {time.time()}\n")
+'''
+
+
+@pytest.fixture
+def fake_cli(tmp_path):
+    path = tmp_path / "fake_train.py"
+    path.write_text(FAKE_TRAIN)
+    return path
+
+
+def sweep_command(tmp_path, fake_cli, *extra):
+    return [sys.executable, str(SWEEP), "--cli", str(fake_cli), "--logdir", str(tmp_path / "runs"),
+            "--nets", "a", "b", "--datasets", "d", "--seeds", "0", "1", *extra]
+
+
+def run_sweep(tmp_path, fake_cli, *extra, env=None):
+    environment = dict(os.environ, **(env or {}))
+    return subprocess.run(sweep_command(tmp_path, fake_cli, *extra), capture_output=True, text=True, env=environment, timeout=60)
+
+
+def calls(tmp_path):
+    path = tmp_path / "runs" / "calls.txt"
+    return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def starts(tmp_path):
+    return [(c[0], c[1]) for c in calls(tmp_path) if c[1] != "end"]
+
+
+def test_runs_the_grid_and_writes_one_table(tmp_path, fake_cli):
+    done = run_sweep(tmp_path, fake_cli, "--set", "train.patience=0", "--threads-per-run", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = ["d-a-seed0", "d-a-seed1", "d-b-seed0", "d-b-seed1"]
+    assert sorted(starts(tmp_path)) == [(n, "fresh") for n in names]
+    assert all(c[3] == "1" and c[4] == "train.patience=0" for c in calls(tmp_path) if c[1] == "fresh")
+    table = (tmp_path / "runs" / "sweep_results.md").read_text()
+    assert "| a | d | 1 | finished | - | 81.00 | - | 82.00 | 83.00 |" in table
+    assert "| a | d | 2 | - | 80.50 ± 0.71 | - | 81.50 ± 0.71 | 82.50 ± 0.71 |" in table
+    rows = list(csv.DictReader(open(tmp_path / "runs" / "sweep_results.csv")))
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"finished"}
+    assert all((tmp_path / "runs" / n / "train.log").exists() for n in names)
+
+
+def test_finished_runs_are_skipped_and_a_crashed_run_resumes(tmp_path, fake_cli):
+    first = run_sweep(tmp_path, fake_cli, env={"FAKE_CRASH": "d-b-seed0"})
+    assert first.returncode == 1  # one run failed; the others went on
+    assert "[fail] d-b-seed0: exit 3" in first.stdout
+    assert "| b | d | 0 | failed |" in (tmp_path / "runs" / "sweep_results.md").read_text()
+    assert (tmp_path / "runs" / "d-b-seed0" / "last.pt").read_text() == "1"
+
+    second = run_sweep(tmp_path, fake_cli)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.count("[skip]") == 3
+    assert starts(tmp_path)[4:] == [("d-b-seed0", "resume")]  # only the crashed run ran again, from epoch 1
+    assert "| b | d | 0 | finished | - | 80.00 |" in (tmp_path / "runs" / "sweep_results.md").read_text()
+
+    third = run_sweep(tmp_path, fake_cli)
+    assert third.returncode == 0 and third.stdout.count("[skip]") == 4 and len(starts(tmp_path)) == 5
+
+
+def test_jobs_run_in_parallel(tmp_path, fake_cli):
+    done = run_sweep(tmp_path, fake_cli, "--jobs", "2", env={"FAKE_EPOCH_SECONDS": "0.15"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    events = sorted((float(c[2]), +1 if c[1] != "end" else -1) for c in calls(tmp_path))
+    level, most = 0, 0
+    for _, change in events:
+        level += change
+        most = max(most, level)
+    assert most == 2
+
+
+def test_an_interrupted_sweep_stops_its_runs_and_the_same_command_resumes(tmp_path, fake_cli):
+    environment = dict(os.environ, FAKE_EPOCH_SECONDS="0.4")
+    sweep = subprocess.Popen(sweep_command(tmp_path, fake_cli, "--jobs", "2"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=environment)
+    first = tmp_path / "runs" / "d-a-seed0" / "last.pt"
+    deadline = time.time() + 30
+    while not first.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    sweep.send_signal(signal.SIGINT)
+    out, err = sweep.communicate(timeout=30)
+    assert sweep.returncode == 130, out + err
+    assert "the same command resumes them" in err
+    table = (tmp_path / "runs" / "sweep_results.md").read_text()
+    assert "| a | d | 0 | interrupted |" in table and "| b | d | 1 | not run |" in table
+    assert not (tmp_path / "runs" / "d-a-seed0" / "results.json").exists()
+
+    resumed = run_sweep(tmp_path, fake_cli, "--jobs", "2")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    second = starts(tmp_path)[2:]
+    assert ("d-a-seed0", "resume") in second and ("d-b-seed1", "fresh") in second
+    results = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/results.json")]
+    assert len(results) == 4
+
+
+def test_dry_run_prints_the_commands_of_unfinished_runs(tmp_path, fake_cli):
+    (tmp_path / "runs" / "d-a-seed0").mkdir(parents=True)
+    (tmp_path / "runs" / "d-a-seed0" / "results.json").write_text("{}")
+    (tmp_path / "runs" / "d-a-seed1").mkdir(parents=True)
+    (tmp_path / "runs" / "d-a-seed1" / "last.pt").write_text("2")
+    done = run_sweep(tmp_path, fake_cli, "--dry-run", "--config", "c.toml")
+    lines = [line for line in done.stdout.splitlines() if "fake_train.py" in line]
+    assert len(lines) == 3 and not calls(tmp_path)
+    assert lines[0].endswith("--run-name d-a-seed1 --no-progress --config c.toml --resume")
+
+
+@pytest.mark.slow
+def test_sweep_with_the_real_trainer(tmp_path):
+    from tests.test_trainer import write_keyword_tsv
+
+    tsv = write_keyword_tsv(tmp_path / "kw.tsv")
+    small = ["network.embedding_dim=8", "network.hidden_size=8", "network.attention_size=8", "network.classifier_hidden=8",
+             "agent.hidden_sizes=8", "train.pretrain_epochs=1", "train.agent_epochs=1", "train.cotrain_epochs=1",
+             "data.dataset=tsv", f"data.tsv_path={tsv}"]
+    command = [sys.executable, str(SWEEP), "--nets", "lstm-sa", "--datasets", "tsv", "--seeds", "0", "1", "--jobs", "2",
+               "--threads-per-run", "1", "--logdir", str(tmp_path / "runs")] + [a for s in small for a in ("--set", s)]
+    root = SWEEP.parents[1]
+    first = subprocess.run(command, capture_output=True, text=True, cwd=root, timeout=600)
+    assert first.returncode == 0, first.stdout + first.stderr
+    rows = list(csv.DictReader(open(tmp_path / "runs" / "sweep_results.csv")))
+    assert [r["status"] for r in rows] == ["finished", "finished"]
+    assert all(0 <= float(r["DRGA with-agent"]) <= 1 for r in rows)
+    again = subprocess.run(command, capture_output=True, text=True, cwd=root, timeout=600)
+    assert again.returncode == 0 and again.stdout.count("[skip]") == 2
