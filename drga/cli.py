@@ -130,9 +130,10 @@ def cmd_networks(_: argparse.Namespace) -> int:
 def cmd_datasets(_: argparse.Namespace) -> int:
     from drga.data import candidate_roots
 
+    width = max(map(len, DATASETS))
     for name in sorted(DATASETS):
         loader = DATASETS[name][0]
-        print(f"{name:10s} {(loader.__doc__ or '').strip().splitlines()[0]}")
+        print(f"{name:{width}s}  {(loader.__doc__ or '').strip().splitlines()[0]}")
     print("\nsearched, in order: " + ", ".join(str(p) for p in candidate_roots()))
     return 0
 
