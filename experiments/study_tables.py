@@ -1,0 +1,167 @@
+"""The reproduction study's tables, from a folder of finished `drga train` runs.
+
+Reads every ``<logdir>/*/results.json`` (as written by `drga train` and `experiments/sweep.py`),
+groups the runs by network and data set, and writes one markdown file with
+
+* per cell: the number of seeds, test accuracy (%) mean ± std of the baseline at the end of
+  pretraining, the **equal-budget baseline** (pretrain + as many extra network epochs as DRGA
+  co-trains, same dev-based selection), DRGA net-only and DRGA with-agent;
+* the paired difference DRGA − equal-budget baseline over the seeds (same seed = same split,
+  same initialisation, same pretraining), a paired t-test p-value and a 95% percentile
+  bootstrap interval of the mean difference, for both evaluation modes;
+* the mean wall-clock seconds per run (the sweep's ``wall_seconds.txt``).
+
+    python experiments/study_tables.py runs/repro --out docs/results/reproduction.md
+
+Runs without results.json (unfinished) are counted under "unfinished" and otherwise ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from drga.analysis.stats import bootstrap_ci, paired_t_test
+
+#: (row of results.json, evaluation mode) of each model in the tables.
+EQUAL_BUDGET = ("baseline (equal budget)", "net-only")
+PRETRAIN_ONLY = ("baseline (pretrain only)", "net-only")
+DRGA_NET_ONLY = ("DRGA (co-trained)", "net-only")
+DRGA_WITH_AGENT = ("DRGA (co-trained)", "with-agent")
+
+#: Table layout: family → networks, in the order of the paper's Tables II–IV.
+FAMILIES = {
+    "self-attention (Table II protocol)": ["lstm-sa", "cnn-sa", "transformer"],
+    "multi-dimensional self-attention": ["disan"],
+    "task-specific (aspect) attention": ["atae-lstm", "ian"],
+    "hierarchical attention": ["han"],
+}
+DATASET_ORDER = ["subj", "mr", "sst", "sst2", "ag-news", "semeval14-laptop", "semeval14-restaurant",
+                 "semeval15-restaurant", "semeval16-restaurant", "movie-reviews"]
+
+
+def load_runs(logdir: Path) -> tuple[dict[tuple[str, str], dict[int, dict]], list[Path]]:
+    """{(network, data set): {seed: results.json}} and the run folders without results."""
+    cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
+    unfinished = []
+    for folder in sorted(p for p in logdir.iterdir() if p.is_dir()):
+        results = folder / "results.json"
+        if not results.exists():
+            unfinished.append(folder)
+            continue
+        payload = json.loads(results.read_text())
+        config = payload["config"]
+        wall = folder / "wall_seconds.txt"
+        payload["wall_seconds"] = float(wall.read_text()) if wall.exists() else None
+        cells[(config["network"]["name"], config["data"]["dataset"])][int(config["run"]["seed"])] = payload
+    return cells, unfinished
+
+
+def accuracy(payload: dict, model: tuple[str, str]) -> float | None:
+    row, mode = model
+    result = payload["results"].get(row, {}).get(f"test_{mode}")
+    return None if result is None else 100.0 * float(result["accuracy"])
+
+
+def mean_std(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def paired_cell(runs: dict[int, dict], model: tuple[str, str]) -> str:
+    """Mean paired difference model − equal-budget baseline, p (paired t) and 95% bootstrap CI."""
+    pairs = [(accuracy(p, EQUAL_BUDGET), accuracy(p, model)) for p in runs.values()]
+    pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+    if not pairs:
+        return "-"
+    base, drga = zip(*pairs)
+    differences = [b - a for a, b in pairs]
+    mean = statistics.mean(differences)
+    if len(pairs) < 2:
+        return f"{mean:+.2f}"
+    _, p = paired_t_test(base, drga)
+    low, high = bootstrap_ci(differences)
+    return f"{mean:+.2f} (p = {p:.3f}; [{low:+.2f}, {high:+.2f}])"
+
+
+def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
+    lines = []
+    known = {net for nets in FAMILIES.values() for net in nets}
+    families = dict(FAMILIES)
+    others = sorted({net for net, _ in cells} - known)
+    if others:
+        families["other networks"] = others
+    for family, nets in families.items():
+        rows = [(net, ds) for net in nets for ds in DATASET_ORDER + sorted({d for _, d in cells} - set(DATASET_ORDER))
+                if (net, ds) in cells]
+        if not rows:
+            continue
+        lines += [f"### {family}", "",
+                  "| network | data set | seeds | baseline, pretrain only | **baseline, equal budget** "
+                  "| DRGA net-only | **DRGA with-agent** | Δ net-only vs equal budget | Δ with-agent vs equal budget "
+                  "| wall s/run |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for net, dataset in rows:
+            runs = cells[(net, dataset)]
+            columns = [mean_std([v for v in (accuracy(p, m) for p in runs.values()) if v is not None])
+                       for m in (PRETRAIN_ONLY, EQUAL_BUDGET, DRGA_NET_ONLY, DRGA_WITH_AGENT)]
+            walls = [p["wall_seconds"] for p in runs.values() if p["wall_seconds"] is not None]
+            wall = f"{statistics.mean(walls):.0f}" if walls else "-"
+            lines.append(f"| {net} | {dataset} | {len(runs)} | " + " | ".join(columns)
+                         + f" | {paired_cell(runs, DRGA_NET_ONLY)} | {paired_cell(runs, DRGA_WITH_AGENT)} | {wall} |")
+        lines.append("")
+    return lines
+
+
+def summary(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
+    """How many cells DRGA wins, ties or loses against the equal-budget baseline at p < 0.05."""
+    verdicts = defaultdict(list)
+    for (net, dataset), runs in cells.items():
+        pairs = [(accuracy(p, EQUAL_BUDGET), accuracy(p, DRGA_WITH_AGENT)) for p in runs.values()]
+        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+        if len(pairs) < 2:
+            continue
+        base, drga = zip(*pairs)
+        t, p = paired_t_test(base, drga)
+        verdict = "tie (p ≥ 0.05)" if not p < 0.05 else ("DRGA better" if t > 0 else "baseline better")
+        verdicts[verdict].append(f"{net}/{dataset}")
+    return [f"- {verdict}: {len(names)} cells ({', '.join(sorted(names))})" for verdict, names in sorted(verdicts.items())]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("logdir", type=Path)
+    parser.add_argument("--out", type=Path, help="markdown file (default: print)")
+    args = parser.parse_args(argv)
+    if not args.logdir.is_dir():
+        parser.error(f"{args.logdir} is not a folder of runs")
+    cells, unfinished = load_runs(args.logdir)
+    if not cells:
+        parser.error(f"no finished runs (results.json) under {args.logdir}")
+    command = f"python experiments/study_tables.py {args.logdir}" + (f" --out {args.out}" if args.out else "")
+    lines = [f"<!-- written by: {command} -->", "",
+             f"Test accuracy (%), mean ± std over seeds; Δ = paired difference to the equal-budget baseline "
+             f"(mean over seeds, paired t-test p, 95% bootstrap interval). {sum(len(r) for r in cells.values())} "
+             f"finished runs, {len(unfinished)} unfinished.", ""]
+    lines += tables(cells)
+    lines += ["DRGA with-agent against the equal-budget baseline, per cell (paired t-test over seeds):", ""]
+    lines += summary(cells) + [""]
+    text = "\n".join(lines)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

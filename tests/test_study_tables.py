@@ -1,0 +1,57 @@
+"""experiments/study_tables.py: grouping, means and the paired statistics on hand-made runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "study_tables.py"
+
+
+@pytest.fixture(scope="module")
+def study_tables():
+    spec = importlib.util.spec_from_file_location("study_tables", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_run(root: Path, net: str, dataset: str, seed: int, baseline: float, drga: float, wall: float) -> None:
+    folder = root / f"{dataset}-{net}-seed{seed}"
+    folder.mkdir(parents=True)
+    results = {
+        "baseline (pretrain only)": {"test_net-only": {"accuracy": baseline - 0.01}},
+        "baseline (equal budget)": {"test_net-only": {"accuracy": baseline}},
+        "DRGA (co-trained)": {"test_net-only": {"accuracy": drga}, "test_with-agent": {"accuracy": drga}},
+    }
+    config = {"network": {"name": net}, "data": {"dataset": dataset}, "run": {"seed": seed}}
+    (folder / "results.json").write_text(json.dumps({"config": config, "results": results}))
+    (folder / "wall_seconds.txt").write_text(f"{wall}\n")
+
+
+def test_table_means_and_paired_differences(tmp_path, study_tables):
+    # Differences DRGA − baseline: +1, +2, +3 points → mean +2.00, sd 1, t = 2/(1/√3) = 3.464, df 2 → p = 0.074.
+    for seed, (base, drga) in enumerate([(0.80, 0.81), (0.70, 0.72), (0.75, 0.78)]):
+        write_run(tmp_path, "lstm-sa", "subj", seed, base, drga, wall=100 + 10 * seed)
+    (tmp_path / "subj-lstm-sa-seed3").mkdir()  # unfinished: no results.json
+    out = tmp_path / "table.md"
+    assert study_tables.main([str(tmp_path), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "3 finished runs, 1 unfinished" in text
+    row = next(line for line in text.splitlines() if line.startswith("| lstm-sa | subj |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "3"
+    assert cells[4] == "75.00 ± 5.00"  # equal-budget baseline: 80, 70, 75
+    assert cells[6] == "77.00 ± 4.58"  # DRGA with-agent: 81, 72, 78
+    assert cells[8].startswith("+2.00 (p = 0.074;")
+    assert cells[9] == "110"  # mean wall seconds
+    assert "tie (p ≥ 0.05): 1 cells (lstm-sa/subj)" in text
+
+
+def test_no_finished_runs_is_a_clear_error(tmp_path, study_tables, capsys):
+    with pytest.raises(SystemExit):
+        study_tables.main([str(tmp_path)])
+    assert "no finished runs" in capsys.readouterr().err
