@@ -2,8 +2,9 @@
 #   make demo       set up, then a short real DRGA run of LSTM+SA on SUBJ (< 5 min on 2 CPU cores)
 #   make test       set up, then the test suite (what CI runs)
 #   make test-slow  the slow tests too
-#   make bench      baseline vs co-training throughput (docs/RESULTS.md)
+#   make bench      baseline vs co-training throughput of every network (docs/RESULTS.md)
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
+#   make study      the reproduction study: every family, 3-10 seeds (hours; resumable)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,7 +13,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 
-.PHONY: setup demo test test-slow bench results clean
+.PHONY: setup demo test test-slow bench results study clean
 
 setup: $(STAMP)
 
@@ -33,10 +34,13 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"
 
 bench: $(STAMP)
-	$(BIN)/python bench/throughput.py
+	$(BIN)/python bench/throughput.py --net all --train-fraction 0.25 --repeats 2
 
 results: $(STAMP)
 	$(BIN)/python experiments/lstm_sa_study.py
+
+study: $(STAMP)
+	PYTHON=$(BIN)/python bash experiments/reproduce.sh
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

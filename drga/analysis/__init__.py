@@ -6,6 +6,6 @@ that squashes them to one weight per token, token-level edits of the attention, 
 per-example records (original α, revised α′, output distributions) the analyses read.
 """
 
-from drga.analysis.attention import SQUASH_RULE, AttentionRecord, compute_records, squash_attention
+from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AttentionRecord, compute_records, squash_attention
 
-__all__ = ["SQUASH_RULE", "AttentionRecord", "compute_records", "squash_attention"]
+__all__ = ["DOCUMENT_RULE", "SQUASH_RULE", "AttentionRecord", "compute_records", "squash_attention"]

@@ -38,8 +38,18 @@ SQUASH_RULE = (
     "attention, DiSAN; as eq. 5 counts N), then the mean over the K arrays of a site (a "
     "Transformer's layers x heads), then the mean over the sites that span the sentence "
     "(a Transformer's heads and pooling sites count equally; IAN's aspect site does not span "
-    "the sentence and is left out). Every step averages distributions over the real tokens, "
+    "the sentence and is left out; the maps and the highlighted-token counts show it on its own). Every step averages distributions over the real tokens, "
     "so the result is one too. For LSTM+SA (one site, K = 1, scalar) it is α itself."
+)
+
+#: What the analyses read of a document network (HAN), stated in every report on one.
+DOCUMENT_RULE = (
+    "the word level of a document network (HAN) is one array α_s per sentence s (over its words, summing to 1 within the "
+    "sentence; the mean over H dimensions and over word-level sites as above) and the sentence level is one "
+    "array γ (over the sentences, summing to 1). A word's weight in the document is ω_st = γ_s·α_st, a "
+    "distribution over all the document's words; it is what ranks words across sentences (the explainability "
+    "test's top and random word, the saliency τ). Highlighted tokens and most-modified words use the per-sentence "
+    "arrays α_s; the maps show α_s per sentence beside γ_s."
 )
 
 
@@ -50,73 +60,159 @@ class AnalysisError(ConfigError):
 # ----------------------------------------------------------------------------- token view
 
 
+def is_document(batch: Batch) -> bool:
+    """Whether the batch holds documents ([B, S, T] tokens) rather than flat text ([B, T])."""
+    return batch.tokens.dim() == 3
+
+
+def _same_mask(site_mask: Tensor, mask: Tensor) -> bool:
+    return tuple(site_mask.shape) == tuple(mask.shape) and bool((site_mask == mask).all())
+
+
 def token_sites(encoding: NetworkEncoding, batch: Batch, site: str | None = None) -> list[int]:
     """Indices of the sites whose every array covers exactly the batch's tokens.
 
-    ``site`` keeps only the site of that name. Document batches ([B, S, T] tokens) have no
-    single token axis; they are refused with a clear error.
+    Flat text: the sites over the sentence's tokens (K arrays of T, each over every token).
+    Documents: the word-level sites, whose K = S arrays are the sentences' words (their mask is
+    the batch's [B, S, T] mask); the sentence level is :func:`sentence_sites`. ``site`` keeps
+    only the site of that name.
     """
-    if batch.tokens.dim() != 2:
-        raise AnalysisError(
-            "the analyses read flat text (one token axis); document networks such as 'han' are not supported yet"
-        )
-    spanning = [
-        index
-        for index, s in enumerate(encoding.sites)
-        if s.mask.shape[-1] == batch.tokens.shape[1] and bool((s.mask == batch.mask.unsqueeze(1)).all())
-    ]
+    if is_document(batch):
+        spanning = [i for i, s in enumerate(encoding.sites) if _same_mask(s.mask, batch.mask)]
+        what = "the documents' words (one array per sentence)"
+    else:
+        spanning = [
+            index
+            for index, s in enumerate(encoding.sites)
+            if s.mask.shape[-1] == batch.tokens.shape[1] and bool((s.mask == batch.mask.unsqueeze(1)).all())
+        ]
+        what = "the sentence's tokens"
     if not spanning:
         names = ", ".join(s.name for s in encoding.sites)
-        raise AnalysisError(f"no attention site of this network spans the sentence's tokens (sites: {names})")
+        raise AnalysisError(f"no attention site of this network spans {what} (sites: {names})")
     if site is not None:
         chosen = [i for i in spanning if encoding.sites[i].name == site]
         if not chosen:
             names = ", ".join(encoding.sites[i].name for i in spanning)
-            raise AnalysisError(f"no attention site named '{site}' spans the sentence; choose one of: {names}")
+            raise AnalysisError(f"no attention site named '{site}' spans {what}; choose one of: {names}")
         return chosen
     return spanning
 
 
-def squash_attention(attention: Sequence[Tensor], encoding: NetworkEncoding, sites: Sequence[int]) -> Tensor:
-    """[B, T] per-token weights by :data:`SQUASH_RULE`; zero on padding."""
+def sentence_sites(encoding: NetworkEncoding, batch: Batch) -> list[int]:
+    """Documents: the sentence-level sites (one array over the document's sentences); [] if none."""
+    present = batch.mask.any(dim=-1).unsqueeze(1)  # [B, 1, S]
+    words = set(token_sites(encoding, batch))
+    return [i for i, s in enumerate(encoding.sites) if i not in words and _same_mask(s.mask, present)]
+
+
+def aspect_sites(encoding: NetworkEncoding, batch: Batch) -> list[int]:
+    """Aspect networks: the sites over the aspect term's tokens (IAN's "aspect"); [] if none."""
+    mask = batch.extras.get("aspect_mask")
+    if mask is None or is_document(batch):
+        return []
+    words = set(token_sites(encoding, batch))
+    return [i for i, s in enumerate(encoding.sites) if i not in words and _same_mask(s.mask, mask.unsqueeze(1))]
+
+
+def _per_site(attention: Sequence[Tensor], sites: Sequence[int], keep_arrays: bool = False) -> Tensor:
+    """The mean over H (multi-dimensional arrays, as count_highlighted does), then over the K arrays
+    of each site (unless ``keep_arrays``: [B, K, T]), then over the sites: [B, T]."""
     per_site = []
     for index in sites:
         weights = attention[index]
-        if weights.dim() == 4:  # [B, K, T, H]: the mean over H, as count_highlighted does
+        if weights.dim() == 4:  # [B, K, T, H]
             weights = weights.mean(dim=-1)
-        per_site.append(weights.mean(dim=1))
-    mask = encoding.sites[sites[0]].mask[:, 0]
-    return torch.stack(per_site).mean(dim=0) * mask
+        per_site.append(weights if keep_arrays else weights.mean(dim=1))
+    return torch.stack(per_site).mean(dim=0)
+
+
+def squash_attention(attention: Sequence[Tensor], encoding: NetworkEncoding, sites: Sequence[int]) -> Tensor:
+    """[B, T] per-token weights of flat text by :data:`SQUASH_RULE`; zero on padding."""
+    return _per_site(attention, sites) * encoding.sites[sites[0]].mask[:, 0]
+
+
+def squash_words(attention: Sequence[Tensor], encoding: NetworkEncoding, sites: Sequence[int]) -> Tensor:
+    """Documents: [B, S, T], each sentence's word array α_s (means over H and over word-level sites only)."""
+    return _per_site(attention, sites, keep_arrays=True) * encoding.sites[sites[0]].mask
+
+
+def squash_sentences(attention: Sequence[Tensor], encoding: NetworkEncoding, sites: Sequence[int]) -> Tensor:
+    """Documents: [B, S], the sentence-level array γ (means over H, over the K arrays and the sites)."""
+    return _per_site(attention, sites) * encoding.sites[sites[0]].mask[:, 0]
+
+
+def document_weights(words: Tensor, sentences: Tensor) -> Tensor:
+    """ω_st = γ_s·α_st [B, S, T]: a word's weight in the document (see :data:`DOCUMENT_RULE`)."""
+    return words * sentences.unsqueeze(-1)
+
+
+def token_weights(attention: Sequence[Tensor], encoding: NetworkEncoding, batch: Batch, sites: Sequence[int]) -> Tensor:
+    """The weight that ranks tokens: [B, T] (:data:`SQUASH_RULE`) for text, ω [B, S, T] for documents.
+
+    A document network without a sentence-level site weighs every sentence equally (γ_s = 1/S).
+    """
+    if not is_document(batch):
+        return squash_attention(attention, encoding, sites)
+    words = squash_words(attention, encoding, sites)
+    upper = sentence_sites(encoding, batch)
+    if upper:
+        gamma = squash_sentences(attention, encoding, upper)
+    else:
+        present = batch.mask.any(dim=-1).to(words.dtype)
+        gamma = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)
+    return document_weights(words, gamma)
+
+
+def real_tokens(values: Tensor, mask: Tensor) -> Tensor:
+    """A row's values at its real tokens, in reading order ([T] or [S, T] → [L]); ids follow the same order."""
+    return values[mask]
 
 
 def _edit_sites(attention: Sequence[Tensor], sites: Sequence[int], edit: Callable[[Tensor], Tensor]) -> list[Tensor]:
     return [edit(weights) if index in sites else weights for index, weights in enumerate(attention)]
 
 
-def _position_mask(weights: Tensor, positions: Tensor) -> Tensor:
-    """Bool of ``weights``' shape, True at token ``positions[b]`` of every array (and dimension)."""
-    b, _, t = weights.shape[:3]
-    hit = torch.zeros(b, t, dtype=torch.bool, device=weights.device)
-    hit[torch.arange(b, device=weights.device), positions.to(weights.device)] = True
-    hit = hit[:, None, :]
+def _position_mask(weights: Tensor, positions: Tensor, arrays: Tensor | None = None) -> Tensor:
+    """Bool of ``weights``' shape, True at token ``positions[b]`` of every array (and dimension).
+
+    With ``arrays`` only in array ``arrays[b]`` (a document's sentence holding the word).
+    """
+    b, k, t = weights.shape[:3]
+    rows = torch.arange(b, device=weights.device)
+    if arrays is None:
+        hit = torch.zeros(b, t, dtype=torch.bool, device=weights.device)
+        hit[rows, positions.to(weights.device)] = True
+        hit = hit[:, None, :]
+    else:
+        hit = torch.zeros(b, k, t, dtype=torch.bool, device=weights.device)
+        hit[rows, arrays.to(weights.device), positions.to(weights.device)] = True
     while hit.dim() < weights.dim():
         hit = hit.unsqueeze(-1)
     return hit.expand_as(weights)
 
 
-def remove_token(attention: Sequence[Tensor], sites: Sequence[int], positions: Tensor) -> list[Tensor]:
+def remove_token(
+    attention: Sequence[Tensor], sites: Sequence[int], positions: Tensor, arrays: Tensor | None = None
+) -> list[Tensor]:
     # Serrano & Smith (2019): zero the token's attention and renormalise over the rest.
     """Attention with token ``positions[b]`` removed from every array of the spanning sites.
 
     The other weights are renormalised over the token axis. When the removed token held all
     the mass there is nothing left to renormalise: the array stays all zero (an empty context),
-    never NaN.
+    never NaN. With ``arrays`` (documents: the word's sentence) only array ``arrays[b]`` is
+    edited and renormalised; the other sentences' arrays are left exactly as they were.
     """
 
     def edit(weights: Tensor) -> Tensor:
-        kept = weights.masked_fill(_position_mask(weights, positions), 0.0)
+        hit = _position_mask(weights, positions, arrays)
+        kept = weights.masked_fill(hit, 0.0)
         total = kept.sum(dim=2, keepdim=True)
-        return torch.where(total > 0, kept / total.clamp_min(1e-30), kept)
+        renormalised = torch.where(total > 0, kept / total.clamp_min(1e-30), kept)
+        if arrays is None:
+            return renormalised
+        touched = hit.any(dim=2, keepdim=True).expand_as(weights)
+        return torch.where(touched, renormalised, weights)
 
     return _edit_sites(attention, sites, edit)
 
@@ -131,7 +227,14 @@ def one_hot_attention(attention: Sequence[Tensor], sites: Sequence[int], positio
 
 @dataclass
 class AttentionRecord:
-    """One example seen through the analyses' eyes (arrays over its L real tokens)."""
+    """One example seen through the analyses' eyes (arrays over its L real tokens).
+
+    Documents: the L tokens are all the document's words in reading order, ``original`` and
+    ``revised`` the per-sentence word arrays α_s one after the other (each sums to 1 over its
+    sentence), ``sentence_lengths`` where they split, and ``sentence_original`` /
+    ``sentence_revised`` the sentence-level γ and γ′. Aspect networks: ``aspect`` is the aspect
+    term, with the attention over it when the network has such a site (IAN).
+    """
 
     index: int  #: position in the analysed split
     ids: list[int]
@@ -141,10 +244,43 @@ class AttentionRecord:
     revised: np.ndarray | None  #: α′ with the agent's deterministic actions, [L]
     probs_original: np.ndarray  #: P(·|X) from α (net-only mode), [C]
     probs_revised: np.ndarray | None  #: P(·|X) from α′ (with-agent mode), [C]
+    sentence_lengths: list[int] | None = None  #: documents: words per sentence
+    sentence_original: np.ndarray | None = None  #: documents: γ over the sentences, [S]
+    sentence_revised: np.ndarray | None = None  #: documents: γ′, [S]
+    aspect: list[str] | None = None  #: aspect networks: the aspect term's tokens
+    aspect_original: np.ndarray | None = None  #: the attention over the aspect term (IAN), [A]
+    aspect_revised: np.ndarray | None = None
 
     @property
     def length(self) -> int:
         return len(self.ids)
+
+    @property
+    def is_document(self) -> bool:
+        return self.sentence_lengths is not None
+
+    def sentence_spans(self) -> list[tuple[int, int]]:
+        """[start, end) of each sentence in the token list (one span covering all for flat text)."""
+        if self.sentence_lengths is None:
+            return [(0, self.length)]
+        ends = np.cumsum(self.sentence_lengths).tolist()
+        return list(zip([0] + ends[:-1], ends))
+
+    def sentence_weights(self, revised: bool = False) -> np.ndarray | None:
+        """Documents: γ (or γ′); 1/S each when the network has no sentence-level attention."""
+        if self.sentence_lengths is None or (revised and self.revised is None):
+            return None
+        gamma = self.sentence_revised if revised else self.sentence_original
+        if gamma is None:
+            gamma = np.full(len(self.sentence_lengths), 1.0 / len(self.sentence_lengths))
+        return gamma
+
+    def document_weights(self, revised: bool = False) -> np.ndarray | None:
+        """ω_st = γ_s·α_st over all the words ([L], sums to 1); for flat text the attention itself."""
+        words = self.revised if revised else self.original
+        if words is None or self.sentence_lengths is None:
+            return words
+        return words * np.repeat(self.sentence_weights(revised), self.sentence_lengths)
 
 
 def model_device(network: AttentionNetwork) -> torch.device:
@@ -209,28 +345,64 @@ def compute_records(
         for chunk in tqdm(chunks, desc="attention", leave=False, disable=not progress):
             batch = collate([examples[i] for i in chunk]).to(device)
             encoding = network.encode(batch)
-            sites = token_sites(encoding, batch, site)
-            original = squash_attention(encoding.attention, encoding, sites)
+            views = _views(encoding, batch, site)
             probs = torch.softmax(network.predict(encoding, encoding.attention), dim=-1)
-            revised = revised_probs = None
+            original = {name: view(encoding.attention) for name, view in views.items()}
+            revised, revised_probs = {}, None
             if policy is not None:
                 attention, output = revised_attention(network, policy, batch, beta, encoding)
-                revised = squash_attention(attention, encoding, sites)
+                revised = {name: view(attention) for name, view in views.items()}
                 revised_probs = torch.softmax(output, dim=-1)
             for row, position in enumerate(chunk):
                 example = examples[position]
-                length = len(example.ids)
+                pick = lambda found, name: _row_values(found.get(name), row, batch, name)
+                aspect_ids = example.extras.get("aspect")
                 records[position] = AttentionRecord(
                     index=indices[position],
                     ids=list(example.ids),
                     tokens=vocab.decode(example.ids),
                     label=int(example.label),
-                    original=original[row, :length].double().cpu().numpy(),
-                    revised=None if revised is None else revised[row, :length].double().cpu().numpy(),
+                    original=pick(original, "words"),
+                    revised=pick(revised, "words"),
                     probs_original=probs[row].double().cpu().numpy(),
                     probs_revised=None if revised_probs is None else revised_probs[row].double().cpu().numpy(),
+                    sentence_lengths=[len(s) for s in example.sentences] if example.sentences is not None else None,
+                    sentence_original=pick(original, "sentences"),
+                    sentence_revised=pick(revised, "sentences"),
+                    aspect=vocab.decode(aspect_ids) if aspect_ids else None,
+                    aspect_original=pick(original, "aspect"),
+                    aspect_revised=pick(revised, "aspect"),
                 )
     return [r for r in records if r is not None]
+
+
+def _views(encoding: NetworkEncoding, batch: Batch, site: str | None) -> dict[str, Callable[[Sequence[Tensor]], Tensor]]:
+    """What a record keeps of an attention list: the word level, and the sentence or aspect level if any."""
+    sites = token_sites(encoding, batch, site)
+    if is_document(batch):
+        views = {"words": lambda a: squash_words(a, encoding, sites)}
+        upper = sentence_sites(encoding, batch)
+        if upper:
+            views["sentences"] = lambda a: squash_sentences(a, encoding, upper)
+        return views
+    views = {"words": lambda a: squash_attention(a, encoding, sites)}
+    aspect = aspect_sites(encoding, batch)
+    if aspect:
+        views["aspect"] = lambda a: squash_attention(a, encoding, aspect)
+    return views
+
+
+def _row_values(values: Tensor | None, row: int, batch: Batch, name: str) -> np.ndarray | None:
+    """One example's weights at its real positions, as float64 numpy (None when absent)."""
+    if values is None:
+        return None
+    if name == "words":
+        mask = batch.mask[row]
+    elif name == "sentences":
+        mask = batch.mask[row].any(dim=-1)
+    else:
+        mask = batch.extras["aspect_mask"][row]
+    return real_tokens(values[row], mask).double().cpu().numpy()
 
 
 # ----------------------------------------------------------------------------- inputs

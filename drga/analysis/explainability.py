@@ -11,6 +11,14 @@ For each sentence and each attention (the network's own α, the revised α′):
 If attention is explanatory, removing the most attended token should change the output more
 than removing a random one (ΔJS > 0), increasingly so as Δα grows. The reported *threshold*
 is the Δα above which the binned mean ΔJS is positive in every bin.
+
+Documents (HAN) are tested at two levels. Words: i is the word of highest document weight
+ω_st = γ_s·α_st, r a random other word of the document; removing a word zeroes it in its
+sentence's array α_s and renormalises that sentence only; Δα = ω_i − ω_r. Sentences (as
+Serrano & Smith test HANs): i is the sentence of highest γ, r a random other one (documents
+of ≥ 2 sentences); removing it zeroes γ_i and renormalises γ; Δα = γ_i − γ_r. The summary's
+keys are ``original``/``revised`` for the word (token) level and ``sentences-original``/
+``sentences-revised`` for the sentence level.
 """
 
 from __future__ import annotations
@@ -28,18 +36,25 @@ from agents.gaussian_policy import GaussianPolicy
 from baselines.protocol import AttentionNetwork
 from drga.analysis.attention import (
     eval_mode,
+    is_document,
     length_sorted_chunks,
     model_device,
     remove_token,
     revised_attention,
+    sentence_sites,
     squash_attention,
+    squash_sentences,
     token_sites,
+    token_weights,
 )
 from drga.analysis.plots import ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png
 from drga.analysis.stats import js_divergence
 from drga.data import EncodedExample, Vocabulary, collate
 
 MODES = (("original", "net-only, α"), ("revised", "with-agent, α′"))
+#: Documents' sentence level (summary keys and table names).
+SENTENCE_MODES = (("sentences-original", "net-only, γ (sentences)"), ("sentences-revised", "with-agent, γ′ (sentences)"))
+ALL_MODES = MODES + SENTENCE_MODES
 
 
 def random_other(top: Tensor, lengths: Tensor, uniform: Tensor) -> Tensor:
@@ -71,6 +86,9 @@ def removal_rows(
                 continue
             batch = collate([examples[i] for i in chunk]).to(device)
             encoding = network.encode(batch)
+            if is_document(batch):
+                rows += _document_rows(network, policy, beta, batch, encoding, chunk, examples, vocab, draws, seed, site)
+                continue
             sites = token_sites(encoding, batch, site)
             lengths = batch.mask.sum(dim=1)
             uniform = torch.as_tensor(draws[chunk], device=device)
@@ -97,7 +115,76 @@ def removal_rows(
                         "flip_top": bool(q_top[row].argmax() != p[row].argmax()),
                         "flip_random": bool(q_other[row].argmax() != p[row].argmax()),
                     })
-    return sorted(rows, key=lambda r: (r["mode"] != "original", r["index"]))
+    order = [mode for mode, _ in ALL_MODES]
+    return sorted(rows, key=lambda r: (order.index(r["mode"]), r["index"]))
+
+
+def _document_rows(network, policy, beta, batch, encoding, chunk, examples, vocab, draws, seed, site) -> list[dict[str, Any]]:
+    """The removal test of a batch of documents at the word level and (≥ 2 sentences) the sentence level."""
+    device = batch.tokens.device
+    words = token_sites(encoding, batch, site)
+    upper = sentence_sites(encoding, batch)
+    b, n_sentences, t = batch.mask.shape
+    flat_mask = batch.mask.reshape(b, -1)
+    lengths = flat_mask.sum(dim=1)
+    sentence_counts = batch.mask.any(dim=-1).sum(dim=1)
+    # the document's real words, in reading order: flat position of its k-th word
+    order = torch.argsort((~flat_mask).to(torch.int8), dim=1, stable=True)
+    rank = flat_mask.long().cumsum(dim=1) - 1  # a real word's position in the document's word list
+    uniform = torch.as_tensor(draws[chunk], device=device)
+    # a second, independent draw for the random sentence (same for α and α′)
+    uniform_sentence = torch.as_tensor(np.random.default_rng([seed, 1]).random(len(draws))[chunk], device=device)
+    attentions = {"original": encoding.attention}
+    if policy is not None:
+        attentions["revised"] = revised_attention(network, policy, batch, beta, encoding)[0]
+    rows: list[dict[str, Any]] = []
+    prob = lambda a: torch.softmax(network.predict(encoding, a), dim=-1).double().cpu().numpy()
+    for mode, attention in attentions.items():
+        p = prob(attention)
+        rows_idx = torch.arange(b, device=device)
+        # word level: rank words by ω = γ·α across the document
+        omega = token_weights(attention, encoding, batch, words).reshape(b, -1)
+        top_flat = omega.argmax(dim=1)
+        top = rank[rows_idx, top_flat]
+        other = random_other(top, lengths, uniform)
+        other_flat = order[rows_idx, other]
+        removed = lambda flat: prob(remove_token(attention, words, flat % t, arrays=flat // t))
+        q_top, q_other = removed(top_flat), removed(other_flat)
+        rows += _rows(mode, chunk, examples, vocab, p, q_top, q_other, top, other,
+                      omega[rows_idx, top_flat].double().cpu().numpy(), omega[rows_idx, other_flat].double().cpu().numpy(),
+                      lambda position, i: vocab.itos[examples[position].ids[i]], range(b))
+        if not upper:
+            continue
+        gamma = squash_sentences(attention, encoding, upper)
+        keep = [row for row in range(b) if int(sentence_counts[row]) >= 2]
+        if not keep:
+            continue
+        top_s = gamma.argmax(dim=1)
+        other_s = random_other(top_s, sentence_counts, uniform_sentence).clamp_max(n_sentences - 1)  # 1-sentence rows: unused
+        q_top, q_other = prob(remove_token(attention, upper, top_s)), prob(remove_token(attention, upper, other_s))
+        sentence_text = lambda position, i: "s{}: {}".format(i + 1, " ".join(vocab.decode(examples[position].sentences[i][:6])))
+        rows += _rows(f"sentences-{mode}", chunk, examples, vocab, p, q_top, q_other, top_s, other_s,
+                      gamma[rows_idx, top_s].double().cpu().numpy(), gamma[rows_idx, other_s].double().cpu().numpy(),
+                      sentence_text, keep)
+    return rows
+
+
+def _rows(mode, chunk, examples, vocab, p, q_top, q_other, top, other, alpha_top, alpha_other, name, keep) -> list[dict[str, Any]]:
+    js_top, js_other = js_divergence(p, q_top), js_divergence(p, q_other)
+    rows = []
+    for row in keep:
+        position = chunk[row]
+        i, r = int(top[row]), int(other[row])
+        rows.append({
+            "mode": mode, "index": position, "length": len(examples[position].ids),
+            "top": i, "top_token": name(position, i), "random": r, "random_token": name(position, r),
+            "alpha_top": float(alpha_top[row]), "alpha_random": float(alpha_other[row]),
+            "delta_alpha": float(alpha_top[row] - alpha_other[row]),
+            "js_top": float(js_top[row]), "js_random": float(js_other[row]), "delta_js": float(js_top[row] - js_other[row]),
+            "flip_top": bool(q_top[row].argmax() != p[row].argmax()),
+            "flip_random": bool(q_other[row].argmax() != p[row].argmax()),
+        })
+    return rows
 
 
 def binned(delta_alpha: np.ndarray, delta_js: np.ndarray, bins: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,7 +217,7 @@ def positive_threshold(delta_alpha: np.ndarray, delta_js: np.ndarray, bins: int 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per attention: sentences, share with ΔJS > 0, mean ΔJS, medians, flip rates, the threshold."""
     summary: dict[str, dict[str, Any]] = {}
-    for mode, _ in MODES:
+    for mode, _ in ALL_MODES:
         mine = [r for r in rows if r["mode"] == mode]
         if not mine:
             continue
@@ -153,13 +240,17 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def markdown(summary: dict[str, dict[str, Any]]) -> str:
     """The summary as a markdown table."""
+    document = any(mode.startswith("sentences-") for mode in summary)
     lines = [
-        "| attention | sentences | ΔJS > 0 | ΔJS < 0 | mean ΔJS | median JS(p, q_i) | median JS(p, q_r) | decision flips (i / r) | Δα threshold |",
+        f"| attention | {'documents' if document else 'sentences'} | ΔJS > 0 | ΔJS < 0 | mean ΔJS | median JS(p, q_i) | "
+        "median JS(p, q_r) | decision flips (i / r) | Δα threshold |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for mode, name in MODES:
+    for mode, name in ALL_MODES:
         if mode in summary:
             s = summary[mode]
+            if document and mode in ("original", "revised"):
+                name = name.replace("α", "ω") + " (words)"
             threshold = "none" if s["threshold_delta_alpha"] is None else f"{s['threshold_delta_alpha']:.4f}"
             lines.append(
                 f"| {name} | {s['sentences']} | {100 * s['share_delta_js_positive']:.1f}% | {100 * s['share_delta_js_negative']:.1f}% | "
@@ -179,10 +270,14 @@ def write_explainability(rows: Sequence[dict[str, Any]], out: Path) -> dict[str,
     summary = summarize(rows)
     table = markdown(summary)
     (out / "explainability.md").write_text(table + "\n", encoding="utf-8")
-    present = [(mode, name) for mode, name in MODES if mode in summary]
+    present = [(mode, name) for mode, name in ALL_MODES if mode in summary]
     figure = new_figure(4.2 * len(present), 3.3)
     axes = np.atleast_1d(figure.subplots(1, len(present), sharey=True))
-    for axis, (mode, name), color in zip(axes, present, (ORIGINAL_COLOR, REVISED_COLOR)):
+    document = any(m.startswith("sentences-") for m, _ in present)
+    for axis, (mode, name) in zip(axes, present):
+        color = REVISED_COLOR if mode.endswith("revised") else ORIGINAL_COLOR
+        if document and mode in ("original", "revised"):
+            name = name.replace("α", "ω") + " (words)"
         mine = [r for r in rows if r["mode"] == mode]
         da = np.array([r["delta_alpha"] for r in mine])
         dj = np.array([r["delta_js"] for r in mine])
@@ -196,7 +291,12 @@ def write_explainability(rows: Sequence[dict[str, Any]], out: Path) -> dict[str,
         if threshold is not None:
             axis.axvline(threshold, color="#2a2", lw=0.8, ls="--", label=f"threshold Δα = {threshold:.4f}")
         axis.set_title(f"{name}: ΔJS > 0 in {100 * summary[mode]['share_delta_js_positive']:.0f}%", fontsize=8)
-        axis.set_xlabel("Δα = α_i − α_r", fontsize=8)
+        label = "Δα = α_i − α_r"
+        if mode.startswith("sentences-"):
+            label = "Δγ = γ_i − γ_r (sentences)"
+        elif document:  # a document's word level
+            label = "Δω = ω_i − ω_r (words, ω = γ·α)"
+        axis.set_xlabel(label, fontsize=8)
         axis.tick_params(labelsize=7)
         axis.legend(fontsize=6, loc="upper left")
     axes[0].set_ylabel("ΔJS = JS(p, q_i) − JS(p, q_r) (symlog)", fontsize=8)

@@ -4,6 +4,13 @@ N is eq. 5's count: tokens taken in descending attention until their cumulative 
 δ (``drga.reward.count_highlighted``), counted on the per-token weights of ``SQUASH_RULE``.
 "Before" is the retrofitted network's own α, "after" the revised α′ (deterministic agent);
 with ``--reference`` also the α of another checkpoint (e.g. the equal-budget baseline).
+
+Documents (HAN): N is counted on each sentence's word array α_s (one row per sentence, means
+over all sentences of all documents) and, separately, on each document's sentence array γ (one
+row per document). The trainer's logged N/L averages, per document, N/L over its S word arrays
+and its sentence array (eq. 5 as in ``drga.reward``); that figure is reported too, as a check.
+IAN: the table counts the context array; its array over the aspect term is counted separately,
+with the trainer's N/L (the mean over both arrays) beside it.
 """
 
 from __future__ import annotations
@@ -29,18 +36,66 @@ def highlighted(weights: np.ndarray, delta: float) -> int:
 def count_all(
     records: Sequence[AttentionRecord], delta: float, reference: Sequence[AttentionRecord] | None = None
 ) -> list[dict[str, Any]]:
-    """Per sentence: length L and N of α, α′ (and of the reference's α when given)."""
+    """Per sentence: length L and N of α, α′ (and of the reference's α when given).
+
+    Documents: one row per sentence of each document (its word array α_s), with the sentence's
+    position in ``sentence``; the sentence level is :func:`count_sentence_level`.
+    """
     if reference is not None and [r.index for r in reference] != [r.index for r in records]:
         raise ValueError("the reference records must cover the same sentences in the same order")
     rows = []
     for k, record in enumerate(records):
-        row = {"index": record.index, "length": record.length, "n_original": highlighted(record.original, delta)}
-        if record.revised is not None:
-            row["n_revised"] = highlighted(record.revised, delta)
-        if reference is not None:
-            row["n_reference"] = highlighted(reference[k].original, delta)
+        for s, (start, end) in enumerate(record.sentence_spans()):
+            row: dict[str, Any] = {"index": record.index}
+            if record.is_document:
+                row["sentence"] = s
+            row["length"] = end - start
+            row["n_original"] = highlighted(record.original[start:end], delta)
+            if record.revised is not None:
+                row["n_revised"] = highlighted(record.revised[start:end], delta)
+            if reference is not None:
+                row["n_reference"] = highlighted(reference[k].original[start:end], delta)
+            rows.append(row)
+    return rows
+
+
+def count_second_level(
+    records: Sequence[AttentionRecord], delta: float, reference: Sequence[AttentionRecord] | None = None, level: str = "sentence"
+) -> list[dict[str, Any]]:
+    """Per example, length and N of its second array: a document's sentence-level γ (``level``
+    "sentence") or IAN's array over the aspect term ("aspect"); α′'s and the reference's too."""
+    rows = []
+    for k, record in enumerate(records):
+        original = getattr(record, f"{level}_original")
+        if original is None:
+            continue
+        row = {"index": record.index, "length": len(original), "n_original": highlighted(original, delta)}
+        if getattr(record, f"{level}_revised") is not None:
+            row["n_revised"] = highlighted(getattr(record, f"{level}_revised"), delta)
+        if reference is not None and getattr(reference[k], f"{level}_original") is not None:
+            row["n_reference"] = highlighted(getattr(reference[k], f"{level}_original"), delta)
         rows.append(row)
     return rows
+
+
+def count_sentence_level(
+    records: Sequence[AttentionRecord], delta: float, reference: Sequence[AttentionRecord] | None = None
+) -> list[dict[str, Any]]:
+    """Documents: per document, S and N of the sentence-level γ, γ′ (and the reference's γ)."""
+    return count_second_level(records, delta, reference, "sentence")
+
+
+def trainer_fraction(word_rows: Sequence[dict[str, Any]], sentence_rows: Sequence[dict[str, Any]], key: str) -> float:
+    """The mean over examples of the mean N/L over every array of the example.
+
+    Documents: its S word arrays and its sentence array; IAN: its context and aspect arrays.
+    This is what the trainer logs as N/L (``highlighted_fraction``): eq. 5's penalty averages
+    over every attention array of an example.
+    """
+    per_document: dict[int, list[float]] = {}
+    for row in list(word_rows) + list(sentence_rows):
+        per_document.setdefault(row["index"], []).append(row[key] / row["length"])
+    return float(np.mean([np.mean(v) for v in per_document.values()]))
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -65,7 +120,9 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(summary: dict[str, Any], delta: float, reference_name: str | None = None) -> str:
-    """Table VIII as markdown."""
+    """Table VIII as markdown (documents: the word level, then the sentence level)."""
+    if "sentence_level" in summary:
+        return _document_markdown(summary, delta, reference_name)
     lines = [
         f"| attention | mean N (δ = {delta}) | mean N/L |",
         "|---|---|---|",
@@ -81,6 +138,52 @@ def markdown(summary: dict[str, Any], delta: float, reference_name: str | None =
             f"{-100 * summary['reduction']:+.1f}%; N fell in {100 * summary['sentences_fewer']:.1f}% of the sentences, "
             f"stayed in {100 * summary['sentences_same']:.1f}%, rose in {100 * summary['sentences_more']:.1f}%.",
         ]
+    if "aspect_level" in summary:
+        aspect = summary["aspect_level"]
+        parts = [f"{name} N {aspect[f'mean_n_{key}']:.2f}, N/L {aspect[f'mean_fraction_{key}']:.3f}"
+                 for key, name in (("reference", "reference β"), ("original", "β"), ("revised", "β′")) if f"mean_n_{key}" in aspect]
+        fractions = [f"{summary[f'trainer_fraction_{k}']:.3f} ({n})" for k, n in (("original", "α, β"), ("revised", "α′, β′"))
+                     if f"trainer_fraction_{k}" in summary]
+        lines += [
+            "",
+            f"The table counts the sentence's tokens (the context array). The network's second array, over the aspect term "
+            f"(mean length {aspect['mean_length']:.1f}): {'; '.join(parts)}. N/L as the trainer logs it (per sentence, the "
+            f"mean over the context and aspect arrays): {', '.join(fractions)}.",
+        ]
+    return "\n".join(lines)
+
+
+def _document_markdown(summary: dict[str, Any], delta: float, reference_name: str | None) -> str:
+    words, sentences = summary, summary["sentence_level"]
+    lines = [
+        f"| attention | level | mean N (δ = {delta}) | mean N/L | mean L |",
+        "|---|---|---|---|---|",
+    ]
+    for key, name in (("reference", f"reference ({reference_name})"), ("original", "original (net-only)"), ("revised", "revised (with agent)")):
+        for level, part, symbol, unit in (("words", words, "α", "words"), ("sentences", sentences, "γ", "sentences")):
+            if f"mean_n_{key}" in part:
+                mark = symbol + ("′" if key == "revised" else "")
+                lines.append(
+                    f"| {name} {mark} | {level} | {part[f'mean_n_{key}']:.2f} | {part[f'mean_fraction_{key}']:.3f} | "
+                    f"{part['mean_length']:.1f} {unit} |"
+                )
+    lines.append("")
+    lines.append(
+        f"Word level: one count per sentence ({words['sentences']} sentences), on its word array α_s; sentence level: one "
+        f"count per document ({sentences['sentences']} documents), on γ."
+    )
+    if "mean_n_revised" in words:
+        for part, name in ((words, "word level"), (sentences, "sentence level")):
+            if "reduction" in part:
+                lines.append(
+                    f"Change of mean N by the agent, {name}: {-100 * part['reduction']:+.1f}%; N fell in "
+                    f"{100 * part['sentences_fewer']:.1f}%, stayed in {100 * part['sentences_same']:.1f}%, rose in "
+                    f"{100 * part['sentences_more']:.1f}%."
+                )
+    fractions = [f"{summary[f'trainer_fraction_{k}']:.3f} ({n})" for k, n in (("original", "α"), ("revised", "α′")) if f"trainer_fraction_{k}" in summary]
+    lines.append(
+        "N/L as the trainer logs it (per document, the mean over its word arrays and its sentence array): " + ", ".join(fractions) + "."
+    )
     return "\n".join(lines)
 
 
@@ -94,25 +197,52 @@ def write_highlighted(
     """highlighted.csv (per sentence), highlighted.md (the table) and highlighted.png (N/L histograms)."""
     rows = count_all(records, delta, reference)
     summary = summarize(rows)
+    # the second array of an example: a document's sentence level, IAN's aspect term
+    second = None
+    if records and records[0].is_document:
+        second = "sentence"
+    elif records and records[0].aspect_original is not None:
+        second = "aspect"
+    second_rows = count_second_level(records, delta, reference, second) if second else []
+    if second_rows:
+        summary[f"{second}_level"] = summarize(second_rows)
+        for key in ("original", "revised"):
+            if f"n_{key}" in rows[0]:
+                summary[f"trainer_fraction_{key}"] = trainer_fraction(rows, second_rows, f"n_{key}")
+    sentence_rows = second_rows if second == "sentence" else []
     out.mkdir(parents=True, exist_ok=True)
     with (out / "highlighted.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        if second == "sentence":
+            table_rows = [{"level": "words", **r} for r in rows] + [{"level": "sentences", "sentence": "", **r} for r in second_rows]
+        elif second == "aspect":
+            table_rows = [{"level": "context", **r} for r in rows] + [{"level": "aspect", **r} for r in second_rows]
+        else:
+            table_rows = rows
+        writer = csv.DictWriter(handle, fieldnames=list(table_rows[0]))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(table_rows)
     table = markdown(summary, delta, reference_name)
     (out / "highlighted.md").write_text(table + "\n", encoding="utf-8")
-    figure = new_figure(5.5, 3.0)
-    axis = figure.subplots()
+    levels = [("words" if sentence_rows else "tokens", rows)] + ([(f"{second}s", second_rows)] if second_rows else [])
+    figure = new_figure(5.5 * len(levels), 3.0)
+    axes = np.atleast_1d(figure.subplots(1, len(levels)))
     bins = np.linspace(0, 1, 21)
     series = [("n_original", "original α", ORIGINAL_COLOR), ("n_revised", "revised α′", REVISED_COLOR), ("n_reference", reference_name or "reference", "#55a868")]
-    for key, name, color in series:
-        if key in rows[0]:
-            fraction = np.array([r[key] / r["length"] for r in rows])
-            axis.hist(fraction, bins=bins, histtype="step", lw=1.6, color=color, label=f"{name}: mean N/L {fraction.mean():.3f}")
-    axis.set_xlabel(f"N/L: share of tokens holding δ = {delta} of the attention", fontsize=8)
-    axis.set_ylabel("sentences", fontsize=8)
-    axis.tick_params(labelsize=7)
-    axis.legend(fontsize=7)
+    for axis, (level, level_rows) in zip(axes, levels):
+        for key, name, color in series:
+            if key in level_rows[0]:
+                fraction = np.array([r[key] / r["length"] for r in level_rows])
+                if level != "tokens" and level != "words":
+                    name = name.replace("α", "γ" if level == "sentences" else "β")
+                axis.hist(fraction, bins=bins, histtype="step", lw=1.6, color=color, label=f"{name}: mean N/L {fraction.mean():.3f}")
+        unit = {"tokens": "tokens", "words": "words of a sentence", "sentences": "sentences of a document",
+                "aspects": "the aspect term's tokens"}[level]
+        axis.set_xlabel(f"N/L: share of {unit} holding δ = {delta} of the attention", fontsize=8)
+        axis.set_ylabel("documents" if level == "sentences" else "sentences", fontsize=8)
+        if level == "aspects":
+            axis.set_title("the network's second array, over the aspect term", fontsize=8)
+        axis.tick_params(labelsize=7)
+        axis.legend(fontsize=7)
     figure.tight_layout()
     save_png(figure, out / "highlighted.png")
     return {**summary, "delta": delta, "markdown": table}

@@ -2,6 +2,10 @@
 
 Two renderings of the same numbers: a self-contained HTML page of coloured tokens (no
 scripts, no external files: it opens offline) and a PNG of per-sentence heatmaps.
+
+Documents (HAN) are drawn sentence by sentence: each sentence's word array α_s (and α′_s)
+beside its sentence weight γ_s (and γ′_s); the PNG is one grid per document (rows: sentences).
+Aspect networks name the aspect term, and IAN's attention over it is shown as its own rows.
 """
 
 from __future__ import annotations
@@ -14,27 +18,43 @@ from typing import Sequence
 
 import numpy as np
 
-from drga.analysis.attention import SQUASH_RULE, AnalysisError, AttentionRecord
+from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, AttentionRecord
 from drga.analysis.plots import new_figure, save_png
 
 
 @dataclass
 class MapItem:
-    """One sentence to draw: its tokens, the original and (optionally) the revised weights."""
+    """One sentence (or document) to draw: its tokens, the original and (optionally) the revised weights.
+
+    Documents add the sentences' spans in ``tokens`` and the sentence weights γ (γ′); aspect
+    networks the aspect term and, for IAN, the attention over it.
+    """
 
     title: str
     tokens: list[str]
     original: np.ndarray
     revised: np.ndarray | None = None
+    sentences: list[tuple[int, int]] | None = None
+    sentence_original: np.ndarray | None = None
+    sentence_revised: np.ndarray | None = None
+    aspect: list[str] | None = None
+    aspect_original: np.ndarray | None = None
+    aspect_revised: np.ndarray | None = None
 
 
 def choose_examples(
-    records: Sequence[AttentionRecord], count: int, seed: int, max_length: int = 30, chosen: Sequence[int] | None = None
+    records: Sequence[AttentionRecord],
+    count: int,
+    seed: int,
+    max_length: int = 30,
+    chosen: Sequence[int] | None = None,
+    max_sentences: int = 12,
 ) -> list[AttentionRecord]:
     """The records to draw: ``chosen`` split positions in that order, else ``count`` random short ones.
 
     Random picks are drawn with their own ``random.Random(seed)`` among sentences of 4 to
-    ``max_length`` tokens (readable maps), then shown in split order.
+    ``max_length`` tokens (documents: of 2 to ``max_sentences`` sentences), readable maps, then
+    shown in split order.
     """
     by_index = {r.index: r for r in records}
     if chosen:
@@ -42,7 +62,10 @@ def choose_examples(
         if missing:
             raise AnalysisError(f"examples {missing} are not in the analysed split (positions 0..{len(records) - 1})")
         return [by_index[i] for i in chosen]
-    eligible = [r for r in records if 4 <= r.length <= max_length] or list(records)
+    readable = lambda r: (
+        2 <= len(r.sentence_lengths) <= max_sentences if r.is_document else 4 <= r.length <= max_length
+    )
+    eligible = [r for r in records if readable(r)] or list(records)
     picked = random.Random(seed).sample(eligible, min(count, len(eligible)))
     return sorted(picked, key=lambda r: r.index)
 
@@ -58,7 +81,20 @@ def record_title(record: AttentionRecord, label_names: Sequence[str]) -> str:
 
 
 def map_items(records: Sequence[AttentionRecord], label_names: Sequence[str]) -> list[MapItem]:
-    return [MapItem(record_title(r, label_names), r.tokens, r.original, r.revised) for r in records]
+    items = []
+    for r in records:
+        title = record_title(r, label_names)
+        if r.aspect:
+            title += f"  |  aspect: {' '.join(r.aspect)}"
+        items.append(
+            MapItem(
+                title, r.tokens, r.original, r.revised,
+                sentences=r.sentence_spans() if r.is_document else None,
+                sentence_original=r.sentence_original, sentence_revised=r.sentence_revised,
+                aspect=r.aspect, aspect_original=r.aspect_original, aspect_revised=r.aspect_revised,
+            )
+        )
+    return items
 
 
 # ----------------------------------------------------------------------------- PNG
@@ -72,6 +108,8 @@ def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 40):
     """
     if not items:
         raise AnalysisError("no sentences to draw")
+    if items[0].sentences is not None:
+        return document_figure(items, max_tokens=min(max_tokens, 25))
     widest = min(max(len(item.tokens) for item in items), max_tokens)
     width, block = max(6.0, 0.42 * widest + 1.6), 1.55  # inches: a sentence's heatmap, labels and title
     height = block * len(items) + 0.3
@@ -101,6 +139,55 @@ def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 40):
     return figure
 
 
+def document_figure(items: Sequence[MapItem], max_tokens: int = 25, max_sentences: int = 15):
+    """Per document, two grids (α left, α′ right): one row per sentence, its words in the cells.
+
+    Cell colour is the word's weight in its sentence's array α_s, on one scale per document;
+    the row label gives the sentence weight γ_s (→ γ′_s). Sentences beyond ``max_sentences``
+    and words beyond ``max_tokens`` are cut for the picture (the title says so).
+    """
+    panels = 2 if items[0].revised is not None else 1
+    widest = min(max(end - start for item in items for start, end in item.sentences[:max_sentences]), max_tokens)
+    width = panels * (0.55 * widest + 1.8)
+    heights = [0.24 * min(len(item.sentences), max_sentences) + 0.9 for item in items]
+    figure = new_figure(min(width, 26.0), sum(heights) + 0.2)
+    grid = figure.add_gridspec(len(items), panels, height_ratios=heights)
+    for row, item in enumerate(items):
+        spans = item.sentences[:max_sentences]
+        columns = widest
+        arrays = [("original α", item.original, item.sentence_original)]
+        if item.revised is not None:
+            arrays.append(("revised α′", item.revised, item.sentence_revised))
+        top = max(max(float(np.max(w)) for _, w, _ in arrays), 1e-12)
+        for column, (name, weights, gamma) in enumerate(arrays):
+            axis = figure.add_subplot(grid[row, column])
+            values = np.full((len(spans), columns), np.nan)
+            for s, (start, end) in enumerate(spans):
+                cut = min(end - start, columns)
+                values[s, :cut] = weights[start : start + cut]
+            axis.imshow(values, cmap="Reds", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
+            for s, (start, end) in enumerate(spans):
+                for t in range(min(end - start, columns)):
+                    strong = weights[start + t] >= 0.5 * top
+                    axis.text(t, s, item.tokens[start + t][:9], ha="center", va="center", fontsize=5.5,
+                              color="white" if strong else "#333")
+            symbol = "γ′" if column else "γ"
+            labels = [f"s{s + 1}  {symbol} {gamma[s]:.2f}" if gamma is not None else f"s{s + 1}" for s in range(len(spans))]
+            axis.set_yticks(range(len(spans)), labels, fontsize=6)
+            axis.set_xticks([])
+            axis.tick_params(length=0)
+            cut = []
+            if len(item.sentences) > max_sentences:
+                cut.append(f"first {max_sentences} of {len(item.sentences)} sentences")
+            if any(end - start > max_tokens for start, end in spans):
+                cut.append(f"first {max_tokens} words of a sentence")
+            note = f"  ({'; '.join(cut)})" if cut else ""
+            heading = f"{item.title}\n{name} per sentence; row label: sentence weight{note}" if column == 0 else f"{name} per sentence"
+            axis.set_title(heading, fontsize=7, loc="left")
+    figure.tight_layout()
+    return figure
+
+
 # ----------------------------------------------------------------------------- HTML
 
 _STYLE = """
@@ -111,6 +198,7 @@ body { font-family: sans-serif; margin: 2em; max-width: 70em; color: #222; }
 .lab { display: inline-block; width: 6.5em; font-size: 0.8em; color: #777; }
 .tok { padding: 0.15em 0.2em; margin: 0 0.05em; border-radius: 3px; }
 .rule { font-size: 0.85em; color: #555; }
+.sent { font-size: 0.8em; color: #555; margin-top: 0.5em; }
 """
 
 
@@ -119,29 +207,59 @@ def _cell(token: str, weight: float, alpha: float, rgb: tuple[int, int, int], ti
     return f'<span class="tok" style="background:{color}" title="{html.escape(tip)}">{html.escape(token)}</span>'
 
 
+def _rows_html(tokens: Sequence[str], rows: Sequence[tuple[str, np.ndarray]], with_change: bool, label: str = "") -> list[str]:
+    """Coloured rows of one token sequence: each attention, then (optionally) the change α′ − α."""
+    top = max(max(float(np.max(w)) for _, w in rows), 1e-12)
+    lines = []
+    for name, weights in rows:
+        cells = [_cell(tok, w, w / top, (220, 40, 40), f"{name}: {w:.4f}") for tok, w in zip(tokens, weights)]
+        lines.append(f'<div class="row"><span class="lab">{html.escape(label + name)}</span>{" ".join(cells)}</div>')
+    if with_change and len(rows) == 2:
+        change = rows[1][1] - rows[0][1]
+        scale = max(float(np.max(np.abs(change))), 1e-12)
+        cells = [
+            _cell(tok, d, abs(d) / scale, (220, 40, 40) if d > 0 else (40, 90, 220), f"{rows[1][0]} − {rows[0][0]}: {d:+.4f}")
+            for tok, d in zip(tokens, change)
+        ]
+        lines.append(f'<div class="row"><span class="lab">{html.escape(label)}change</span>{" ".join(cells)}</div>')
+    return lines
+
+
+def _gamma_html(item: MapItem, s: int) -> str:
+    """'sentence 3: γ 0.31 → γ′ 0.28' with the sentence weight as a coloured box."""
+    parts = [f"sentence {s + 1}"]
+    for name, gamma in (("γ", item.sentence_original), ("γ′", item.sentence_revised)):
+        if gamma is not None:
+            parts.append(_cell(f"{name} {gamma[s]:.3f}", gamma[s], float(gamma[s]) / max(float(np.max(gamma)), 1e-12),
+                               (220, 40, 40), f"sentence weight {name}: {gamma[s]:.4f}"))
+    return f'<div class="sent">{" ".join(parts)}</div>'
+
+
 def html_page(items: Sequence[MapItem], heading: str, notes: Sequence[str] = ()) -> str:
     """A standalone page: per sentence, rows 'original', 'revised' and 'change' of coloured tokens.
 
     Red intensity is the weight divided by the largest weight of that sentence (both rows on
     one scale); in the change row red is raised by the agent, blue lowered. Hovering a token
-    shows the exact numbers.
+    shows the exact numbers. Documents: one block per sentence, headed by its sentence weight
+    γ (γ′), each on its own scale. IAN: the aspect term's attention as extra rows.
     """
     blocks = []
     for item in items:
-        rows = [("original α", item.original)] + ([("revised α′", item.revised)] if item.revised is not None else [])
-        top = max(max(float(np.max(w)) for _, w in rows), 1e-12)
         lines = []
-        for name, weights in rows:
-            cells = [_cell(tok, w, w / top, (220, 40, 40), f"{name}: {w:.4f}") for tok, w in zip(item.tokens, weights)]
-            lines.append(f'<div class="row"><span class="lab">{name}</span>{" ".join(cells)}</div>')
-        if item.revised is not None:
-            change = item.revised - item.original
-            scale = max(float(np.max(np.abs(change))), 1e-12)
-            cells = [
-                _cell(tok, d, abs(d) / scale, (220, 40, 40) if d > 0 else (40, 90, 220), f"α′ − α: {d:+.4f}")
-                for tok, d in zip(item.tokens, change)
-            ]
-            lines.append(f'<div class="row"><span class="lab">change</span>{" ".join(cells)}</div>')
+        spans = item.sentences or [(0, len(item.tokens))]
+        for s, (start, end) in enumerate(spans):
+            if item.sentences is not None:
+                lines.append(_gamma_html(item, s))
+            rows = [("original α", item.original[start:end])]
+            if item.revised is not None:
+                rows.append(("revised α′", item.revised[start:end]))
+            lines += _rows_html(item.tokens[start:end], rows, with_change=True)
+        if item.aspect is not None and item.aspect_original is not None:
+            rows = [("aspect β", item.aspect_original)]
+            if item.aspect_revised is not None:
+                rows.append(("aspect β′", item.aspect_revised))
+            lines.append('<div class="sent">attention over the aspect term</div>')
+            lines += _rows_html(item.aspect, rows, with_change=True, label="")
         blocks.append(f'<div class="ex"><div class="meta">{html.escape(item.title)}</div>{"".join(lines)}</div>')
     note_html = "".join(f'<p class="rule">{html.escape(n)}</p>' for n in notes)
     return (
@@ -162,6 +280,11 @@ def write_maps(
         "Change row: red = raised by the agent, blue = lowered. Hover a token for the numbers.",
         "Squash rule: " + SQUASH_RULE,
     ]
+    if items and items[0].sentences is not None:
+        notes.append("Documents: " + DOCUMENT_RULE + " Each sentence's rows are coloured on that sentence's own scale.")
+    if items and items[0].aspect_original is not None:
+        notes.append("Aspect rows: the network's attention over the aspect term's tokens (β; β′ after the agent), "
+                     "a site of its own that the other analyses leave out.")
     out.mkdir(parents=True, exist_ok=True)
     page = out / "attention_maps.html"
     page.write_text(html_page(items, heading, notes), encoding="utf-8")

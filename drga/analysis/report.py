@@ -25,7 +25,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from drga.analysis.attention import SQUASH_RULE, AnalysisError, compute_records, load_inputs
+from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, compute_records, load_inputs
+
+#: Why the polarity analysis does not apply to document networks (said in the report).
+POLARITY_DOCUMENTS = (
+    "token polarity skipped: it scores a token by the output when all attention is on it, and in a document "
+    "network (HAN) the sentence encoder still mixes in every other sentence, so no attention setting isolates one word"
+)
 
 ALL = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity")
 
@@ -88,15 +94,19 @@ def run_analyses(
     network, policy, beta, vocab = model.network, model.policy, inputs.beta, model.vocab
     config = model.config
     dataset_name = config.data.dataset
+    documents = bool(inputs.examples) and inputs.examples[0].sentences is not None
+    unit = "documents" if documents else "sentences"
     log(
         f"analysing {checkpoint}: {network.net_name} from phase '{model.phase}', {dataset_name} {options.split} "
-        f"({len(inputs.examples)} sentences), β = {float(beta):.3f}"
+        f"({len(inputs.examples)} {unit}), β = {float(beta):.3f}"
     )
     summary: dict[str, Any] = {
         "checkpoint": str(checkpoint), "network": network.net_name, "phase": model.phase, "dataset": dataset_name,
         "split": options.split, "sentences": len(inputs.examples), "beta": float(beta), "seed": options.seed,
         "command": options.command, "squash_rule": SQUASH_RULE, "notes": [],
     }
+    if documents:
+        summary["document_rule"] = DOCUMENT_RULE
     sections: list[str] = []
 
     def note(text: str) -> None:
@@ -113,7 +123,7 @@ def run_analyses(
         files = maps.write_maps(chosen, model.label_names, out, heading)
         summary["maps"] = {"examples": [r.index for r in chosen], **files}
         sections.append(
-            f"## Attention maps (Table VI)\n\n{len(chosen)} {options.split} sentences (positions "
+            f"## Attention maps (Table VI)\n\n{len(chosen)} {options.split} {unit} (positions "
             f"{', '.join(str(r.index) for r in chosen)}): [attention_maps.html](attention_maps.html), "
             "![attention maps](attention_maps.png)"
         )
@@ -132,10 +142,10 @@ def run_analyses(
         result = transitions.write_transitions(tracked, out)
         summary["transitions"] = {k: v for k, v in result.items() if k != "markdown"}
         sections.append(
-            f"## Transitions over training (Table VII)\n\n{result['examples']} tracked dev sentences at the evaluations "
+            f"## Transitions over training (Table VII)\n\n{result['examples']} tracked dev {unit} at the evaluations "
             f"{', '.join(result['evaluations'])}: ![transitions](transitions.png), tables in [transitions.md](transitions.md)"
         )
-        log(f"  transitions: {result['examples']} sentences x {len(result['evaluations'])} evaluations")
+        log(f"  transitions: {result['examples']} {unit} x {len(result['evaluations'])} evaluations")
 
     if "highlighted" in options.only:
         reference = reference_name = None
@@ -172,16 +182,19 @@ def run_analyses(
         rows = saliency.saliency_rows(
             network, inputs.examples, indices, policy, beta, site=options.site, progress=options.progress
         )
-        result = saliency.write_saliency(rows, out, dataset_name)
+        result = saliency.write_saliency(rows, out, dataset_name, unit)
         summary["saliency"] = result["summary"]
         sections.append(
-            f"## Attention vs saliency\n\n{count} random {options.split} sentences (≥ 3 tokens kept).\n\n"
+            f"## Attention vs saliency\n\n{count} random {options.split} {unit} (≥ 3 tokens kept).\n\n"
             f"{result['markdown']}\n\n![saliency](saliency.png)"
         )
         for mode, s in result["summary"].items():
             log(f"  saliency {mode}: τ(att, grad) {s['tau_attention_gradient']['mean']:+.3f}, τ(att, LOO) {s['tau_attention_loo']['mean']:+.3f}")
 
-    if "polarity" in options.only:
+    if "polarity" in options.only and documents:
+        note(POLARITY_DOCUMENTS)
+        sections.append(f"## Token polarity and attention (Sun & Lu 2020)\n\nNot applicable: {POLARITY_DOCUMENTS}.")
+    elif "polarity" in options.only:
         rows = polarity.snapshot(
             network, inputs.data.train, inputs.examples, vocab, len(model.label_names), policy, beta
         )
@@ -209,11 +222,14 @@ def run_analyses(
         f"# Attention analysis of `{checkpoint}`",
         "",
         f"{network.net_name} (phase '{model.phase}', β = {float(beta):.3f}) on {dataset_name} {options.split}, "
-        f"{len(inputs.examples)} sentences.",
+        f"{len(inputs.examples)} {unit}.",
     ]
     if options.command:
         header += ["", "```", options.command, "```"]
-    header += ["", f"Per-token weights: {SQUASH_RULE}"] + [f"\nNote: {n}" for n in summary["notes"]]
+    header += ["", f"Per-token weights: {SQUASH_RULE}"]
+    if documents:
+        header += ["", f"Documents: {DOCUMENT_RULE}"]
+    header += [f"\nNote: {n}" for n in summary["notes"]]
     (out / "summary.md").write_text("\n".join(header) + "\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
     log(f"summary: {out / 'summary.md'}")
     return summary

@@ -10,6 +10,11 @@ with the revised α′, the agent's action held fixed):
   without the token (in with-agent mode the agent acts on the shortened sentence too);
 - Kendall τ-b of the attention (α or α′, ``SQUASH_RULE``) against g and against o, and of g
   against o (how much the two saliency measures agree with each other, for scale).
+
+Documents (HAN): the tokens are all the document's words; e_t is each word's vector, the
+attention that ranks them is ω_st = γ_s·α_st (``DOCUMENT_RULE``), and leave-one-out re-runs
+the document without the word (a sentence left empty is dropped). Aspect networks: the
+tokens are the sentence's; the aspect term's own vectors are not scored.
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from drga.analysis.attention import (
     length_sorted_chunks,
     model_device,
     revised_attention,
-    squash_attention,
+    real_tokens,
     token_sites,
+    token_weights,
 )
 from drga.analysis.plots import ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png
 from drga.analysis.stats import kendall_tau, total_variation
@@ -55,14 +61,14 @@ def word_embedding(network: AttentionNetwork) -> nn.Embedding:
 def _output(
     network: AttentionNetwork, batch: Batch, mode: str, policy: GaussianPolicy | None, beta, site: str | None = None
 ) -> tuple[Tensor, Tensor, Any]:
-    """(output, per-token attention [B, T], encoding) of one mode."""
+    """(output, per-token attention [B, T] (documents: ω [B, S, T]), encoding) of one mode."""
     encoding = network.encode(batch)
     sites = token_sites(encoding, batch, site)
     if mode == "net-only":
         attention, output = encoding.attention, network.predict(encoding, encoding.attention)
     else:
         attention, output = revised_attention(network, policy, batch, beta, encoding)
-    return output, squash_attention(attention, encoding, sites), encoding
+    return output, token_weights(attention, encoding, batch, sites), encoding
 
 
 def gradient_saliency(
@@ -76,14 +82,18 @@ def gradient_saliency(
 ) -> tuple[Tensor, Tensor]:
     """(saliency |∂ log P(y|X)/∂e_t · e_t| [B, T], per-token attention [B, T]) of one mode.
 
-    The word vectors are taken from the embedding's output by a forward hook and made a leaf
-    that requires grad, so frozen embeddings work too; only that gradient is computed.
+    Documents: both [B, S, T] (the attention is ω = γ·α). The word vectors are taken from the
+    embedding's output by a forward hook and made a leaf that requires grad, so frozen
+    embeddings work too; only that gradient is computed. The hook keeps the lookup of the
+    batch's tokens, not of other ids (an aspect term's) the network embeds with the same table.
     """
-    captured: list[Tensor] = []
+    captured: list[tuple[bool, Tensor]] = []  # (looked up exactly the batch's tokens, word vectors)
 
-    def hook(_module: nn.Module, _inputs: Any, output: Tensor) -> Tensor:
+    def hook(_module: nn.Module, inputs: Any, output: Tensor) -> Tensor:
         leaf = output.detach().requires_grad_(True)
-        captured.append(leaf)
+        ids = inputs[0] if inputs else None
+        exact = isinstance(ids, Tensor) and tuple(ids.shape) == tuple(batch.tokens.shape) and torch.equal(ids, batch.tokens)
+        captured.append((exact, leaf))
         return leaf
 
     handle = word_embedding(network).register_forward_hook(hook)
@@ -93,7 +103,10 @@ def gradient_saliency(
             output, attention, _ = _output(network, batch, mode, policy, beta, site)
             labels = output.argmax(dim=-1) if target == "predicted" else batch.labels
             log_likelihood = network.log_likelihood(output, labels).sum()
-            words = next((c for c in captured if tuple(c.shape[:2]) == tuple(batch.tokens.shape[:2])), None)
+            shape = tuple(batch.tokens.shape)
+            words = next((c for exact, c in captured if exact), None)
+            if words is None:  # a network that embeds edited ids: the first lookup of the tokens' shape
+                words = next((c for _, c in captured if tuple(c.shape[: len(shape)]) == shape), None)
             if words is None:
                 raise AnalysisError(f"could not find the word vectors of network '{network.net_name}' for the saliency")
             (gradient,) = torch.autograd.grad(log_likelihood, words)
@@ -101,6 +114,29 @@ def gradient_saliency(
         handle.remove()
     saliency = (gradient * words.detach()).sum(dim=-1).abs() * batch.mask
     return saliency.detach(), attention.detach()
+
+
+def without_token(example: EncodedExample, t: int) -> EncodedExample:
+    """The example with its t-th token removed.
+
+    Documents: the word is removed from its sentence, and a sentence left empty is dropped.
+    Aspect data: the aspect's span in the sentence moves with the tokens (the aspect term
+    itself, a separate input, is kept).
+    """
+    ids = example.ids[:t] + example.ids[t + 1 :]
+    extras = dict(example.extras)
+    if "aspect_span" in extras:
+        start, end = extras["aspect_span"]
+        extras["aspect_span"] = [start - (t < start), end - (t < end)]
+    sentences = None
+    if example.sentences is not None:
+        sentences, seen = [], 0
+        for sentence in example.sentences:
+            start, seen = seen, seen + len(sentence)
+            kept = sentence[: t - start] + sentence[t - start + 1 :] if start <= t < seen else list(sentence)
+            if kept:
+                sentences.append(kept)
+    return EncodedExample(ids, example.label, extras, sentences)
 
 
 @torch.no_grad()
@@ -114,9 +150,7 @@ def leave_one_out(
 ) -> np.ndarray:
     """TVD between the output on the sentence and on the sentence without token t, for every t."""
     device = model_device(network)
-    variants = [example] + [
-        EncodedExample(example.ids[:t] + example.ids[t + 1 :], example.label, dict(example.extras)) for t in range(len(example.ids))
-    ]
+    variants = [example] + [without_token(example, t) for t in range(len(example.ids))]
     probs = []
     for start in range(0, len(variants), batch_size):
         batch = collate(variants[start : start + batch_size]).to(device)
@@ -153,8 +187,8 @@ def saliency_rows(
                 for row, k in enumerate(chunk):
                     index, example = chosen[k]
                     length = len(example.ids)
-                    grad = saliency[row, :length].double().cpu().numpy()
-                    weights = attention[row, :length].double().cpu().numpy()
+                    grad = real_tokens(saliency[row], batch.mask[row]).double().cpu().numpy()
+                    weights = real_tokens(attention[row], batch.mask[row]).double().cpu().numpy()
                     loo = leave_one_out(network, example, mode, policy, beta)
                     rows.append({
                         "mode": mode, "index": index, "length": length,
@@ -200,10 +234,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return summary
 
 
-def markdown(summary: dict[str, dict[str, Any]], dataset: str) -> str:
+def markdown(summary: dict[str, dict[str, Any]], dataset: str, unit: str = "sentences") -> str:
     """Mean ± std (median) of each τ per mode, and how often the top-attention token is the top-saliency one."""
     lines = [
-        f"| {dataset} | sentences | " + " | ".join(name for _, name in PAIRS) + " | top-α token = top-gradient / top-LOO token |",
+        f"| {dataset} | {unit} | " + " | ".join(name for _, name in PAIRS) + " | top-α token = top-gradient / top-LOO token |",
         "|---|---|" + "---|" * len(PAIRS) + "---|",
     ]
     for mode, s in summary.items():
@@ -216,7 +250,7 @@ def markdown(summary: dict[str, dict[str, Any]], dataset: str) -> str:
     return "\n".join(lines)
 
 
-def write_saliency(rows: Sequence[dict[str, Any]], out: Path, dataset: str) -> dict[str, Any]:
+def write_saliency(rows: Sequence[dict[str, Any]], out: Path, dataset: str, unit: str = "sentences") -> dict[str, Any]:
     """saliency.csv (per sentence and mode), saliency.md and saliency.png (τ distributions)."""
     out.mkdir(parents=True, exist_ok=True)
     with (out / "saliency.csv").open("w", newline="", encoding="utf-8") as handle:
@@ -224,7 +258,7 @@ def write_saliency(rows: Sequence[dict[str, Any]], out: Path, dataset: str) -> d
         writer.writeheader()
         writer.writerows({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()} for r in rows)  # 4 digits: small files
     summary = summarize(rows)
-    table = markdown(summary, dataset)
+    table = markdown(summary, dataset, unit)
     (out / "saliency.md").write_text(table + "\n", encoding="utf-8")
     figure = new_figure(7.5, 3.2)
     axis = figure.subplots()

@@ -9,6 +9,11 @@ At every dev evaluation the trainer calls :meth:`ExampleTracker.record`, which a
 - the probability of the gold label under each;
 - the polarity and relative-attention scores of 12 followed tokens (``drga.analysis.polarity``).
 
+Documents (HAN): ``original``/``revised`` are the per-sentence word arrays α_s one after the
+other, and ``sentences_original``/``sentences_revised`` the sentence weights γ (γ′); the
+examples list their ``sentence_lengths``. Token polarity is not defined for documents (see
+``drga.analysis.report.POLARITY_DOCUMENTS``) and is not recorded.
+
 The file is rewritten atomically (temporary file, then rename) and records are keyed by
 (phase, epoch): an epoch repeated after ``--resume`` replaces its record instead of doubling
 it. Recording draws no random numbers and restores the train/eval modes, so a run with
@@ -30,7 +35,7 @@ from torch import Tensor
 
 from agents.gaussian_policy import GaussianPolicy
 from baselines.protocol import AttentionNetwork
-from drga.analysis.attention import SQUASH_RULE, AnalysisError, compute_records
+from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, compute_records
 from drga.analysis.polarity import choose_polarity_tokens, occurrence_scores, token_means, token_occurrences
 from drga.data import EncodedExample, Vocabulary
 
@@ -41,13 +46,17 @@ HOW_TO_TRACK = "train the run with `drga train ... --track-examples 8` (or --set
 
 
 def choose_tracked_examples(
-    dev: Sequence[EncodedExample], count: int, seed: int, min_length: int = 5, max_length: int = 30
+    dev: Sequence[EncodedExample], count: int, seed: int, min_length: int = 5, max_length: int = 30, max_sentences: int = 8
 ) -> list[int]:
     """``count`` dev positions, drawn by their own ``random.Random(seed)`` among readable lengths.
 
-    The global random state is not touched, so tracking does not change training.
+    Documents: those of 2 to ``max_sentences`` sentences. The global random state is not
+    touched, so tracking does not change training.
     """
-    eligible = [i for i, ex in enumerate(dev) if min_length <= len(ex.ids) <= max_length] or list(range(len(dev)))
+    readable = lambda ex: (
+        2 <= len(ex.sentences) <= max_sentences if ex.sentences is not None else min_length <= len(ex.ids) <= max_length
+    )
+    eligible = [i for i, ex in enumerate(dev) if readable(ex)] or list(range(len(dev)))
     return sorted(random.Random(seed).sample(eligible, min(count, len(eligible))))
 
 
@@ -97,26 +106,32 @@ class ExampleTracker:
         resume: bool,
         log: Callable[[str], None] = print,
     ):
-        if any(example.sentences is not None for example in dev[:1]):
-            raise AnalysisError("--track-examples reads flat text; document networks such as 'han' are not supported yet")
+        self.documents = bool(dev) and dev[0].sentences is not None
         self.path = Path(run_dir) / TRACKED_FILE
         self.dev = dev
         self.vocab = vocab
         self.positions = choose_tracked_examples(dev, count, seed)
         self.examples = [dev[i] for i in self.positions]
-        self.tokens = choose_polarity_tokens(train, vocab, len(label_names))
+        # token polarity needs the output of one token alone, which a document network has not
+        self.tokens = [] if self.documents else choose_polarity_tokens(train, vocab, len(label_names))
         self.occurrences = token_occurrences(dev, [t.id for t in self.tokens])
+        examples = []
+        for i in self.positions:
+            example = {"dev_index": i, "tokens": vocab.decode(dev[i].ids), "label": int(dev[i].label)}
+            if dev[i].sentences is not None:
+                example["sentence_lengths"] = [len(sentence) for sentence in dev[i].sentences]
+            examples.append(example)
         self.payload: dict[str, Any] = {
             "format": TRACKED_FORMAT,
             "squash_rule": SQUASH_RULE,
             "label_names": list(label_names),
-            "examples": [
-                {"dev_index": i, "tokens": vocab.decode(dev[i].ids), "label": int(dev[i].label)} for i in self.positions
-            ],
+            "examples": examples,
             "polarity_tokens": [t.as_dict() for t in self.tokens],
             "polarity_classes": [label_names[0], label_names[-1]],
             "records": [],
         }
+        if self.documents:
+            self.payload["document_rule"] = DOCUMENT_RULE
         if self.path.exists():
             if resume:
                 self._continue(log)
@@ -157,6 +172,9 @@ class ExampleTracker:
             "p_gold_revised": [round(float(r.probs_revised[r.label]), 5) for r in records] if policy is not None else None,
             "polarity": None,
         }
+        if self.documents:
+            entry["sentences_original"] = [_rounded(r.sentence_weights()) for r in records]
+            entry["sentences_revised"] = [_rounded(r.sentence_weights(True)) for r in records] if policy is not None else None
         if self.occurrences:
             scores = occurrence_scores(network, self.dev, self.occurrences, policy, beta if policy is not None else None)
             entry["polarity"] = token_means(self.tokens, self.dev, self.occurrences, scores)
@@ -177,5 +195,12 @@ class ExampleTracker:
             title = f"dev #{example['dev_index']} ({names[example['label']]}), P(gold) {entry['p_gold_original'][k]:.2f}"
             if entry["p_gold_revised"] is not None:
                 title += f" → {entry['p_gold_revised'][k]:.2f} with agent"
-            items.append(MapItem(title, example["tokens"], np.array(entry["original"][k]), revised))
+            item = MapItem(title, example["tokens"], np.array(entry["original"][k]), revised)
+            if "sentence_lengths" in example:
+                ends = np.cumsum(example["sentence_lengths"]).tolist()
+                item.sentences = list(zip([0] + ends[:-1], ends))
+                item.sentence_original = np.array(entry["sentences_original"][k])
+                if entry.get("sentences_revised") is not None:
+                    item.sentence_revised = np.array(entry["sentences_revised"][k])
+            items.append(item)
         return figure_to_array(heatmap_figure(items))

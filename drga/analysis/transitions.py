@@ -4,6 +4,9 @@ The pictures follow DRGA's own path: pretrain → agent (network frozen) → co-
 equal-budget baseline is a separate branch from the pretrained network and is listed in the
 markdown only. Co-training epoch 0 is its starting point (pretrained network + pretrained
 agent), recorded before the first co-training update.
+
+Documents (HAN): the top tokens are ranked by the document weight ω = γ·α, the markdown adds
+the top sentences by γ, and the picture follows the sentence weights γ (γ′) instead of the words.
 """
 
 from __future__ import annotations
@@ -35,23 +38,55 @@ def top_tokens(tokens: Sequence[str], weights: Sequence[float], k: int = 3) -> s
     return ", ".join(f"{tokens[i]} ({weights[i]:.2f})" for i in order)
 
 
+def spans(example: dict[str, Any]) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of a tracked document in its token list."""
+    ends = np.cumsum(example["sentence_lengths"]).tolist()
+    return list(zip([0] + ends[:-1], ends))
+
+
+def document_weights(example: dict[str, Any], record: dict[str, Any], key: str, e: int) -> list[float] | None:
+    """A tracked example's weights under ``key`` (original/revised); documents: ω = γ·α over its words."""
+    words = record[key][e] if record[key] is not None else None
+    if words is None or "sentence_lengths" not in example:
+        return words
+    gamma = record[f"sentences_{key}"][e]
+    return (np.asarray(words) * np.repeat(gamma, example["sentence_lengths"])).tolist()
+
+
 def markdown(tracked: dict[str, Any], k: int = 3) -> str:
-    """Per tracked sentence, per evaluation: P(gold) and the top-k tokens under α and α′."""
+    """Per tracked sentence, per evaluation: P(gold) and the top-k tokens under α and α′.
+
+    Documents: tokens ranked by ω = γ·α, and the top sentences by γ (γ′) in two more columns.
+    """
     names = tracked["label_names"]
     phases = PATH_PHASES + ("baseline",)
     records = training_path(tracked["records"], phases)
     parts = []
     for e, example in enumerate(tracked["examples"]):
         tokens = example["tokens"]
-        parts.append(f"### dev #{example['dev_index']} ({names[example['label']]})\n\n> {' '.join(tokens)}\n")
-        parts.append("| evaluation | step | P(gold) α | top tokens under α | P(gold) α′ | top tokens under α′ |")
-        parts.append("|---|---|---|---|---|---|")
+        document = "sentence_lengths" in example
+        if document:
+            text = "\n>\n".join(f"> s{s + 1}: {' '.join(tokens[a:b])}" for s, (a, b) in enumerate(spans(example)))
+            parts.append(f"### dev #{example['dev_index']} ({names[example['label']]})\n\n{text}\n")
+            parts.append("| evaluation | step | P(gold) α | top words under ω = γ·α | top sentences under γ | P(gold) α′ | "
+                         "top words under ω′ = γ′·α′ | top sentences under γ′ |")
+            parts.append("|---|---|---|---|---|---|---|---|")
+        else:
+            parts.append(f"### dev #{example['dev_index']} ({names[example['label']]})\n\n> {' '.join(tokens)}\n")
+            parts.append("| evaluation | step | P(gold) α | top tokens under α | P(gold) α′ | top tokens under α′ |")
+            parts.append("|---|---|---|---|---|---|")
         for r in records:
-            revised = r["revised"][e] if r["revised"] is not None else None
-            parts.append(
-                f"| {r['phase']} {r['epoch']} | {r['global_step']} | {r['p_gold_original'][e]:.2f} | {top_tokens(tokens, r['original'][e], k)} | "
-                + (f"{r['p_gold_revised'][e]:.2f} | {top_tokens(tokens, revised, k)} |" if revised is not None else "- | - |")
-            )
+            cells = [f"{r['phase']} {r['epoch']}", str(r["global_step"])]
+            for key in ("original", "revised"):
+                weights = document_weights(example, r, key, e)
+                if weights is None:
+                    cells += ["-", "-"] + (["-"] if document else [])
+                    continue
+                cells += [f"{r[f'p_gold_{key}'][e]:.2f}", top_tokens(tokens, weights, k)]
+                if document:
+                    labels = [f"s{s + 1}" for s in range(len(example["sentence_lengths"]))]
+                    cells.append(top_tokens(labels, r[f"sentences_{key}"][e], k))
+            parts.append("| " + " | ".join(cells) + " |")
         parts.append("")
     return "\n".join(parts)
 
@@ -61,21 +96,30 @@ def heatmap_figure(tracked: dict[str, Any], max_examples: int = 4):
     records = training_path(tracked["records"])
     examples = tracked["examples"][:max_examples]
     names = tracked["label_names"]
-    widest = max(len(e["tokens"]) for e in examples)
+    document = "sentence_lengths" in examples[0]
+    if document:  # the sentence weights γ over training: one column per sentence
+        columns = lambda example: [f"s{s + 1}: {' '.join(example['tokens'][a:b][:3])}…" for s, (a, b) in enumerate(spans(example))]
+        keys = ("sentences_original", "sentences_revised")
+        titles = ("sentence weights γ", "revised sentence weights γ′ (agent)")
+    else:
+        columns = lambda example: example["tokens"]
+        keys = ("original", "revised")
+        titles = ("network's own α", "revised α′ (agent, deterministic)")
+    widest = max(len(columns(e)) for e in examples)
     figure = new_figure(max(8.0, 2 * 0.22 * widest + 2.0), (0.2 * len(records) + 1.3) * len(examples) + 0.3)
     axes = figure.subplots(len(examples), 2, squeeze=False)
     labels = [row_label(r) for r in records]
     for e, example in enumerate(examples):
-        tokens = example["tokens"]
+        tokens = columns(example)
         grids = []
-        for key in ("original", "revised"):
+        for key in keys:
             grid = np.full((len(records), len(tokens)), np.nan)
             for row, r in enumerate(records):
-                if r[key] is not None:
+                if r.get(key) is not None:
                     grid[row] = r[key][e]
             grids.append(grid)
         top = max(float(np.nanmax(g)) for g in grids if np.isfinite(g).any())
-        for axis, grid, title in zip(axes[e], grids, ("network's own α", "revised α′ (agent, deterministic)")):
+        for axis, grid, title in zip(axes[e], grids, titles):
             axis.imshow(grid, cmap="Reds", vmin=0, vmax=top, aspect="auto", interpolation="nearest")
             axis.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right", fontsize=6)
             axis.set_yticks(range(len(records)), labels, fontsize=6)
