@@ -62,9 +62,22 @@ class GaussianPolicy(nn.Module):
         self.log_std_bounds = log_std_bounds
 
     def distribution(self, state: Tensor) -> Normal:
-        features = self.body(state)
+        """π(·|s) for states [..., S]; or for an :class:`drga.state.AgentState` (blocks of eq. 1),
+        whose first layer is computed blockwise (``state.project``), with the same result as on
+        its dense form."""
+        features = self.body(state) if isinstance(state, Tensor) else self._blockwise_features(state)
         log_std = self.log_std_head(features).clamp(*self.log_std_bounds)
         return Normal(self.mean_head(features), log_std.exp())
+
+    def _blockwise_features(self, state) -> Tensor:
+        layers = list(self.body)
+        norm = layers.pop(0) if layers and isinstance(layers[0], nn.LayerNorm) else None
+        if not layers:  # no hidden layer: the heads read the (normalised) state itself
+            return self.body(state.dense())
+        features = state.project(layers[0], norm)
+        for layer in layers[1:]:
+            features = layer(features)
+        return features
 
     def act(self, state: Tensor, deterministic: bool = False, samples: int | None = None) -> PolicyOutput:
         """Actions for states [..., S]; with ``samples`` = K, K independent draws on a new axis 0."""

@@ -133,6 +133,11 @@ class NetworkEncoding:
 
     sites: tuple[AttentionSite, ...]
     cache: dict[str, Any] = field(default_factory=dict)
+    #: For an encoding made by :meth:`repeat_interleave`: the encoding it repeats, each example
+    #: ``repeats`` times in a row. ``predict`` may compute what is the same for every copy once
+    #: from ``base`` (as the Transformer does for its first layer's values); None otherwise.
+    base: "NetworkEncoding | None" = None
+    repeats: int = 1
 
     @property
     def attention(self) -> list[Tensor]:
@@ -145,12 +150,16 @@ class NetworkEncoding:
         return NetworkEncoding(
             sites=tuple(_map_site(site, lambda x: x.repeat_interleave(repeats, dim=0)) for site in self.sites),
             cache=_map_tensors(self.cache, lambda x: x.repeat_interleave(repeats, dim=0)),
+            base=self,
+            repeats=repeats,
         )
 
     def detached(self) -> "NetworkEncoding":
         return NetworkEncoding(
             sites=tuple(_map_site(site, Tensor.detach) for site in self.sites),
             cache=_map_tensors(self.cache, Tensor.detach),
+            base=self.base.detached() if self.base is not None else None,
+            repeats=self.repeats,
         )
 
 

@@ -105,7 +105,27 @@ class EncoderLayer(nn.Module):
     def apply(self, x: Tensor, weights: Tensor, mask: Tensor) -> Tensor:
         """The layer's output given its attention weights: A·V, output projection, residuals, FFN."""
         mixed = (weights @ self._split(self.value(x))).transpose(1, 2).reshape(x.shape)
-        x = self.norm1(x + self.dropout(self.output(mixed)))
+        return self._rest(x, self.output(mixed), mask)
+
+    def apply_repeated(self, x: Tensor, weights: Tensor, mask: Tensor, repeats: int) -> Tensor:
+        """:meth:`apply` to ``x.repeat_interleave(repeats, 0)`` with one weight matrix per copy.
+
+        x [B, T, D], weights [B·R, H, T, T], mask [B·R, T]. The output projection is linear, so
+        (concat_h A_h V_h) W_Oᵀ = Σ_h A_h (V_h W_O,hᵀ): the values and their projection are
+        computed once per example and only the T×T mixing per copy (the same result up to
+        rounding; dropout and everything after it run per copy, as in :meth:`apply`).
+        """
+        b, t, d = x.shape
+        heads = self.heads
+        w_out = self.output.weight.view(d, heads, self.head_dim).permute(1, 2, 0)  # [H, d_k, D]
+        projected = self._split(self.value(x)) @ w_out  # V_h W_O,hᵀ, [B, H, T, D]
+        copies = weights.view(b, repeats, heads, t, t).transpose(1, 2).reshape(b, heads, repeats * t, t)
+        out = (copies @ projected).sum(dim=1).view(b * repeats, t, d) + self.output.bias
+        return self._rest(x.repeat_interleave(repeats, dim=0), out, mask)
+
+    def _rest(self, x: Tensor, attended: Tensor, mask: Tensor) -> Tensor:
+        """Residuals, layer norms and the feed-forward block after the projected attention output."""
+        x = self.norm1(x + self.dropout(attended))
         x = self.norm2(x + self.dropout(self.feedforward(x)))
         return x * mask.unsqueeze(-1).to(x.dtype)
 
@@ -204,9 +224,12 @@ class TransformerClassifier(AttentionNetwork):
         else:
             original = encoding.sites[0].attention
             revised = revise_matrices(matrices.flatten(1, 2), original, heads).view_as(matrices)
-        x = cache["embedded"]
+        base = encoding.base  # a repeated encoding: layer 1's input is the same for every copy
         for index, layer in enumerate(self.layers):
-            x = layer.apply(x, revised[:, index], mask)
+            if index == 0 and base is not None:
+                x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, encoding.repeats)
+            else:
+                x = layer.apply(cache["embedded"] if index == 0 else x, revised[:, index], mask)
         # eq. 10 at the pooling site: c′ = Σ_t α′_t h_t over the last layer's outputs.
         context = torch.einsum("bt,btd->bd", pooling[:, 0], x)
         return self.classifier(self.dropout(context))

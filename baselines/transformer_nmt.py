@@ -23,6 +23,12 @@ all arrays are revised at once from the original pass, so the cross-attention we
 2 are not recomputed from the changed queries. Decoding with the agent does the same per step
 (an original pass to get the step's arrays, the agent's revision, a pass with the revised rows),
 so training and decoding agree exactly.
+
+Decoding is incremental (``kv_cache``, default on): each decoder layer keeps the self-attention
+keys and values of the positions decoded so far — one cache for the original pass and, with the
+agent, one for the revised pass — and the cross-attention keys and values of the source are
+projected once per sentence, so a step runs one position through the stack instead of the
+whole prefix. ``kv_cache = False`` re-runs the prefix every step (same outputs, tested).
 """
 
 from __future__ import annotations
@@ -64,12 +70,31 @@ class MultiHeadAttention(nn.Module):
 
     def weights(self, queries: Tensor, keys: Tensor, mask: Tensor) -> Tensor:
         """A [N, H, T_q, T_k] = softmax(QKᵀ/√d_k); ``mask`` broadcasts to [N, 1, T_q, T_k]."""
-        scores = self._split(self.query(queries)) @ self._split(self.key(keys)).transpose(-1, -2) / math.sqrt(self.head_dim)
-        return masked_softmax(scores, mask)
+        return self.head_weights(self.split_queries(queries), self.split_keys(keys), mask)
 
     def mix(self, weights: Tensor, values: Tensor) -> Tensor:
         """The heads' weighted values, concatenated and projected: [N, T_q, D]."""
-        mixed = weights @ self._split(self.value(values))
+        return self.head_mix(weights, self.split_values(values))
+
+    # Projected, head-split queries, keys and values [N, H, T, d_k]: incremental decoding keeps
+    # the keys and values of earlier positions (and of the source) instead of recomputing them.
+
+    def split_queries(self, x: Tensor) -> Tensor:
+        return self._split(self.query(x))
+
+    def split_keys(self, x: Tensor) -> Tensor:
+        return self._split(self.key(x))
+
+    def split_values(self, x: Tensor) -> Tensor:
+        return self._split(self.value(x))
+
+    def head_weights(self, queries: Tensor, keys: Tensor, mask: Tensor) -> Tensor:
+        """:meth:`weights` from head-split queries [N, H, T_q, d_k] and keys [N, H, T_k, d_k]."""
+        return masked_softmax(queries @ keys.transpose(-1, -2) / math.sqrt(self.head_dim), mask)
+
+    def head_mix(self, weights: Tensor, values: Tensor) -> Tensor:
+        """:meth:`mix` from head-split values [N, H, T_k, d_k]."""
+        mixed = weights @ values
         return self.output(mixed.transpose(1, 2).reshape(mixed.shape[0], mixed.shape[2], -1))
 
 
@@ -116,6 +141,25 @@ class DecoderLayer(nn.Module):
         x = x + self.dropout(self.cross_attention.mix(cross_weights, memory))
         return x + self.dropout(self.feedforward(self.norm3(x)))
 
+    # ------------------------------------------------------------------ one new position (decoding)
+
+    def self_block_step(self, x: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """:meth:`self_block` for one new position x [N, 1, D] given the earlier positions' keys and
+        values [N, H, t, d_k]; returns x, the cross-attention's query input, and the keys and values
+        extended by the new position (every earlier position is visible: the causal mask's last row)."""
+        a = self.norm1(x)
+        attention = self.self_attention
+        keys = torch.cat([keys, attention.split_keys(a)], dim=2)
+        values = torch.cat([values, attention.split_values(a)], dim=2)
+        visible = torch.ones(1, 1, 1, keys.shape[2], dtype=torch.bool, device=x.device)
+        x = x + self.dropout(attention.head_mix(attention.head_weights(attention.split_queries(a), keys, visible), values))
+        return x, self.norm2(x), keys, values
+
+    def rest_step(self, x: Tensor, cross_weights: Tensor, memory_values: Tensor) -> Tensor:
+        """:meth:`rest` with the memory's head-split values [N, H, T_x, d_k] computed once per sentence."""
+        x = x + self.dropout(self.cross_attention.head_mix(cross_weights, memory_values))
+        return x + self.dropout(self.feedforward(self.norm3(x)))
+
 
 def causal_mask(target_mask: Tensor) -> Tensor:
     """[N, 1, T, T]: position i sees the real positions j ≤ i."""
@@ -139,15 +183,23 @@ class TransformerNMT(TranslationNetwork):
         heads: int = 4,
         feedforward_size: int = 1024,
         share_embeddings: bool = False,
+        kv_cache: bool = True,
         **_: object,
     ):
-        """``vocab_size`` is the source vocabulary, ``num_classes`` the target vocabulary."""
+        """``vocab_size`` is the source vocabulary, ``num_classes`` the target vocabulary.
+
+        ``kv_cache``: decoding (``start``/``step``) keeps the decoder self-attention's keys and
+        values of earlier positions and the source's cross-attention keys and values instead of
+        re-running the whole prefix every step (same outputs, tested; the attribute can be
+        changed between decodings).
+        """
         super().__init__()
         if layers < 1 or heads < 1:
             raise ValueError(f"layers and heads must be at least 1, got layers={layers}, heads={heads}")
         if share_embeddings and vocab_size != num_classes:
             raise ValueError(f"share_embeddings needs one vocabulary, got {vocab_size} source and {num_classes} target ids")
         self.dim, self.layers_count, self.heads = hidden_size, layers, heads
+        self.kv_cache = kv_cache
         self.target_embedding = nn.Embedding(num_classes, hidden_size, padding_idx=0)
         nn.init.normal_(self.target_embedding.weight, 0.0, hidden_size**-0.5)
         self.source_embedding = self.target_embedding if share_embeddings else nn.Embedding(vocab_size, hidden_size, padding_idx=0)
@@ -252,17 +304,74 @@ class TransformerNMT(TranslationNetwork):
     # ------------------------------------------------------------------ decoding
 
     def start(self, tokens: Tensor, mask: Tensor) -> DecoderState:
+        """The encoded source; with ``kv_cache``, also each decoder layer's cross-attention keys and
+        values of the source and empty self-attention caches (``original``: the pass with the
+        network's own attention; ``revised``: the with-agent mode's pass with the revised rows)."""
         source = self._encode_source(tokens, mask)
-        n = tokens.shape[0]
+        n, t_x = tokens.shape
+        if not self.kv_cache:
+            return {
+                **source,
+                "prefix": tokens.new_zeros(n, 0),
+                "revised": source["memory"].new_zeros(n, self.layers_count, self.heads, 0, t_x),
+            }
+        memory, layers = source["memory"], self.decoder_layers
+        empty = memory.new_zeros(n, self.heads, 0, self.dim // self.heads)
         return {
             **source,
-            "prefix": tokens.new_zeros(n, 0),
-            "revised": source["memory"].new_zeros(n, self.layers_count, self.heads, 0, tokens.shape[1]),
+            "length": 0,  # target positions decoded so far (the same in every row; reorder leaves it as is)
+            "cross_keys": [layer.cross_attention.split_keys(memory) for layer in layers],
+            "cross_values": [layer.cross_attention.split_values(memory) for layer in layers],
+            "original_keys": [empty] * len(layers), "original_values": [empty] * len(layers),
+            "revised_keys": [empty] * len(layers), "revised_values": [empty] * len(layers),
         }
 
     def step(self, state: DecoderState, tokens: Tensor, adjust: Adjuster | None = None) -> tuple[Tensor, DecoderState]:
-        # The decoder re-reads the whole prefix each step (no key/value cache): simple, and cheap
-        # for sentence-length outputs.
+        if "length" in state:
+            return self._cached_step(state, tokens, adjust)
+        return self._full_step(state, tokens, adjust)
+
+    def _cached_step(self, state: DecoderState, tokens: Tensor, adjust: Adjuster | None) -> tuple[Tensor, DecoderState]:
+        """One position through the decoder, reading and extending the key/value caches.
+
+        Exactly what :meth:`_full_step` computes: the original pass (the network's own attention at
+        every earlier position, as ``encode`` sees a teacher-forced prefix) gives this step's
+        cross-attention arrays; with ``adjust``, the revised pass (every earlier position with its
+        revised rows, as ``predict``) continues from the revised row. Causal self-attention makes
+        the earlier positions' keys and values independent of later ones, so they are kept.
+        """
+        x0 = self._embed(self.target_embedding, tokens.unsqueeze(1), state["length"])
+        cross_mask = state["mask"][:, None, None, :]
+        x, weights, queries = x0, [], []
+        original_keys, original_values = [], []
+        for index, layer in enumerate(self.decoder_layers):
+            x, query, keys, values = layer.self_block_step(x, state["original_keys"][index], state["original_values"][index])
+            w = layer.cross_attention.head_weights(layer.cross_attention.split_queries(query), state["cross_keys"][index], cross_mask)
+            x = layer.rest_step(x, w, state["cross_values"][index])
+            weights.append(w)
+            queries.append(query)
+            original_keys.append(keys)
+            original_values.append(values)
+        new_state = {**state, "length": state["length"] + 1, "original_keys": original_keys, "original_values": original_values}
+        if adjust is not None:
+            n = tokens.shape[0]
+            real = torch.ones(n, self.arrays_per_step, dtype=torch.bool, device=tokens.device)
+            arrays = torch.stack(weights, dim=1).reshape(n, self.arrays_per_step, -1)  # this step's arrays, k = l·H + h
+            site = cross_attention_site(state["words"], state["memory"], self._array_queries(torch.stack(queries, dim=2)),
+                                        state["mask"], real, arrays)
+            row = adjust(site).view(n, self.layers_count, self.heads, 1, -1)
+            x, revised_keys, revised_values = x0, [], []
+            for index, layer in enumerate(self.decoder_layers):
+                x, _, keys, values = layer.self_block_step(x, state["revised_keys"][index], state["revised_values"][index])
+                x = layer.rest_step(x, row[:, index], state["cross_values"][index])
+                revised_keys.append(keys)
+                revised_values.append(values)
+            new_state.update(revised_keys=revised_keys, revised_values=revised_values)
+        log_probs = torch.log_softmax(self._logits(self.decoder_norm(x)[:, -1]).float(), dim=-1)
+        return log_probs, new_state
+
+    def _full_step(self, state: DecoderState, tokens: Tensor, adjust: Adjuster | None) -> tuple[Tensor, DecoderState]:
+        """One step without caches: the decoder re-reads the whole prefix (``kv_cache = False``)."""
         prefix = torch.cat([state["prefix"], tokens.unsqueeze(1)], dim=1)
         prefix_mask = torch.ones_like(prefix, dtype=torch.bool)
         memory, mask = state["memory"], state["mask"]

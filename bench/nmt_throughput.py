@@ -8,6 +8,16 @@ of each (``</s>`` counted, padding not), source+target tokens/second, and their 
 
     python bench/nmt_throughput.py [--net seq2seq-luong] [--epoch-pairs 1500] [--samples 5] [--repeats 2] \
         [--config experiments/configs/nmt_luong.toml] [--set section.key=value ...]
+
+``--decode CHECKPOINT`` measures decoding instead: a trained ``transformer-nmt`` checkpoint
+translates the first ``--sentences`` test sentences of its data set greedily and with beam
+search (``--beam``), in both modes where it has an agent, with the decoder's key/value cache
+(``kv_cache``, incremental decoding) and without it (the whole prefix re-run every step),
+alternately, ``--repeats`` times; it prints the median seconds, sentences/s, generated tokens/s
+and the speed-up, and checks that both give the same translations.
+
+    python bench/nmt_throughput.py --decode runs/nmt/multi30k-en-de-transformer-nmt-seed0/cotrain_best.pt \
+        [--sentences 200] [--beam 5] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ import torch
 
 from drga.nmt.config import load_translation_config
 from drga.nmt.trainer import TranslationTrainer
-from drga.trainer import PHASES
+from drga.phase_loop import PHASES
 
 
 def main() -> None:
@@ -36,7 +46,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--set", action="append", default=[], help="extra config overrides section.key=value")
+    parser.add_argument("--decode", metavar="CHECKPOINT", help="time decoding with and without the key/value cache instead")
+    parser.add_argument("--sentences", type=int, default=200, help="--decode: test sentences to translate")
+    parser.add_argument("--beam", type=int, default=5, help="--decode: beam size (besides greedy)")
     args = parser.parse_args()
+    if args.decode:
+        decode_benchmark(args)
+        return
 
     with tempfile.TemporaryDirectory() as logdir:
         net_override = [f"network.name={args.net}"] if args.net else []
@@ -71,6 +87,60 @@ def main() -> None:
     print(f"| baseline training | {base:.1f} | {rate['baseline'][0]:.0f} | {rate['baseline'][1]:.0f} |")
     print(f"| DRGA co-training | {co:.1f} | {rate['cotrain'][0]:.0f} | {rate['cotrain'][1]:.0f} |")
     print(f"baseline / co-training tokens per second: {rate['baseline'][0] / rate['cotrain'][0]:.2f}x")
+
+
+def decode_benchmark(args: argparse.Namespace) -> None:
+    """Decoding time with the Transformer's key/value cache and without it (same translations)."""
+    from drga.data.parallel import encode_pairs
+    from drga.nmt.evaluation import MODES, decode_pairs, decode_settings
+    from drga.nmt.pretrained import load_translation_model
+    from drga.nmt.trainer import load_translation_splits
+
+    model = load_translation_model(args.decode, device=args.device)
+    if not hasattr(model.network, "kv_cache"):
+        raise SystemExit(f"--decode: {model.network.net_name} has no key/value cache (transformer-nmt has)")
+    config = model.config
+    limit = config.experiment.data.max_length
+    raw = load_translation_splits(config).test[: args.sentences]
+    pairs, _ = encode_pairs(raw, model.source_tokenizer, model.target_tokenizer, limit, limit, drop_long=False)
+    modes = [m for m in MODES if m == "net-only" or model.has_agent]
+    beta = model.strength().detach()
+    times: dict[tuple[str, int, bool], list[float]] = {}
+    tokens: dict[tuple[str, int], int] = {}
+    for _ in range(args.repeats):
+        for mode in modes:
+            for beam in (1, args.beam):
+                outputs = {}
+                for cached in (True, False):
+                    model.network.kv_cache = cached
+                    started = time.perf_counter()
+                    outputs[cached] = decode_pairs(
+                        model.network, pairs, model.target_tokenizer, decode_settings(config, beam), mode, model.policy, beta,
+                        model.device, config.experiment.data.batch_size * 2,
+                    )
+                    if model.device.type == "cuda":
+                        torch.cuda.synchronize()
+                    times.setdefault((mode, beam, cached), []).append(time.perf_counter() - started)
+                if outputs[True] != outputs[False]:
+                    raise SystemExit(f"--decode: cached and uncached {mode} beam {beam} translations differ")
+                tokens[(mode, beam)] = sum(len(ids) + 1 for ids in model.target_tokenizer.encode_batch(outputs[True]))
+    net = config.experiment.network
+    print(
+        f"# {net.name} ({model.phase}), d {net.hidden_size}, {net.layers} + {net.layers} layers, {net.heads} heads: "
+        f"{len(pairs)} test sentences, batch {config.experiment.data.batch_size * 2}, device {args.device}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, {platform.processor() or platform.machine()}"
+    )
+    print(f"| mode | search | seconds, cache (median of {args.repeats}) | seconds, no cache | sentences/s cache / no cache "
+          "| generated tokens/s cache / no cache | speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    for mode in modes:
+        for beam in (1, args.beam):
+            fast, slow = (statistics.median(times[(mode, beam, c)]) for c in (True, False))
+            n, t = len(pairs), tokens[(mode, beam)]
+            search = "greedy" if beam == 1 else f"beam {beam}"
+            print(f"| {mode} | {search} | {fast:.2f} | {slow:.2f} | {n / fast:.1f} / {n / slow:.1f} | {t / fast:.0f} / {t / slow:.0f} "
+                  f"| {slow / fast:.2f}x |")
+    print("(generated tokens: the translations re-encoded in subwords, </s> counted; identical with and without the cache)")
 
 
 def epoch_tokens(trainer: TranslationTrainer, phase: str, epoch: int) -> tuple[int, int]:

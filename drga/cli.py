@@ -51,10 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
     train.add_argument("--track-examples", type=int, metavar="N", help="record the attention of N fixed dev sentences at every evaluation (for drga analyze)")
 
-    evaluate = commands.add_parser("evaluate", help="accuracy of a checkpoint in both evaluation modes")
+    evaluate = commands.add_parser("evaluate", help="accuracy (translation: perplexity, BLEU, chrF) of a checkpoint in both evaluation modes")
     evaluate.add_argument("checkpoint")
     _add_data_arguments(evaluate)
     evaluate.add_argument("--split", choices=["dev", "test"], default="test")
+    evaluate.add_argument("--beam", type=int, help="translation: beam size decoded besides greedy (default: the run's nmt.beam_size; 1: greedy only)")
 
     commands.add_parser("networks", help="list the attention networks")
     commands.add_parser("datasets", help="list the data sets and where their files are looked for")
@@ -64,10 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from drga import distributed
     from drga.nmt.cli import is_translation_request, train_translation
     from drga.trainer import Trainer
 
     if is_translation_request(args):  # a translation network: the translation trainer (drga/nmt)
+        if distributed.launched_by_torchrun():
+            raise ConfigError("translation networks train in one process only; start drga train without torchrun")
         return train_translation(args)
 
     overrides = list(args.set)
@@ -84,7 +88,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(_network_names())}")
     if config.data.dataset not in DATASETS:
         raise ConfigError(f"unknown dataset '{config.data.dataset}'; choose one of: {', '.join(sorted(DATASETS))}")
-    Trainer(config, resume=args.resume, overwrite=args.overwrite).run()
+    try:  # under torchrun (docs/distributed.md) the trainer joins a process group; leave it at the end
+        Trainer(config, resume=args.resume, overwrite=args.overwrite).run()
+    finally:
+        distributed.cleanup()
     return 0
 
 
@@ -93,7 +100,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from drga.pretrained import load_trained
     from drga.setup import prepare_data
     from drga.data import BatchIterator
+    from drga.checkpoint import load_checkpoint
+    from drga.nmt.cli import evaluate_translation_checkpoint
+    from drga.nmt.pretrained import is_translation_checkpoint
 
+    payload = load_checkpoint(args.checkpoint)
+    if is_translation_checkpoint(payload):  # perplexity, BLEU and chrF (drga/nmt)
+        return evaluate_translation_checkpoint(args, payload)
     model = load_trained(args.checkpoint, device=args.device or "cpu")
     config = model.config
     for flag, key in (("dataset", "dataset"), ("data_dir", "data_dir"), ("tsv", "tsv_path")):

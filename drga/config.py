@@ -39,7 +39,7 @@ class DataConfig:
     phrase_level: bool = False
     """SST only: train on every labelled phrase of the training trees."""
     batch_size: int = 64
-    """Sentences per batch."""
+    """Sentences per batch; under torchrun the global batch, split across the processes (docs/distributed.md)."""
     train_fraction: float = 1.0
     """Use only this fraction of the training split (quick runs, learning curves)."""
     max_sentences: int = 40
@@ -152,6 +152,8 @@ class TrainConfig:
     """Dev accuracy that picks the best co-training epoch."""
     original_attention_loss: float = 0.0
     """Co-training: weight of an extra task loss on the network's own attention (0 = the paper)."""
+    task_loss_samples: int = 0
+    """Co-training speed-up, opt-in (changes the math): the network's cross-entropy (eq. 12) back-propagates through only this many of the K action samples per sequence; the others' predictions run without gradient, for their rewards only (an unbiased, noisier gradient; 0: all K, the paper)."""
     track_examples: int = 0
     """Record the attention of this many fixed dev sentences at every evaluation (tracked_attention.json, TensorBoard images; 0: none)."""
 
@@ -207,7 +209,7 @@ class ExperimentConfig:
             problems.append("agent.sb3_batch_size and agent.sb3_action_limit must be positive")
         if not 0 < self.data.train_fraction <= 1:
             problems.append(f"data.train_fraction must be in (0, 1], got {self.data.train_fraction}")
-        for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples"):
+        for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples", "task_loss_samples"):
             if getattr(self.train, name) < 0:
                 problems.append(f"train.{name} must be ≥ 0")
         if problems:
@@ -218,8 +220,18 @@ class ConfigError(ValueError):
     """A configuration key or value the toolkit cannot use."""
 
 
-def _coerce(value: Any, annotation: Any, where: str) -> Any:
-    """Check (and for strings from the command line, parse) a value against a field's type."""
+def coerce_value(value: Any, annotation: Any, where: str) -> Any:
+    """Check a value against a config field's type annotation, and return it in that type.
+
+    Strings (from ``--set`` or the command line) are parsed: ``"true"``/``"false"``, numbers,
+    comma-separated lists (``"16,16"`` or ``"[16, 16]"``), ``"none"`` for an optional field.
+    Supports ``Literal``, ``Optional[X]``, ``list[X]``, ``bool``, ``int``, ``float`` and ``str``;
+    any other annotation passes the value through. ``where`` (e.g. ``"nmt.beam_size"``) names
+    the field in the :class:`ConfigError` raised for a value that does not fit.
+
+    Used for every section of :class:`ExperimentConfig` and by other configuration modules with
+    sections of their own (``drga/nmt/config.py``'s ``[nmt]``).
+    """
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Literal:
         if value not in args:
@@ -229,11 +241,11 @@ def _coerce(value: Any, annotation: Any, where: str) -> Any:
         if value is None or (isinstance(value, str) and value.lower() in ("none", "null", "")):
             return None
         inner = [a for a in args if a is not type(None)]
-        return _coerce(value, inner[0], where)
+        return coerce_value(value, inner[0], where)
     if origin is list:
         if isinstance(value, str):
             value = [v for v in value.replace("[", "").replace("]", "").split(",") if v.strip()]
-        return [_coerce(v, args[0], where) for v in value]
+        return [coerce_value(v, args[0], where) for v in value]
     if annotation is bool:
         if isinstance(value, str):
             if value.lower() in ("true", "1", "yes"):
@@ -263,7 +275,7 @@ def _set(config: ExperimentConfig, dotted: str, value: Any) -> None:
     hints = get_type_hints(type(section))
     if key not in hints:
         raise ConfigError(f"unknown config key '{dotted}'{_suggest(key, list(hints), prefix=section_name + '.')}")
-    setattr(section, key, _coerce(value, hints[key], dotted))
+    setattr(section, key, coerce_value(value, hints[key], dotted))
 
 
 def _sections() -> list[str]:

@@ -5,7 +5,8 @@ This is the whole algorithm on tensors; the trainer only adds optimisers and boo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -14,7 +15,7 @@ from agents.gaussian_policy import GaussianPolicy, squash
 from baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.adjust import adjust_attention
 from drga.reward import RewardTerms, drga_reward
-from drga.state import build_agent_state
+from drga.state import agent_state
 
 
 @dataclass
@@ -22,13 +23,21 @@ class Rollout:
     """Results for B·K (sequence, sample) pairs, ordered [seq0 × K, seq1 × K, ...]."""
 
     log_prob: Tensor  #: Σ_t log π(a_t|s_t) over every adjusted token, [B·K]
-    log_likelihood: Tensor  #: log P(y|X) under the revised attention, with gradient, [B·K]
     terms: RewardTerms  #: eq. 5 and its parts (detached), [B·K]
     output: Tensor  #: network output under the revised attention
     original: list[Tensor]  #: α per site, [B, K_site, T(, H)]
     revised: list[Tensor]  #: α′ per site, [B·K, K_site, T(, H)]
     policy_std: Tensor  #: mean σ over real tokens (for logging)
     entropy: Tensor  #: mean policy entropy per token
+    network: AttentionNetwork = field(repr=False)
+    labels: Tensor = field(repr=False)  #: the labels repeated K times, [B·K, ...]
+
+    @cached_property
+    def log_likelihood(self) -> Tensor:
+        """log P(y|X) under the revised attention, with gradient, [B·K] (computed when first
+        asked for: the reward's copy is computed without gradient, and a trainer whose task
+        loss reads ``output`` directly never builds this one)."""
+        return self.network.log_likelihood(self.output, self.labels)
 
 
 def rollout(
@@ -42,38 +51,65 @@ def rollout(
     delta: float,
     deterministic: bool = False,
     encoding: NetworkEncoding | None = None,
+    task_samples: int = 0,
 ) -> Rollout:
+    """One DRGA pass over ``batch`` with ``samples`` = K action samples per sequence.
+
+    ``task_samples`` (``train.task_loss_samples``; 0 = all K, the default) is an opt-in speed-up
+    that changes eq. 12's estimate: when 0 < n < K, only the first n samples of each sequence
+    carry the network's gradient (their ``output`` and ``log_likelihood`` rows back-propagate
+    with a factor K/n, so that a mean over all B·K rows has the gradient of the mean over the
+    B·n), and the other K − n predictions run without gradient, only for their rewards. Every
+    value (outputs, rewards, log-probabilities) is unchanged; see :func:`predict_fewer_gradients`.
+    """
     encoding = encoding if encoding is not None else network.encode(batch)  # the encoder runs once per batch
     k = 1 if deterministic else samples
     log_prob = torch.zeros(batch.size, k, device=batch.tokens.device)
     revised, std_sum, entropy_sum, positions = [], 0.0, 0.0, 0.0
     repeated = encoding.repeat_interleave(k)
     for site, site_repeated in zip(encoding.sites, repeated.sites):
-        state = build_agent_state(site).detach()  # eq. 1, [B, K_site, T, S]
-        dist = policy.distribution(state)
-        x = dist.mean.unsqueeze(0) if deterministic else dist.sample((k,))  # eq. 2, [k, B, K_site, T, A]
-        real = site.mask.unsqueeze(0).unsqueeze(-1).to(x.dtype)
-        log_prob = log_prob + (dist.log_prob(x) * real).sum(dim=(2, 3, 4)).transpose(0, 1)
-        action = policy_action(x, site.multi_dimensional).transpose(0, 1).flatten(0, 1)  # [B·k, K_site, T(, A)]
+        # The agent acts on the real tokens only (padding keeps α = 0 whatever its action, eq. 4):
+        # the N = |mask| rows of the states [B, K_site, T, S] of eq. 1, built blockwise (drga/state.py).
+        rows = site.mask.flatten().nonzero().squeeze(1)
+        state = agent_state(site).detach().select(rows)
+        # eq. 2, over [N, A]; a policy other than ours (the SB3 adapter) reads the dense rows [N, S]
+        dist = policy.distribution(state if isinstance(policy, GaussianPolicy) else state.dense())
+        if deterministic:
+            x = dist.mean.unsqueeze(0)  # [1, N, A]
+        else:  # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
+            noise = dist.mean.new_empty(k, site.mask.numel(), dist.mean.shape[-1]).normal_()
+            x = (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
+        sequence = rows // (site.mask.numel() // batch.size)
+        log_prob = log_prob + log_prob.new_zeros(k, batch.size).index_add_(1, sequence, dist.log_prob(x).sum(dim=-1)).t()
+        squashed = squash(x)
+        action = squashed.new_zeros(k, site.mask.numel(), x.shape[-1]).index_copy_(1, rows, squashed)  # 0 on padding
+        action = action.view(k, *site.mask.shape, -1)
+        action = (action if site.multi_dimensional else action.squeeze(-1)).transpose(0, 1).flatten(0, 1)  # [B·k, K_site, T(, A)]
         revised.append(adjust_attention(site_repeated.attention, action, beta, site_repeated.mask))  # eqs. 3–4
-        std_sum = std_sum + (dist.stddev * real[0]).sum()
-        entropy_sum = entropy_sum + (dist.entropy() * real[0]).sum()
-        positions = positions + real[0].sum() * x.shape[-1]
-    output = network.predict(repeated, revised)
-    log_likelihood = network.log_likelihood(output, batch.labels.repeat_interleave(k, dim=0))
+        std_sum = std_sum + dist.stddev.sum()
+        entropy_sum = entropy_sum + dist.entropy().sum()
+        positions = positions + x.shape[1] * x.shape[-1]
+    if 0 < task_samples < k and torch.is_grad_enabled():
+        output = predict_fewer_gradients(network, encoding, revised, k, task_samples)
+    else:
+        output = network.predict(repeated, revised)
+    labels = batch.labels.repeat_interleave(k, dim=0)
+    with torch.no_grad():
+        log_likelihood = network.log_likelihood(output, labels)
     terms = drga_reward(  # eq. 5
-        log_likelihood.detach(), [r.detach() for r in revised], [s.mask for s in repeated.sites], gamma, sqrt_l0, delta
+        log_likelihood, [r.detach() for r in revised], [s.mask for s in repeated.sites], gamma, sqrt_l0, delta
     )
     positions = max(float(positions), 1.0)
     return Rollout(
         log_prob=log_prob.flatten(),
-        log_likelihood=log_likelihood,
         terms=terms,
         output=output,
         original=encoding.attention,
         revised=revised,
         policy_std=(std_sum / positions).detach(),
         entropy=entropy_sum / positions,
+        network=network,
+        labels=labels,
     )
 
 
@@ -81,3 +117,24 @@ def policy_action(pre_squash: Tensor, multi_dimensional: bool) -> Tensor:
     """Squashed action in the attention's layout: [..., T] for scalar attention, [..., T, H] otherwise."""
     action = squash(pre_squash)
     return action if multi_dimensional else action.squeeze(-1)
+
+
+def predict_fewer_gradients(network: AttentionNetwork, encoding: NetworkEncoding, revised: list[Tensor], k: int, n: int) -> Tensor:
+    """``network.predict`` for B·k copies ordered [seq0 × k, seq1 × k, ...] where only the first
+    ``n`` copies of each sequence carry gradient, scaled by k/n.
+
+    The value is exactly that of the n + (k − n) predictions; the gradient of any mean over the
+    B·k rows (the task loss) equals the gradient of the same mean over the B·n rows that carry it:
+    an unbiased estimate of eq. 12's gradient from n instead of k samples, with one backward pass
+    through ``predict`` per kept copy instead of k.
+    """
+
+    def rows(x: Tensor, first: bool) -> Tensor:
+        per_sequence = x.unflatten(0, (-1, k))
+        return (per_sequence[:, :n] if first else per_sequence[:, n:]).flatten(0, 1)
+
+    kept = network.predict(encoding.repeat_interleave(n), [rows(r, True) for r in revised])
+    with torch.no_grad():
+        rest = network.predict(encoding.repeat_interleave(k - n), [rows(r, False) for r in revised])
+    kept = kept.detach() + (kept - kept.detach()) * (k / n)
+    return torch.cat([kept.unflatten(0, (-1, n)), rest.unflatten(0, (-1, k - n))], dim=1).flatten(0, 1)

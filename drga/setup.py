@@ -24,7 +24,7 @@ from drga.data import (
     load_dataset,
     load_glove,
 )
-from drga.state import build_agent_state
+from drga.state import agent_state
 
 
 def seed_everything(seed: int) -> None:
@@ -125,7 +125,7 @@ def state_and_action_size(network: AttentionNetwork, batch: Batch) -> tuple[int,
     for site in encoding.sites:
         site.validate()
         action = site.attention.shape[-1] if site.multi_dimensional else 1
-        sizes.add((build_agent_state(site).shape[-1], action))
+        sizes.add((agent_state(site).size, action))  # S of eq. 1, without building the states
     if len(sizes) != 1:
         raise ValueError(
             f"the network's attention sites give different state/action sizes {sorted(sizes)}; "

@@ -1,9 +1,22 @@
-"""The agent's state for every token (eq. 1 of the paper)."""
+"""The agent's state for every token (eq. 1 of the paper).
+
+Eq. 1 is defined once, by :func:`agent_state`: the blocks of s_t for every token of a site.
+:meth:`AgentState.dense` concatenates them into the [B, K, T, S] tensor (what
+:func:`build_agent_state` returns, and what the Gymnasium environment and the SB3 policy see);
+:meth:`AgentState.project` applies the policy's first layer (LayerNorm, then Linear) to the
+same blocks without building that tensor. Most blocks are the same for every token of an array
+(h^s, mean h, max h, u) or for every array of a site (w_t, h_t of an expanded view), and
+α_t·h_t projects as α_t·(W h_t), so the first layer costs a few additions per output instead
+of an S-wide matrix product; ``tests/test_equations.py`` checks that both give the same result.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import torch
-from torch import Tensor
+import torch.nn.functional as F
+from torch import Tensor, nn
 
 from baselines.protocol import AttentionSite
 
@@ -13,9 +26,187 @@ def agent_state_size(word_dim: int, hidden_dim: int, query_dim: int) -> int:
     return word_dim + 5 * hidden_dim + query_dim
 
 
-def build_agent_state(site: AttentionSite) -> Tensor:
+@dataclass
+class AgentState:
+    """s_t = [w_t; h_t; α_t·h_t; h^s; mean h; max h; u] for every token of a site, in blocks.
+
+    =========  ======================  =====================================================
+    field      shape                   holds
+    =========  ======================  =====================================================
+    words      [B, 1 or K, T, Dw]      w_t (a K axis of 1: the same for every array)
+    hidden     [B, 1 or K, T, Dh]      h_t (likewise)
+    attention  [B, K, T] or            α_t; the block α_t·h_t is attention · hidden
+               [B, K, T, H]            (per dimension for multi-dimensional attention)
+    sequence   [B, K, 3·Dh + Du]       [h^s; mean h; max h; u], the same for every token
+    rows       [N] or None             only these tokens (flat indices into B·K·T, see
+                                       :meth:`select`); None: all of them
+    =========  ======================  =====================================================
+    """
+
+    words: Tensor
+    hidden: Tensor
+    attention: Tensor
+    sequence: Tensor
+    rows: Tensor | None = None
+
+    @property
+    def multi_dimensional(self) -> bool:
+        return self.attention.dim() == 4
+
+    @property
+    def size(self) -> int:
+        """S, the length of s_t."""
+        return self.words.shape[-1] + 2 * self.hidden.shape[-1] + self.sequence.shape[-1]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of :meth:`dense`: [B, K, T, S], or [N, S] for selected rows."""
+        if self.rows is not None:
+            return (self.rows.shape[0], self.size)
+        b, k, t = self.attention.shape[:3]
+        return (b, k, t, self.size)
+
+    def select(self, rows: Tensor) -> "AgentState":
+        """The states of the tokens ``rows`` only (flat indices into B·K·T, as ``mask.flatten()
+        .nonzero()`` gives): :meth:`dense` and :meth:`project` return [N, ...] rows."""
+        if self.rows is not None:
+            raise ValueError("rows are already selected")
+        return replace(self, rows=rows)
+
+    def weighted(self) -> Tensor:
+        """The block α_t·h_t, [B, K, T, Dh]."""
+        alpha = self.attention if self.multi_dimensional else self.attention.unsqueeze(-1)
+        return alpha * self.hidden
+
+    def detach(self) -> "AgentState":
+        return replace(
+            self, words=self.words.detach(), hidden=self.hidden.detach(), attention=self.attention.detach(), sequence=self.sequence.detach()
+        )
+
+    def dense(self) -> Tensor:
+        """The states as one tensor [B, K, T, S] (or [N, S]), the blocks in the order of eq. 1."""
+        b, k, t = self.attention.shape[:3]
+        states = torch.cat(
+            [
+                self.words.expand(b, k, t, -1),
+                self.hidden.expand(b, k, t, -1),
+                self.weighted(),
+                self.sequence.unsqueeze(2).expand(-1, -1, t, -1),
+            ],
+            dim=-1,
+        )
+        return states if self.rows is None else states.flatten(0, 2)[self.rows]
+
+    def project(self, linear: nn.Linear, norm: nn.LayerNorm | None = None) -> Tensor:
+        """``linear(norm(self.dense()))`` computed block by block, [B, K, T, out] (or [N, out]).
+
+        With W = [W_w, W_h, W_a, W_σ] split like s_t, W s_t = W_w w_t + W_h h_t + α_t·(W_a h_t)
+        + W_σ σ (for scalar α; multi-dimensional α projects α_t ⊙ h_t). The LayerNorm
+        γ ⊙ (s − μ)/σ + β folds into the layer: W LN(s) + b = ((W diag γ) s − μ (W diag γ) 1)/σ
+        + W β + b, with μ and σ² of each s_t combined from the blocks' means and centred sums
+        of squares (Chan et al.'s pairwise formula), so nothing S-wide per token is built.
+
+        Each output row is then a weighted sum of a few rows of small tables (a block shared by
+        the arrays projected once per token, W_σ σ once per array, W 1, the bias), which one
+        ``embedding_bag`` computes in a single pass, forward and backward. Gradients reach W,
+        b, γ and β (and the blocks, if they require it) as through the dense form.
+        """
+        weight = linear.weight
+        bias = linear.bias if linear.bias is not None else weight.new_zeros(weight.shape[0])
+        if norm is not None:
+            if norm.bias is not None:
+                bias = bias + weight @ norm.bias
+            if norm.weight is not None:
+                weight = weight * norm.weight
+        dw, dh = self.words.shape[-1], self.hidden.shape[-1]
+        if weight.shape[1] != self.size:
+            raise ValueError(f"the layer reads {weight.shape[1]} features but the state has {self.size}")
+        w_words, w_hidden, w_weighted, w_sequence = weight.split([dw, dh, dh, self.size - dw - 2 * dh], dim=1)
+        b, k, t = self.attention.shape[:3]
+        rows = self.rows if self.rows is not None else torch.arange(b * k * t, device=self.attention.device)
+        n = rows.shape[0]
+        if norm is not None:
+            mean, scale = self._moments(rows, norm.eps)
+        else:
+            mean, scale = None, torch.ones(n, dtype=weight.dtype, device=weight.device)
+        tables: list[Tensor] = []  # (table [R, out], row of the table for every token [N], its factor [N])
+        indices: list[Tensor] = []
+        factors: list[Tensor] = []
+
+        def add(table: Tensor, index: Tensor, factor: Tensor) -> None:
+            indices.append(index + sum(x.shape[0] for x in tables))
+            tables.append(table)
+            factors.append(factor)
+
+        def projected(x: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
+            """x Wᵀ for a per-token block x [B, 1 or K, T, D] as (table, row of each selected token):
+            the selected tokens picked first when most of x's rows are not selected (padding)."""
+            if x.shape[1] == k and n < 0.75 * x.shape[0] * k * t:
+                return x.flatten(0, 2)[rows] @ w.t(), torch.arange(n, device=rows.device)
+            return (x @ w.t()).flatten(0, 2), rows if x.shape[1] == k else _token_rows(rows, k, t)
+
+        add(*projected(self.words, w_words), scale)
+        alpha = self.attention.flatten(0, 2)[rows]
+        if self.multi_dimensional:  # α_t ⊙ h_t has no shared factor
+            add(*projected(self.hidden, w_hidden), scale)
+            hidden = self.hidden.flatten(0, 2)[rows if self.hidden.shape[1] == k else _token_rows(rows, k, t)]
+            add((alpha * hidden) @ w_weighted.t(), torch.arange(n, device=rows.device), scale)
+        else:  # W_h h_t and W_a h_t in one product, as rows 2i and 2i + 1 of one table; α_t·(W_a h_t)
+            table, index = projected(self.hidden, torch.cat([w_hidden, w_weighted]))
+            table = table.reshape(-1, weight.shape[0])
+            add(table, 2 * index, scale)
+            indices.append(indices[-1] + 1)  # the same table's odd rows: W_a h_t, times α_t
+            factors.append(alpha * scale)
+        add((self.sequence @ w_sequence.t()).flatten(0, 1), rows // t, scale)
+        if mean is not None:
+            add(-weight.sum(dim=1, keepdim=True).t(), torch.zeros_like(rows), mean * scale)
+        add(bias.unsqueeze(0), torch.zeros_like(rows), torch.ones_like(scale))
+        out = F.embedding_bag(
+            torch.stack(indices, dim=1), torch.cat(tables), per_sample_weights=torch.stack(factors, dim=1).to(weight.dtype), mode="sum"
+        )
+        return out if self.rows is not None else out.view(b, k, t, -1)
+
+    def _moments(self, rows: Tensor, eps: float) -> tuple[Tensor, Tensor]:
+        """Mean and 1/sqrt(variance + eps) of the selected s_t over their S features, [N] each."""
+        b, k, t = self.attention.shape[:3]
+        size, dh = self.size, self.hidden.shape[-1]
+
+        def at(x: Tensor) -> Tensor:  # a per-token statistic [B, 1 or K, T] at the rows
+            return x.flatten()[rows if x.shape[1] == k else _token_rows(rows, k, t)]
+
+        hidden_mean, hidden_m2 = (at(m) for m in _mean_m2(self.hidden))
+        blocks = [(self.words.shape[-1], *(at(m) for m in _mean_m2(self.words))), (dh, hidden_mean, hidden_m2)]
+        alpha = self.attention.flatten(0, 2)[rows]
+        if self.multi_dimensional:
+            hidden = self.hidden.flatten(0, 2)[rows if self.hidden.shape[1] == k else _token_rows(rows, k, t)]
+            blocks.append((dh, *_mean_m2(alpha * hidden)))
+        else:  # α_t·h_t: mean α_t·mean(h_t), centred sum of squares α_t²·M2(h_t)
+            blocks.append((dh, alpha * hidden_mean, alpha.square() * hidden_m2))
+        blocks.append((self.sequence.shape[-1], *(m.flatten()[rows // t] for m in _mean_m2(self.sequence))))
+        mean = sum(n * m for n, m, _ in blocks) / size
+        m2 = sum(m2 + n * (m - mean).square() for n, m, m2 in blocks)
+        return mean, torch.rsqrt(m2 / size + eps)
+
+
+def _token_rows(rows: Tensor, k: int, t: int) -> Tensor:
+    """Rows (b, t) of a [B, 1, T] block for flat indices ``rows`` into [B, K, T]."""
+    return rows // (k * t) * t + rows % t
+
+
+def _mean_m2(x: Tensor) -> tuple[Tensor, Tensor]:
+    """Mean and centred sum of squares over the last axis."""
+    mean = x.mean(dim=-1, keepdim=True)
+    return mean.squeeze(-1), (x - mean).square().sum(dim=-1)
+
+
+def _shared(x: Tensor) -> Tensor:
+    """[B, 1, ...] when ``x`` [B, K, ...] is one tensor expanded over the K arrays (stride 0), else ``x``."""
+    return x[:, :1] if x.shape[1] > 1 and x.stride(1) == 0 else x
+
+
+def agent_state(site: AttentionSite) -> AgentState:
     # eq. 1: s_t = [w_t; h_t; α_t·h_t; h^s = Σ_t α_t h_t; all h; u], one row per token.
-    """States [B, K, T, S] for every token of every array at an attention site.
+    """The blocks of the states of every token of every array at an attention site.
 
     "All h" (the paper's concatenation of every element representation) has no fixed size;
     it is summarised here by the mean and the max of h over the real tokens, so that one agent
@@ -24,22 +215,50 @@ def build_agent_state(site: AttentionSite) -> Tensor:
     For multi-dimensional attention (α of shape [B, K, T, H] with H = Dh) the product α_t·h_t
     is taken per dimension.
     """
-    w, h, u, mask, alpha = site.word_vectors, site.hidden_states, site.query, site.mask, site.attention
+    h, u, mask, alpha = _shared(site.hidden_states), site.query, site.mask, site.attention
+    if site.multi_dimensional and alpha.shape[-1] != h.shape[-1]:
+        raise ValueError(
+            f"site '{site.name}': multi-dimensional attention has {alpha.shape[-1]} dimensions "
+            f"but the hidden states have {h.shape[-1]}; they must match for α_t·h_t"
+        )
+    real = mask.to(h.dtype)
     if site.multi_dimensional:
-        if alpha.shape[-1] != h.shape[-1]:
-            raise ValueError(
-                f"site '{site.name}': multi-dimensional attention has {alpha.shape[-1]} dimensions "
-                f"but the hidden states have {h.shape[-1]}; they must match for α_t·h_t"
-            )
-        weighted = alpha * h
+        context = (alpha * h * real.unsqueeze(-1)).sum(dim=2)  # h^s
     else:
-        weighted = alpha.unsqueeze(-1) * h
+        context = _token_sum(alpha * real, h)  # h^s
+    mean_h, max_h = _summaries(h, mask)
+    sequence = torch.cat([context, mean_h, max_h, u], dim=-1)
+    return AgentState(words=_shared(site.word_vectors), hidden=h, attention=alpha, sequence=sequence)
+
+
+def build_agent_state(site: AttentionSite) -> Tensor:
+    """States [B, K, T, S] for every token of every array at an attention site (eq. 1; see
+    :func:`agent_state`)."""
+    return agent_state(site).dense()
+
+
+def _token_sum(weights: Tensor, h: Tensor) -> Tensor:
+    """Σ_t weights[b, k, t] · h[b, k, t] for weights [B, K, T] and h [B, 1 or K, T, D]: [B, K, D]."""
+    if h.shape[1] == 1:
+        return torch.bmm(weights, h[:, 0])
+    return (weights.unsqueeze(-2) @ h).squeeze(-2)
+
+
+def _summaries(h: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+    """Mean and max of h over each array's real tokens, [B, K, D] each; 0 for an array without any."""
+    b, k, t = mask.shape
+    if h.shape[1] == 1 and k > 1:
+        # h shared by the arrays: when every array sees either the same tokens or none (as the
+        # arrays of padded target steps see none), the summaries are computed once.
+        union = mask.any(dim=1, keepdim=True)
+        nonempty = mask.any(dim=-1, keepdim=True)
+        if bool(((mask == union) | ~nonempty).all()):
+            mean_h, max_h = _summaries(h, union)
+            return mean_h * nonempty, max_h * nonempty
+        h = h.expand(b, k, t, -1)
     real = mask.unsqueeze(-1).to(h.dtype)
-    context = (weighted * real).sum(dim=2, keepdim=True)  # h^s
-    count = real.sum(dim=2, keepdim=True).clamp_min(1.0)
-    mean_h = (h * real).sum(dim=2, keepdim=True) / count
-    max_h = h.masked_fill(~mask.unsqueeze(-1), float("-inf")).amax(dim=2, keepdim=True)
+    count = real.sum(dim=2).clamp_min(1.0)
+    mean_h = _token_sum(mask.to(h.dtype), h) / count
+    max_h = h.masked_fill(~mask.unsqueeze(-1), float("-inf")).amax(dim=2)
     max_h = torch.where(torch.isfinite(max_h), max_h, torch.zeros_like(max_h))  # all-padding array
-    t = h.shape[2]
-    per_sequence = torch.cat([context, mean_h, max_h, u.unsqueeze(2)], dim=-1).expand(-1, -1, t, -1)
-    return torch.cat([w, h, weighted, per_sequence], dim=-1)
+    return mean_h, max_h

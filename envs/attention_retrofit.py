@@ -7,7 +7,8 @@ network (arrays "adjusted one by one", in site order, then array order, then tok
 - action: a_t ∈ [-1, 1]^A, A = 1, or H for multi-dimensional attention;
 - reward: 0 until the last token, then eq. 5 for the revised attention;
 - ``info`` at the end: original and revised attention per site, N per array, log P(y|X), the
-  penalty and the reward.
+  penalty, whether the prediction is correct (a sequence label: every real position, plus the
+  token accuracy; see :func:`prediction_scores`) and β.
 
 The environment calls the same functions as the batched trainer (:mod:`drga.state`,
 :mod:`drga.adjust`, :mod:`drga.reward`), so an agent trained here optimises the same objective.
@@ -27,6 +28,22 @@ from drga.adjust import adjust_attention
 from drga.beta import AdjustmentStrength
 from drga.reward import count_highlighted, drga_reward
 from drga.state import build_agent_state
+
+
+def prediction_scores(prediction: torch.Tensor, label: torch.Tensor, pad_id: int = 0) -> dict[str, Any]:
+    """``info["correct"]`` (and, for a sequence label, ``info["token_accuracy"]``) of one example.
+
+    A class label (a 0-d tensor) is correct when the prediction equals it. A sequence label
+    (translation: the target ids, teacher forced) is compared position by position over its real
+    positions (``label != pad_id``): ``correct`` when every real position matches, and
+    ``token_accuracy`` the fraction that match.
+    """
+    if label.dim() == 0:
+        return {"correct": bool(prediction == label)}
+    real = label != pad_id
+    matches = (prediction == label) & real
+    total = int(real.sum())
+    return {"correct": bool(matches.sum() == total), "token_accuracy": float(matches.sum()) / max(total, 1)}
 
 
 class AttentionRetrofitEnv(gym.Env):
@@ -165,7 +182,7 @@ class AttentionRetrofitEnv(gym.Env):
             "log_likelihood": float(terms.log_likelihood[0]),
             "penalty": float(terms.penalty[0]),
             "highlighted_fraction": float(terms.highlighted_fraction[0]),
-            "correct": bool(self.network.predictions(output)[0] == batch.labels[0]),
+            **prediction_scores(self.network.predictions(output)[0], batch.labels[0], getattr(self.network, "pad_id", 0)),
             "beta": float(beta),
         }
         return float(terms.reward[0]), info

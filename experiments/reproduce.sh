@@ -5,8 +5,10 @@
 #
 #   bash experiments/reproduce.sh [LOGDIR] [JOBS]        # default runs/repro, 2 runs at a time
 #
-# Order: every cell's first 3 seeds first, then the remaining seeds, so a stopped study
-# still has every cell. About 110 s per LSTM/CNN run and 300 s per Transformer run on one core.
+# Order: seeds 0-2 of every cell first (cheapest networks first), then seeds 3-9, so that a
+# stopped study has every cell it could afford.
+# On one core each: about 110-180 s per LSTM+SA or CNN+SA run, 30-50 s per aspect run,
+# and several times that per Transformer run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOGDIR=${1:-runs/repro}

@@ -9,7 +9,9 @@ groups the runs by network and data set, and writes one markdown file with
 * the paired difference DRGA − equal-budget baseline over the seeds (same seed = same split,
   same initialisation, same pretraining), a paired t-test p-value and a 95% percentile
   bootstrap interval of the mean difference, for both evaluation modes;
-* the mean wall-clock seconds per run (the sweep's ``wall_seconds.txt``).
+* the mean seconds per run: the sum of the run's epoch times in results.json's history
+  (training and dev evaluation of every phase; robust to interruptions, unlike the sweep's
+  ``wall_seconds.txt``, which loses the piece of a run that was killed).
 
     python experiments/study_tables.py runs/repro --out docs/results/reproduction.md
 
@@ -55,8 +57,8 @@ def load_runs(logdir: Path) -> tuple[dict[tuple[str, str], dict[int, dict]], lis
             continue
         payload = json.loads(results.read_text())
         config = payload["config"]
-        wall = folder / "wall_seconds.txt"
-        payload["wall_seconds"] = float(wall.read_text()) if wall.exists() else None
+        epochs = [record.get("seconds") for record in payload.get("history", [])]
+        payload["wall_seconds"] = sum(e for e in epochs if e is not None) if any(e is not None for e in epochs) else None
         cells[(config["network"]["name"], config["data"]["dataset"])][int(config["run"]["seed"])] = payload
     return cells, unfinished
 
@@ -88,7 +90,8 @@ def paired_cell(runs: dict[int, dict], model: tuple[str, str]) -> str:
         return f"{mean:+.2f}"
     _, p = paired_t_test(base, drga)
     low, high = bootstrap_ci(differences)
-    return f"{mean:+.2f} (p = {p:.3f}; [{low:+.2f}, {high:+.2f}])"
+    shown = "n/a, no variation" if p != p else f"{p:.3f}"
+    return f"{mean:+.2f} (p = {shown}; [{low:+.2f}, {high:+.2f}])"
 
 
 def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
@@ -106,7 +109,7 @@ def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
         lines += [f"### {family}", "",
                   "| network | data set | seeds | baseline, pretrain only | **baseline, equal budget** "
                   "| DRGA net-only | **DRGA with-agent** | Δ net-only vs equal budget | Δ with-agent vs equal budget "
-                  "| wall s/run |",
+                  "| s/run |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for net, dataset in rows:
             runs = cells[(net, dataset)]

@@ -128,3 +128,33 @@ def test_length_limits_and_the_length_penalty():
     assert length_normalizer(torch.tensor([1, 7]), 0.0).tolist() == [1.0, 1.0]
     assert length_normalizer(torch.tensor([7]), 1.0).item() == pytest.approx(2.0)  # (5 + 7) / 6
     assert length_normalizer(torch.tensor([7]), 0.6).item() == pytest.approx(math.pow(2.0, 0.6))
+
+
+@pytest.mark.parametrize("mode", ["net-only", "with-agent"])
+def test_transformer_key_value_cache_decodes_exactly_what_the_full_prefix_decodes(mode):
+    network, policy = network_and_agent("transformer")
+    with torch.no_grad():  # no early </s>: every row decodes to its length limit, many cached steps
+        network.output_bias[EOS_ID] = -50.0
+    b = batch()
+    adjust = agent_adjuster(policy, torch.tensor(0.4)) if mode == "with-agent" else None
+    limits = length_limits(b.mask, 2.0, 20)
+    outputs = {}
+    for cached in (True, False):
+        network.kv_cache = cached
+        with torch.no_grad():
+            state = network.start(b.tokens, b.mask)
+            assert ("length" in state) == cached
+            previous, steps = torch.full((3,), BOS_ID), []
+            for t in range(12):  # per-step log-probabilities along a fixed prefix
+                log_probs, state = network.step(state, previous, adjust)
+                steps.append(log_probs)
+                previous = torch.tensor([5 + t, 9, 13])
+        outputs[cached] = (
+            torch.stack(steps),
+            greedy_decode(network, b.tokens, b.mask, limits, adjust),
+            beam_search(network, b.tokens, b.mask, limits, 3, 0.6, adjust),
+        )
+    (cached_steps, cached_greedy, cached_beam), (full_steps, full_greedy, full_beam) = outputs[True], outputs[False]
+    assert torch.allclose(cached_steps, full_steps, atol=1e-5)
+    assert cached_greedy == full_greedy and cached_beam == full_beam
+    assert all(len(row) == int(limit) for row, limit in zip(cached_greedy, limits))  # really ran to the limit

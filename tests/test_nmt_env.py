@@ -15,7 +15,8 @@ from baselines.seq2seq_luong import LuongSeq2Seq
 from baselines.transformer_nmt import TransformerNMT
 from drga.data.parallel import EncodedPair, collate_parallel
 from drga.rollout import rollout
-from envs.translation import SentencePairView, translation_env
+from envs.attention_retrofit import prediction_scores
+from envs.translation import translation_env
 
 PAIRS = [
     EncodedPair([5, 6, 7], [8, 9], 0),  # 3 source tokens, 2 target tokens + </s> = 3 decoder steps
@@ -72,7 +73,44 @@ def test_env_reward_equals_the_batched_trainers_reward():
         observation, reward, done, _, info = env.step(action)
     batch = collate_parallel([PAIRS[2]])
     with torch.no_grad():
-        result = rollout(SentencePairView(network).network, policy, batch, torch.tensor(0.4), 1, 0.2, 0.2, 0.85, deterministic=True)
+        result = rollout(network, policy, batch, torch.tensor(0.4), 1, 0.2, 0.2, 0.85, deterministic=True)
     assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
     assert np.allclose(info["revised_attention"][0], result.revised[0][0].numpy(), atol=1e-6)
     assert info["log_likelihood"] < 0
+
+
+def run_episode(env, index):
+    env.reset(options={"index": index})
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(np.zeros(1, dtype=np.float32))
+    return info
+
+
+def test_correct_compares_the_whole_target_sequence_over_real_positions():
+    network = luong()
+    env = translation_env(network, PAIRS)
+    reference = collate_parallel([PAIRS[2]]).labels  # [1, 4]: 3 target tokens + </s>
+    # The network's own teacher-forced argmax, compared position by position.
+    info = run_episode(env, 2)
+    with torch.no_grad():
+        own = network.predictions(network(collate_parallel([PAIRS[2]])))[0]
+    assert info["correct"] == bool((own == reference[0]).all())
+    assert info["token_accuracy"] == pytest.approx(float((own == reference[0]).float().mean()))
+    # A prediction equal to the reference is correct; one wrong token is not (3 of 4 right).
+    network.predictions = lambda output: reference.clone()
+    info = run_episode(env, 2)
+    assert info["correct"] is True and info["token_accuracy"] == 1.0
+    wrong = reference.clone()
+    wrong[0, 1] = 23
+    network.predictions = lambda output: wrong
+    info = run_episode(env, 2)
+    assert info["correct"] is False and info["token_accuracy"] == pytest.approx(0.75)
+
+
+def test_prediction_scores_ignore_padding_and_keep_class_labels():
+    label = torch.tensor([4, 5, 3, 0, 0])
+    assert prediction_scores(torch.tensor([4, 5, 3, 7, 9]), label) == {"correct": True, "token_accuracy": 1.0}
+    assert prediction_scores(torch.tensor([4, 6, 3, 0, 0]), label) == {"correct": False, "token_accuracy": pytest.approx(2 / 3)}
+    assert prediction_scores(torch.tensor(1), torch.tensor(1)) == {"correct": True}
+    assert prediction_scores(torch.tensor(0), torch.tensor(1)) == {"correct": False}

@@ -148,3 +148,32 @@ def test_perplexity_falls_on_a_multi30k_slice(tmp_path):
     test = results["results"]["baseline (pretrain only)"]["test_net-only"]
     assert math.isfinite(test["perplexity"]) and test["perplexity"] < 0.5 * start
     assert json.loads((tmp_path / "multi30k-en-de-seq2seq-luong-seed0" / "results.json").read_text())["results"]
+
+
+def test_evaluate_command_reports_perplexity_bleu_and_chrf_of_a_translation_checkpoint(tmp_path, capsys):
+    config = tiny_translation_config(tmp_path, "transformer-nmt", **{"train.cotrain_epochs": 1})
+    results = TranslationTrainer(config, log=lambda _: None).run()
+    run_dir = tmp_path / "runs" / "parallel-transformer-nmt-seed0"
+    capsys.readouterr()
+    assert main(["evaluate", str(run_dir / "cotrain_best.pt"), "--split", "test"]) == 0
+    printed = capsys.readouterr().out
+    assert "transformer-nmt from phase 'cotrain', parallel-en-de test: 40 pairs" in printed
+    assert "BLEU greedy" in printed and "BLEU beam2" in printed and "sacrebleu: BLEU nrefs:1" in printed
+    rows = {line.split()[0]: [float(x) for x in line.split()[1:]] for line in printed.splitlines() if line.startswith("  net-only") or line.startswith("  with-agent")}
+    drga = results["results"]["DRGA (co-trained)"]
+    for mode in ("net-only", "with-agent"):  # the numbers of the training run's final report, both searches
+        ppl, bleu, chrf, bleu_beam, chrf_beam = rows[mode][:5]
+        greedy, beam = drga[f"test_{mode}"], drga[f"test_{mode}_beam"]
+        assert ppl == pytest.approx(greedy["perplexity"], abs=0.006)
+        assert (bleu, chrf) == (pytest.approx(greedy["bleu"], abs=0.006), pytest.approx(greedy["chrf"], abs=0.006))
+        assert (bleu_beam, chrf_beam) == (pytest.approx(beam["bleu"], abs=0.006), pytest.approx(beam["chrf"], abs=0.006))
+    # A checkpoint without an agent: net-only only; --beam 1 decodes greedily only; dev split.
+    assert main(["evaluate", str(run_dir / "pretrain_best.pt"), "--split", "dev", "--beam", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "parallel-en-de dev: 40 pairs" in printed and "this checkpoint has no trained agent" in printed
+    assert "BLEU greedy" in printed and "beam" not in printed
+    pretrain = results["results"]["baseline (pretrain only)"]["dev_net-only"]
+    net_only = next(line for line in printed.splitlines() if line.startswith("  net-only")).split()
+    assert float(net_only[1]) == pytest.approx(pretrain["perplexity"], abs=0.006)
+    assert main(["evaluate", str(run_dir / "cotrain_best.pt"), "--tsv", "x.tsv"]) == 2
+    assert "--tsv is for classification data" in capsys.readouterr().err

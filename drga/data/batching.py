@@ -186,6 +186,11 @@ class BatchIterator:
         return (len(self.examples) + self.batch_size - 1) // self.batch_size
 
     def __iter__(self) -> Iterator[Batch]:
+        for indices in self.index_batches():
+            yield collate([self.examples[i] for i in indices])
+
+    def index_batches(self) -> list[list[int]]:
+        """The batches of this epoch as lists of example indices, in order."""
         n = len(self.examples)
         if not self.shuffle:
             order = sorted(range(n), key=lambda i: len(self.examples[i].ids))
@@ -199,5 +204,4 @@ class BatchIterator:
                 chunk = sorted(permutation[start : start + pool], key=lambda i: len(self.examples[i].ids))
                 batches += [chunk[i : i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
             batches = [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
-        for indices in batches:
-            yield collate([self.examples[i] for i in indices])
+        return batches

@@ -5,7 +5,9 @@
   translation, with perplexity and BLEU;
 - :mod:`drga.nmt.decoding`: greedy and beam search, ``net-only`` and ``with-agent``;
 - :mod:`drga.nmt.metrics`: perplexity, sacrebleu BLEU and chrF;
-- :mod:`drga.nmt.cli`: ``drga translate`` and the dispatch of ``drga train``.
+- :mod:`drga.nmt.evaluation`: a split's perplexity, reward, BLEU and chrF in one mode (training
+  and ``drga evaluate``);
+- :mod:`drga.nmt.cli`: ``drga translate`` and the dispatch of ``drga train`` and ``drga evaluate``.
 
 See docs/nmt.md.
 """

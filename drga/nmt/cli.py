@@ -1,4 +1,4 @@
-"""Command-line pieces for translation: ``drga translate``, and ``drga train`` for translation networks.
+"""Command-line pieces for translation: ``drga translate``, and ``drga train`` / ``drga evaluate`` for translation networks.
 
 ``register`` is the extension hook of ``drga/cli.py`` (listed in its ``EXTENSIONS``).
 ``drga train`` hands over to :func:`train_translation` when the requested network's input is
@@ -70,6 +70,63 @@ def cmd_translate(args: argparse.Namespace) -> int:
         scores = score_translations(translations, references)
         print(f"BLEU {scores.bleu:.2f}  {scores.bleu_signature}", file=sys.stderr)
         print(f"chrF {scores.chrf:.2f}  {scores.chrf_signature}", file=sys.stderr)
+    return 0
+
+
+def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | None = None) -> int:
+    """``drga evaluate`` on a translation checkpoint: perplexity, BLEU and chrF of a split in both modes.
+
+    Greedy decoding, and beam search of ``--beam`` (default: the run's ``nmt.beam_size`` when
+    ``nmt.final_beam``) — what the translation trainer's final report computes. The data set
+    is the run's unless ``--dataset`` / ``--data-dir`` say otherwise; the checkpoint's subword
+    models encode it.
+    """
+    from drga.data.parallel import ParallelBatchIterator, encode_pairs
+    from drga.nmt.evaluation import MODES, evaluate_translation, teacher_forced_scores
+    from drga.nmt.pretrained import load_translation_model
+    from drga.nmt.trainer import load_translation_splits
+
+    if getattr(args, "tsv", None) is not None:
+        raise ConfigError("--tsv is for classification data; a translation checkpoint reads parallel text (--dataset, --data-dir)")
+    model = load_translation_model(args.checkpoint, device=args.device or "cpu", payload=payload)
+    config = model.config
+    data = config.experiment.data
+    for flag, key in (("dataset", "dataset"), ("data_dir", "data_dir")):
+        if getattr(args, flag, None) is not None:
+            setattr(data, key, getattr(args, flag))
+    nmt = config.nmt
+    beam = args.beam if getattr(args, "beam", None) is not None else (nmt.beam_size if nmt.final_beam else 1)
+    if beam < 1:
+        raise ConfigError(f"--beam must be at least 1, got {beam}")
+    splits = load_translation_splits(config)
+    raw = splits.test if args.split == "test" else splits.dev
+    pairs, report = encode_pairs(raw, model.source_tokenizer, model.target_tokenizer, data.max_length, data.max_length, drop_long=False)
+    if not pairs:
+        raise ConfigError(f"data set '{data.dataset}' has no usable {args.split} pair")
+    references = [raw[p.index].target for p in pairs]
+    batches = ParallelBatchIterator(pairs, data.batch_size * 2, shuffle=False)
+    progress = sys.stderr.isatty()
+    print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {splits.name} {report.describe(args.split)}")
+    searches = [1] + ([beam] if beam > 1 else [])
+    header = "".join(f"  {'BLEU ' + name:>11s}  {'chrF ' + name:>11s}" for name in ("greedy" if b == 1 else f"beam{b}" for b in searches))
+    print(f"  {'mode':10s}  {'ppl':>7s}{header}  {'reward':>8s}  {'N/L':>5s}")
+    signature = ""
+    beta = model.strength().detach()
+    for mode in MODES:
+        if mode == "with-agent" and not model.has_agent:
+            print(f"  {mode:10s}  -  (this checkpoint has no trained agent)")
+            continue
+        forced = teacher_forced_scores(model.network, batches, config, mode, model.policy, beta, model.device)
+        cells = []
+        for size in searches:
+            result, _ = evaluate_translation(
+                model.network, batches, config, mode, model.policy, beta, model.device,
+                decode=(pairs, references, model.target_tokenizer), beam_size=size, progress=progress, forced=forced,
+            )
+            cells.append(f"  {result.bleu:11.2f}  {result.chrf:11.2f}")
+            signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
+        print(f"  {mode:10s}  {forced['perplexity']:7.2f}{''.join(cells)}  {forced['reward']:8.3f}  {forced['highlighted_fraction']:5.3f}")
+    print(f"sacrebleu: {signature}")
     return 0
 
 

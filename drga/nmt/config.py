@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
-from drga.config import ConfigError, ExperimentConfig, _coerce, apply_mapping
+from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value
 from drga.config import config_to_toml as experiment_toml
 
 if sys.version_info >= (3, 11):
@@ -144,7 +144,7 @@ def _apply_nmt(nmt: NMTConfig, values: dict[str, Any], source: str) -> None:
             close = difflib.get_close_matches(key, list(hints), n=1)
             hint = f"; did you mean 'nmt.{close[0]}'?" if close else f"; known: {', '.join('nmt.' + h for h in hints)}"
             raise ConfigError(f"{source}: unknown config key 'nmt.{key}'{hint}")
-        setattr(nmt, key, _coerce(value, hints[key], f"nmt.{key}"))
+        setattr(nmt, key, coerce_value(value, hints[key], f"nmt.{key}"))
 
 
 def _apply(config: TranslationConfig, mapping: dict[str, Any], source: str) -> None:

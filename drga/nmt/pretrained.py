@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -12,10 +12,10 @@ from agents.gaussian_policy import GaussianPolicy
 from baselines.nmt_common import TranslationNetwork
 from drga.beta import AdjustmentStrength
 from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
-from drga.data.parallel import EncodedPair, ParallelBatchIterator
+from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
 from drga.nmt.config import TranslationConfig, translation_config_from_dict
-from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
+from drga.nmt.evaluation import decode_pairs, decode_settings
 from drga.nmt.trainer import build_translation_network, tokenizers_from_payload
 from drga.setup import build_policy, resolve_device
 
@@ -64,24 +64,29 @@ class TranslationModel:
         translations = [""] * len(sentences)
         if not pairs:
             return translations, cut
-        nmt = self.config.nmt
-        settings = DecodeSettings(
-            beam_size, nmt.length_penalty if length_penalty is None else length_penalty, nmt.decode_length_ratio, limit + 1
+        settings = decode_settings(self.config, beam_size)
+        if length_penalty is not None:
+            settings.length_penalty = length_penalty
+        hypotheses = decode_pairs(
+            self.network, pairs, self.target_tokenizer, settings, mode, self.policy, self.strength().detach(), self.device,
+            batch_size, progress, "translate",
         )
-        adjust = agent_adjuster(self.policy, self.strength().detach()) if mode == "with-agent" else None
-        batches = ParallelBatchIterator(pairs, batch_size, shuffle=False)
-        ids = decode_batches(self.network, batches, settings, adjust, self.device, progress, "translate", len(batches))
-        for pair in pairs:
-            translations[pair.index] = self.target_tokenizer.decode(ids[pair.index])
+        for pair, text in zip(pairs, hypotheses):
+            translations[pair.index] = text
         return translations, cut
 
 
-def load_translation_model(path: str | Path, device: str = "cpu") -> TranslationModel:
-    """Rebuild network, agent, β and tokenizers from a translation checkpoint."""
-    payload = load_checkpoint(path)
+def is_translation_checkpoint(payload: dict[str, Any]) -> bool:
+    """Whether a loaded checkpoint (:func:`drga.checkpoint.load_checkpoint`) holds a translation model."""
+    return payload.get("task") == "translation"
+
+
+def load_translation_model(path: str | Path, device: str = "cpu", payload: dict[str, Any] | None = None) -> TranslationModel:
+    """Rebuild network, agent, β and tokenizers from a translation checkpoint (``payload``: the file, already loaded)."""
+    payload = load_checkpoint(path) if payload is None else payload
     if payload.get("kind") not in ("model", "resume"):
         raise CheckpointError(f"{path} is not a model checkpoint")
-    if payload.get("task") != "translation":
+    if not is_translation_checkpoint(payload):
         raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' classification model, not a translation model")
     config = translation_config_from_dict(payload["config"])
     source, target = tokenizers_from_payload(payload)

@@ -1,0 +1,166 @@
+"""Scoring a translation network in one evaluation mode: perplexity, reward, BLEU and chrF.
+
+- :func:`teacher_forced_scores`: perplexity, mean log P(y|X), the reward (eq. 5) and its parts,
+  with teacher forcing, in the mode's attention (``net-only``: the network's own; ``with-agent``:
+  the agent's deterministic action applied, eqs. 1–4);
+- :func:`decode_pairs`: greedy or beam-search translations, detokenized, in the mode;
+- :func:`evaluate_translation`: both, scored with sacrebleu against the raw references.
+
+Used by the translation trainer (dev every epoch, test at the end) and by ``drga evaluate`` on a
+translation checkpoint, so both report the same numbers for the same checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Sequence
+
+import torch
+
+from baselines.nmt_common import PAD_ID, TranslationNetwork
+from baselines.protocol import Batch
+from drga.data.parallel import EncodedPair, ParallelBatchIterator
+from drga.data.subword import SubwordTokenizer
+from drga.nmt.config import TranslationConfig
+from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
+from drga.nmt.metrics import perplexity, score_translations
+from drga.reward import drga_reward
+from drga.rollout import rollout
+
+MODES = ("net-only", "with-agent")
+
+
+@dataclass
+class TranslationEval:
+    """Dev or test scores of one mode: teacher-forced perplexity and reward, decoded BLEU and chrF."""
+
+    perplexity: float
+    log_likelihood: float  #: mean log P(y|X) per sentence
+    reward: float
+    penalty: float
+    highlighted_fraction: float
+    bleu: float | None
+    chrf: float | None
+    sentences: int
+    tokens: int
+    bleu_signature: str = ""
+    chrf_signature: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def numbers(self) -> dict[str, float]:
+        """The numeric fields (for logs and TensorBoard)."""
+        return {k: float(v) for k, v in self.as_dict().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def decode_settings(config: TranslationConfig, beam_size: int = 1) -> DecodeSettings:
+    """Decoding as configured in ``[nmt]``, greedy unless ``beam_size`` > 1."""
+    nmt = config.nmt
+    return DecodeSettings(beam_size, nmt.length_penalty, nmt.decode_length_ratio, config.experiment.data.max_length + 1)
+
+
+@torch.no_grad()
+def teacher_forced_scores(
+    network: TranslationNetwork, batches: Iterable[Batch], config: TranslationConfig, mode: str, policy=None, beta=None, device="cpu"
+) -> dict[str, float]:
+    """Perplexity, mean log P(y|X), reward (eq. 5) and its parts under teacher forcing."""
+    if mode not in MODES:
+        raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {MODES}")
+    reward = config.experiment.reward
+    was_training = network.training
+    network.eval()
+    totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0)
+    for batch in batches:
+        batch = batch.to(device)
+        if mode == "net-only":
+            encoding = network.encode(batch)
+            output = network.predict(encoding, encoding.attention)
+            log_likelihood = network.log_likelihood(output, batch.labels)
+            masks = [s.mask for s in encoding.sites]
+            terms = drga_reward(log_likelihood, encoding.attention, masks, reward.gamma, reward.sqrt_l0, reward.delta)
+        else:
+            r = rollout(network, policy, batch, torch.as_tensor(beta), 1, reward.gamma, reward.sqrt_l0, reward.delta, deterministic=True)
+            terms = r.terms
+        totals["nll"] -= terms.log_likelihood.sum().item()
+        totals["tokens"] += int((batch.labels != PAD_ID).sum())
+        totals["log_likelihood"] += terms.log_likelihood.sum().item()
+        totals["reward"] += terms.reward.sum().item()
+        totals["penalty"] += terms.penalty.sum().item()
+        totals["highlighted_fraction"] += terms.highlighted_fraction.sum().item()
+        totals["sentences"] += batch.size
+    network.train(was_training)
+    n = max(totals["sentences"], 1)
+    return {
+        "perplexity": perplexity(totals["nll"], totals["tokens"]),
+        "log_likelihood": totals["log_likelihood"] / n,
+        "reward": totals["reward"] / n,
+        "penalty": totals["penalty"] / n,
+        "highlighted_fraction": totals["highlighted_fraction"] / n,
+        "sentences": totals["sentences"],
+        "tokens": totals["tokens"],
+    }
+
+
+def decode_pairs(
+    network: TranslationNetwork,
+    pairs: Sequence[EncodedPair],
+    target_tokenizer: SubwordTokenizer,
+    settings: DecodeSettings,
+    mode: str,
+    policy=None,
+    beta=None,
+    device: torch.device | str = "cpu",
+    batch_size: int = 64,
+    progress: bool = False,
+    description: str = "decode",
+) -> list[str]:
+    """Detokenized translations of ``pairs`` in their order (greedy or beam search per ``settings``), in ``mode``."""
+    if mode not in MODES:
+        raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {MODES}")
+    adjust = agent_adjuster(policy, beta) if mode == "with-agent" else None
+    batches = ParallelBatchIterator(pairs, batch_size, shuffle=False)
+    ids = decode_batches(network, batches, settings, adjust, device, progress=progress, description=description, total=len(batches))
+    return [target_tokenizer.decode(ids[p.index]) for p in pairs]
+
+
+def evaluate_translation(
+    network: TranslationNetwork,
+    batches: Iterable[Batch],
+    config: TranslationConfig,
+    mode: str,
+    policy=None,
+    beta=None,
+    device: torch.device | str = "cpu",
+    decode: tuple[Sequence[EncodedPair], Sequence[str], SubwordTokenizer] | None = None,
+    beam_size: int = 1,
+    progress: bool = False,
+    forced: dict[str, float] | None = None,
+) -> tuple[TranslationEval, list[str]]:
+    """Scores of one mode, and the hypotheses.
+
+    ``batches``: the split, for teacher-forced perplexity and reward (``forced``, when given,
+    is reused instead: the teacher-forced numbers do not depend on the search). ``decode``:
+    (pairs, their raw reference translations, the target tokenizer) to translate and score with
+    sacrebleu — greedy for ``beam_size`` 1, else beam search; None: no BLEU or chrF.
+    """
+    if forced is None:
+        forced = teacher_forced_scores(network, batches, config, mode, policy, beta, device)
+    hypotheses: list[str] = []
+    scores = None
+    if decode is not None:
+        pairs, references, tokenizer = decode
+        hypotheses = decode_pairs(
+            network, pairs, tokenizer, decode_settings(config, beam_size), mode, policy, beta, device,
+            config.experiment.data.batch_size * 2, progress, f"{mode} beam {beam_size}",
+        )
+        scores = score_translations(hypotheses, list(references))
+    result = TranslationEval(
+        perplexity=forced["perplexity"], log_likelihood=forced["log_likelihood"], reward=forced["reward"],
+        penalty=forced["penalty"], highlighted_fraction=forced["highlighted_fraction"],
+        bleu=scores.bleu if scores else None, chrf=scores.chrf if scores else None,
+        sentences=int(forced["sentences"]), tokens=int(forced["tokens"]),
+        bleu_signature=scores.bleu_signature if scores else "",
+        chrf_signature=scores.chrf_signature if scores else "",
+    )
+    return result, hypotheses

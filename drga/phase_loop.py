@@ -1,0 +1,247 @@
+"""Algorithm 1's phase loop, shared by the classification and the translation trainer.
+
+Phases, in order (each skipped when its epoch count is 0): ``pretrain`` the network, the
+equal-budget ``baseline`` (the pretrained network trained alone for as many epochs as
+co-training gets), ``agent`` (REINFORCE on the frozen network), ``cotrain`` (both). This module
+holds what is the same for every task:
+
+- :func:`phase_epochs` / :func:`phase_plan`: how many epochs each phase gets;
+- :func:`run_phases` and :func:`run_phase`: the loop over phases and epochs, the starting point of
+  ``baseline`` and ``cotrain`` as a candidate, dev evaluation, best-epoch selection, early
+  stopping after ``train.patience`` epochs without a better dev score, the epoch record, and
+  ``last.pt`` after every epoch (resumable);
+- :func:`start_phase`: the phase's starting weights and optimisers;
+- :func:`train_epoch`: one pass over the training batches with TensorBoard scalars every 10 steps;
+- :func:`drga_step`: one DRGA update (eqs. 2–7 and 12): encode once, K sampled adjustments,
+  reward, REINFORCE, and for co-training the network on the revised attention.
+
+The trainer supplies the task: its ``_train_step`` (the loss of a batch), ``_evaluate_dev``,
+``_consider`` (the selection key), ``_log_epoch``, ``_final_report``; the functions call the
+trainer's methods (``_start_phase``, ``_train_epoch``, ``_save_last``, ``_step``, ``_clip``, ...)
+so that a trainer can change one of them. Attributes used: see :class:`drga.run_state.RunTrainer`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Mapping
+
+import torch
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+from agents.reinforce import reinforce_loss
+from drga.config import ExperimentConfig, TrainConfig
+from drga.rollout import Rollout, rollout
+from drga.run_state import PhaseProgress
+
+PHASES = ("pretrain", "baseline", "agent", "cotrain")
+#: The evaluation modes of each phase's dev evaluation.
+DEV_MODES: dict[str, tuple[str, ...]] = {
+    "pretrain": ("net-only",), "baseline": ("net-only",), "agent": ("with-agent",), "cotrain": ("net-only", "with-agent"),
+}
+
+
+def phase_epochs(train: TrainConfig, phase: str) -> int:
+    """Epochs of ``phase``; the equal-budget baseline gets co-training's (0 without ``train.fair_baseline``)."""
+    return {
+        "pretrain": train.pretrain_epochs,
+        "baseline": train.cotrain_epochs if train.fair_baseline else 0,
+        "agent": train.agent_epochs,
+        "cotrain": train.cotrain_epochs,
+    }[phase]
+
+
+def phase_plan(train: TrainConfig) -> list[str]:
+    """The phases that run, in order."""
+    return [p for p in PHASES if phase_epochs(train, p) > 0]
+
+
+def run_phases(trainer) -> dict[str, Any]:
+    """Every phase of the plan from where the trainer's progress stands, then the final report."""
+    try:
+        while trainer.progress.index < len(trainer.plan):
+            trainer._run_phase(trainer.plan[trainer.progress.index])
+            trainer.progress = PhaseProgress(index=trainer.progress.index + 1)
+        results = trainer._final_report()
+    finally:
+        trainer.writer.close()
+    return results
+
+
+def run_phase(
+    trainer,
+    phase: str,
+    patience: int,
+    dev_values: Callable[[Any], Mapping[str, Any]],
+    after_evaluation: Callable[[str, int], None] | None = None,
+) -> None:
+    """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save.
+
+    ``dev_values(result)`` gives the numbers of one mode's dev result for the history record;
+    ``after_evaluation(phase, epoch)`` runs after every dev evaluation (classification: the
+    tracked examples).
+    """
+    resuming = trainer._resume_payload is not None
+    trainer._start_phase(phase, fresh=not resuming)
+    if resuming:
+        trainer._restore_optimizers(trainer._resume_payload)
+        trainer._resume_payload = None
+    elif phase in ("baseline", "cotrain"):
+        # The starting point is a candidate too: both compete over the same network epochs.
+        scores = trainer._evaluate_dev(phase)
+        if after_evaluation is not None:
+            after_evaluation(phase, 0)
+        trainer._consider(phase, scores, epoch=0)
+    epochs = trainer._epochs(phase)
+    trainer.log(f"\n== phase {phase}: {epochs} epochs ==")
+    while not trainer.progress.done and trainer.progress.epoch < epochs:
+        epoch = trainer.progress.epoch + 1
+        trainer.train_batches.set_epoch(PHASES.index(phase) * 10_000 + epoch)
+        started = time.time()
+        train_stats = trainer._train_epoch(phase, epoch, epochs)
+        scores = trainer._evaluate_dev(phase)
+        if after_evaluation is not None:
+            after_evaluation(phase, epoch)
+        improved = trainer._consider(phase, scores, epoch)
+        trainer.progress.epoch = epoch
+        if patience and trainer.progress.stale >= patience:
+            trainer.progress.done = True
+        elapsed = time.time() - started
+        record = {"phase": phase, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
+        record.update({f"dev_{mode}_{k}": v for mode, r in scores.items() for k, v in dev_values(r).items()})
+        trainer.history.append(record)
+        trainer._log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
+        trainer._save_last()
+    if epochs and trainer.progress.epoch < epochs:
+        trainer.log(f"   early stop: no better dev score for {patience} epochs")
+
+
+def train_one_epoch(trainer, phase: str, epoch: int = 1) -> dict[str, float]:
+    """Start ``phase`` afresh and train one epoch of it, without evaluation or checkpoints (benchmarks)."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}; one of {PHASES}")
+    trainer._start_phase(phase, fresh=True)
+    trainer.train_batches.set_epoch(PHASES.index(phase) * 10_000 + epoch)
+    return trainer._train_epoch(phase, epoch, epoch)
+
+
+def start_phase(trainer, phase: str, fresh: bool, config: ExperimentConfig) -> None:
+    """Load the phase's starting weights (fresh start only) and make its optimisers.
+
+    ``baseline``, ``agent`` and ``cotrain`` start from pretraining's best network, ``cotrain``
+    from the agent phase's best agent. The network is frozen in the agent phase; β's learned
+    factor trains in co-training only (``adjust.trainable_beta``).
+    """
+    train = config.train
+    if fresh and phase in ("baseline", "agent", "cotrain") and (trainer.run_dir / "pretrain_best.pt").exists():
+        trainer._load_model(trainer.run_dir / "pretrain_best.pt", policy=False)
+    if fresh and phase == "cotrain" and (trainer.run_dir / "agent_best.pt").exists():
+        trainer._load_model(trainer.run_dir / "agent_best.pt", network=False)
+    frozen = phase == "agent"
+    trainer.network.requires_grad_(not frozen)
+    if config.network.freeze_embeddings and hasattr(trainer.network, "embedding"):
+        trainer.network.embedding.weight.requires_grad_(False)
+    trainer.strength.rho.requires_grad_(phase == "cotrain" and config.adjust.trainable_beta)
+    net_params = [p for p in trainer.network.parameters() if p.requires_grad]
+    if phase == "cotrain":
+        net_params += [p for p in trainer.strength.parameters() if p.requires_grad]
+    trainer.net_optimizer = torch.optim.Adam(net_params, lr=train.lr, weight_decay=train.weight_decay) if not frozen else None
+    trainer.agent_optimizer = torch.optim.Adam(trainer.policy.parameters(), lr=config.agent.lr) if phase in ("agent", "cotrain") else None
+
+
+def train_epoch(
+    trainer, phase: str, epoch: int, epochs: int, config: ExperimentConfig, before_step: Callable[[str], None] | None = None
+) -> dict[str, float]:
+    """One pass over ``trainer.train_batches`` with ``trainer._train_step``; the mean of each statistic.
+
+    ``before_step(phase)`` runs before every step (translation: the learning-rate warm-up).
+    """
+    trainer.network.train(phase != "agent")
+    trainer.policy.train()
+    sums: dict[str, float] = {}
+    bar = tqdm(trainer.train_batches, desc=f"{phase} {epoch}/{epochs}", leave=False, disable=not config.run.progress)
+    for step, batch in enumerate(bar, start=1):
+        batch = batch.to(trainer.device)
+        if before_step is not None:
+            before_step(phase)
+        stats = trainer._train_step(phase, batch)
+        for key, value in stats.items():
+            sums[key] = sums.get(key, 0.0) + value
+        trainer.global_step += 1
+        if trainer.global_step % 10 == 0:
+            for key, value in stats.items():
+                trainer.writer.add_scalar(f"{phase}/train/{key}", value, trainer.global_step)
+        bar.set_postfix({k: f"{v / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
+    return {key: value / max(len(trainer.train_batches), 1) for key, value in sums.items()}
+
+
+def drga_step(
+    trainer,
+    phase: str,
+    batch,
+    config: ExperimentConfig,
+    task_loss: Callable[[Rollout], Tensor],
+    extra_loss: Callable[[], Tensor] | None = None,
+) -> dict[str, float]:
+    """One DRGA update of the ``agent`` or ``cotrain`` phase; its statistics.
+
+    Encode once, K sampled adjustments of α, reward (eq. 5), REINFORCE with the K samples' mean
+    reward as baseline (eqs. 6–7). ``task_loss(rollout)`` is eq. 12 on the revised attention;
+    in co-training it trains the network (plus ``extra_loss()``, when given) together with the
+    agent and β's learned factor; in agent pretraining it is only reported.
+    """
+    beta = trainer.strength()
+    encoding = None
+    if phase == "agent":
+        with torch.no_grad():
+            encoding = trainer.network.encode(batch)
+    k, reward = config.agent.samples, config.reward
+    r = rollout(
+        trainer.network, trainer.policy, batch, beta if phase == "cotrain" else beta.detach(),
+        k, reward.gamma, reward.sqrt_l0, reward.delta, encoding=encoding, task_samples=config.train.task_loss_samples,
+    )
+    agent_loss = reinforce_loss(r.log_prob.view(-1, k), r.terms.reward.view(-1, k), config.agent.normalize_advantage)
+    agent_loss = agent_loss - config.agent.entropy_coef * r.entropy
+    if phase == "cotrain":
+        reported = task_loss(r)
+        loss = reported if extra_loss is None else reported + extra_loss()
+        trainer.net_optimizer.zero_grad(set_to_none=True)
+        trainer.agent_optimizer.zero_grad(set_to_none=True)
+        total = loss + agent_loss
+        ddp_loss = getattr(trainer, "_ddp_loss", None)  # drga/trainer.py under torchrun: DDP all-reduces the gradients
+        (total if ddp_loss is None else ddp_loss(total)).backward()
+        trainer._clip(list(trainer.network.parameters()) + list(trainer.strength.parameters()))
+        trainer._clip(trainer.policy.parameters())
+        trainer.net_optimizer.step()
+        trainer.agent_optimizer.step()
+        trainer.strength.advance()
+    else:
+        with torch.no_grad():
+            reported = task_loss(r)
+        trainer._step(trainer.agent_optimizer, agent_loss, trainer.policy.parameters())
+    terms = r.terms
+    return {
+        "task_loss": reported.item(),
+        "agent_loss": agent_loss.item(),
+        "reward": terms.reward.mean().item(),
+        "reward_log_likelihood": terms.log_likelihood.mean().item(),
+        "reward_penalty": (reward.gamma * terms.penalty).mean().item(),
+        "highlighted_fraction": terms.highlighted_fraction.mean().item(),
+        "beta": beta.item(),
+        "policy_sigma": r.policy_std.item(),
+    }
+
+
+def optimizer_step(optimizer: torch.optim.Optimizer, loss: Tensor, params, grad_clip: float) -> None:
+    """Zero the gradients, back-propagate ``loss``, clip ``params`` to ``grad_clip`` (0: no clipping), step."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    clip_gradients(params, grad_clip)
+    optimizer.step()
+
+
+def clip_gradients(params, grad_clip: float) -> None:
+    """Clip the gradient norm of the parameters that have a gradient (``grad_clip`` 0: none)."""
+    if grad_clip > 0:
+        nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], grad_clip)

@@ -1,0 +1,284 @@
+"""A training run's folder, progress and checkpoints: what both trainers keep the same way.
+
+:class:`drga.trainer.Trainer` (classification) and :class:`drga.nmt.trainer.TranslationTrainer`
+(translation) run the same phases (``drga/phase_loop.py``) and keep a run the same way:
+
+- the run folder ``<logdir>/<run name>/``: refused if it holds a run unless resumed or
+  overwritten (:func:`prepare_run_dir`); ``config.toml`` and the TensorBoard writer with the
+  hyperparameter table (:func:`open_run_folder`);
+- model checkpoints ``<phase>_best.pt`` (:func:`model_payload`, the best dev epoch of a phase,
+  :func:`consider`) and the resume checkpoint ``last.pt`` written atomically after every epoch
+  (:func:`save_last`), read back by :func:`resume_from` (same configuration, progress, history,
+  step counter and random state) and :func:`restore_optimizers`;
+- the final report's rows (:func:`best_checkpoints`) and ``results.json`` with the TensorBoard
+  hparams (:func:`publish_results`); the per-epoch log line and dev scalars
+  (:func:`epoch_line`, :func:`log_dev_scalars`).
+
+The functions take the trainer as their first argument and use the attributes and hooks listed
+in :class:`RunTrainer`; task-specific parts (data, scores, what a checkpoint holds besides the
+modules) stay in the trainers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Protocol
+
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+from drga import distributed
+from drga.checkpoint import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state, save_atomic
+from drga.config import ExperimentConfig
+
+#: The final report's rows: label, the phase whose best checkpoint it reads, its evaluation modes.
+FINAL_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("baseline (pretrain only)", "pretrain", ("net-only",)),
+    ("baseline (equal budget)", "baseline", ("net-only",)),
+    ("agent on frozen network", "agent", ("with-agent",)),
+    ("DRGA (co-trained)", "cotrain", ("net-only", "with-agent")),
+)
+
+
+class RunExistsError(FileExistsError):
+    """The run folder already holds a run; resume it or choose another name."""
+
+
+@dataclass
+class PhaseProgress:
+    index: int = 0  #: index into the run's phase plan
+    epoch: int = 0  #: epochs of that phase completed
+    done: bool = False
+    best: tuple[float, ...] | None = None  #: selection key of the best epoch (e.g. dev accuracy, dev reward)
+    stale: int = 0  #: epochs since the best
+
+
+class RunTrainer(Protocol):
+    """What the functions of this module (and of ``drga/phase_loop.py``) use of a trainer."""
+
+    run_dir: Path
+    log: Callable[[str], None]
+    network: torch.nn.Module
+    policy: torch.nn.Module
+    strength: torch.nn.Module
+    state_size: int
+    action_size: int
+    plan: list[str]
+    progress: PhaseProgress
+    history: list[dict[str, Any]]
+    global_step: int
+    net_optimizer: torch.optim.Optimizer | None
+    agent_optimizer: torch.optim.Optimizer | None
+    writer: SummaryWriter
+
+    def _model_payload(self, phase: str, epoch: int, scores: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
+
+    def _load_model(self, path: Path, network: bool = True, policy: bool = True) -> dict[str, Any]: ...
+
+
+def default_run_name(config: ExperimentConfig) -> str:
+    """``run.run_name``, or <dataset>-<net>-seed<seed>."""
+    return config.run.run_name or f"{config.data.dataset}-{config.network.name}-seed{config.run.seed}"
+
+
+def print_flushed(line: str) -> None:
+    """Log lines reach a file or a pipe as they happen, not when a buffer fills."""
+    print(line, flush=True)
+
+
+# --------------------------------------------------------------------------- the run folder
+
+
+def prepare_run_dir(run_dir: Path, resume: bool, overwrite: bool) -> Path:
+    """Check the run folder for ``resume`` / ``overwrite`` and return its ``last.pt`` path.
+
+    A folder that holds a run (``last.pt``) is refused unless resumed or overwritten; resuming
+    needs ``last.pt``; overwriting removes a run folder of ours (one with ``config.toml``) so that
+    old curves and checkpoints do not mix with the new ones.
+    """
+    last = run_dir / "last.pt"
+    if last.exists() and not (resume or overwrite):
+        raise RunExistsError(f"{run_dir} already holds a run; continue it with --resume or replace it with --overwrite")
+    if resume and not last.exists():
+        raise CheckpointError(f"nothing to resume: {last} does not exist")
+    if overwrite and not resume and (run_dir / "config.toml").exists():
+        shutil.rmtree(run_dir)
+    return last
+
+
+def open_run_folder(run_dir: Path, config_toml: str, flat_config: Mapping[str, Any], resume: bool, global_step: int) -> SummaryWriter:
+    """Create the folder, write ``config.toml``, open TensorBoard (from ``global_step`` when resuming).
+
+    A fresh run also gets the hyperparameter table as TensorBoard text.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.toml").write_text(config_toml, encoding="utf-8")
+    writer = SummaryWriter(str(run_dir / "tb"), purge_step=global_step if resume else None)
+    if not resume:
+        table = "\n".join(f"|{k}|{v}|" for k, v in flat_config.items())
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + table)
+    return writer
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def model_payload(
+    trainer: RunTrainer, phase: str, epoch: int, scores: Mapping[str, Any] | None, config: dict[str, Any], net_name: str, **task: Any
+) -> dict[str, Any]:
+    """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, and ``task``'s own entries."""
+    return {
+        "format": FORMAT_VERSION,
+        "kind": "model",
+        "phase": phase,
+        "epoch": epoch,
+        "net_name": net_name,
+        "has_agent": phase in ("agent", "cotrain"),
+        "config": config,
+        **task,
+        "state_size": trainer.state_size,
+        "action_size": trainer.action_size,
+        "half_life_steps": float(trainer.strength.half_life_steps),
+        "network": trainer.network.state_dict(),
+        "policy": trainer.policy.state_dict(),
+        "strength": trainer.strength.state_dict(),
+        "dev": {mode: r.as_dict() for mode, r in (scores or {}).items()},
+    }
+
+
+def save_last(trainer: RunTrainer) -> None:
+    """``last.pt``: the current model plus progress, history, optimisers and random state (atomic)."""
+    payload = trainer._model_payload(trainer.plan[trainer.progress.index], trainer.progress.epoch)
+    payload.update(
+        kind="resume",
+        progress=vars(trainer.progress).copy(),
+        history=trainer.history,
+        global_step=trainer.global_step,
+        net_optimizer=trainer.net_optimizer.state_dict() if trainer.net_optimizer else None,
+        agent_optimizer=trainer.agent_optimizer.state_dict() if trainer.agent_optimizer else None,
+        rng_cpu=torch.get_rng_state(),
+        rng_cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    )
+    payload["progress"]["best"] = list(payload["progress"]["best"]) if payload["progress"]["best"] else None
+    save_atomic(payload, trainer.run_dir / "last.pt")
+
+
+def load_model(trainer: RunTrainer, path: Path, net_name: str, network: bool = True, policy: bool = True) -> dict[str, Any]:
+    """Load a checkpoint of network ``net_name`` into the trainer's network and β (``network``) and agent (``policy``)."""
+    payload = load_checkpoint(path)
+    if payload.get("net_name") != net_name:
+        raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' network, not '{net_name}'")
+    if network:
+        load_module_state(trainer.network, payload["network"], "network", path)
+        load_module_state(trainer.strength, payload["strength"], "adjusting module", path)
+    if policy:
+        load_module_state(trainer.policy, payload["policy"], "agent", path)
+    return payload
+
+
+def resume_from(
+    trainer: RunTrainer,
+    path: Path,
+    saved_config: Callable[[dict[str, Any]], Mapping[str, Any]],
+    config: Mapping[str, Any],
+    resumable: set[str] | frozenset[str],
+) -> dict[str, Any]:
+    """Continue from ``last.pt``: load the model, check the configuration, restore progress and random state.
+
+    ``saved_config`` turns the checkpoint's configuration into the flat ``section.key`` form of
+    ``config`` (keys newer than the checkpoint take their defaults there); a difference outside
+    ``resumable`` (settings that do not change results: device, progress bars, threads) is refused.
+    """
+    payload = trainer._load_model(path)
+    saved = saved_config(payload["config"])
+    changed = sorted(k for k, v in config.items() if saved.get(k) != v and k not in resumable)
+    if changed:
+        raise CheckpointError(
+            f"cannot resume {path}: the configuration differs in {', '.join(changed)}; "
+            "resume with the same settings, or start a new run"
+        )
+    progress = payload["progress"]
+    trainer.progress = PhaseProgress(
+        index=progress["index"], epoch=progress["epoch"], done=progress["done"],
+        best=tuple(progress["best"]) if progress["best"] else None, stale=progress["stale"],
+    )
+    trainer.history = list(payload["history"])
+    trainer.global_step = int(payload["global_step"])
+    torch.set_rng_state(payload["rng_cpu"])
+    if payload["rng_cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(payload["rng_cuda"])
+    trainer.log(f"resuming {trainer.run_dir}: phase {trainer.plan[trainer.progress.index]}, {trainer.progress.epoch} epochs done")
+    return payload
+
+
+def restore_optimizers(trainer: RunTrainer, payload: dict[str, Any]) -> None:
+    """The optimiser states saved in ``last.pt``, for the phase being resumed."""
+    if trainer.net_optimizer is not None and payload["net_optimizer"] is not None:
+        trainer.net_optimizer.load_state_dict(payload["net_optimizer"])
+    if trainer.agent_optimizer is not None and payload["agent_optimizer"] is not None:
+        trainer.agent_optimizer.load_state_dict(payload["agent_optimizer"])
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def selection_mode(phase: str, scores: Mapping[str, Any], select_mode: str) -> str:
+    """The evaluation mode that selects a phase's best epoch: ``train.select_mode`` for co-training, else the phase's one mode."""
+    return select_mode if phase == "cotrain" else next(iter(scores))
+
+
+def consider(trainer: RunTrainer, phase: str, scores: Mapping[str, Any], epoch: int, key: tuple[float, ...]) -> bool:
+    """Keep ``<phase>_best.pt`` if ``key`` beats the phase's best so far; count stale epochs (early stopping)."""
+    if trainer.progress.best is None or key > tuple(trainer.progress.best):
+        trainer.progress.best, trainer.progress.stale = key, 0
+        if distributed.is_main():  # under torchrun every rank decides, rank 0 writes
+            save_atomic(trainer._model_payload(phase, epoch, scores), trainer.run_dir / f"{phase}_best.pt")
+        return True
+    trainer.progress.stale += 1
+    return False
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def log_dev_scalars(
+    writer: SummaryWriter, phase: str, values: Mapping[str, Mapping[str, Any]], step: int, skip: tuple[str, ...] = ()
+) -> None:
+    """TensorBoard ``<phase>/dev/<mode>/<key>`` for every finite number of every mode's dev scores."""
+    for mode, numbers in values.items():
+        for key, value in numbers.items():
+            if key in skip or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                continue
+            writer.add_scalar(f"{phase}/dev/{mode}/{key}", value, step)
+
+
+def epoch_line(
+    phase: str, epoch: int, epochs: int, parts: list[str], train_stats: Mapping[str, float], improved: bool, elapsed: float
+) -> str:
+    """``   <phase> <epoch>/<epochs>: <parts>, loss L *  [s]`` (``*``: the best epoch so far)."""
+    parts = [*parts, f"loss {train_stats['task_loss']:.4f}"]
+    return f"   {phase} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]"
+
+
+def best_checkpoints(trainer: RunTrainer) -> Iterator[tuple[str, str, tuple[str, ...], Path, dict[str, Any]]]:
+    """The final report's rows that ran: (label, phase, modes, checkpoint path, its payload), loaded into the trainer."""
+    for label, phase, modes in FINAL_ROWS:
+        path = trainer.run_dir / f"{phase}_best.pt"
+        if phase not in trainer.plan or not path.exists():
+            continue
+        yield label, phase, modes, path, trainer._load_model(path)
+
+
+def publish_results(
+    trainer: RunTrainer, results: dict[str, Any], metrics: Mapping[str, float], flat_config: Mapping[str, Any], note: str = ""
+) -> None:
+    """Write ``results.json``, the TensorBoard hparams (configuration → test ``metrics``), and say where they are."""
+    (trainer.run_dir / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    hparams = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in flat_config.items()}
+    trainer.writer.add_hparams(hparams, dict(metrics), run_name="hparams")
+    trainer.log(f"\nresults: {trainer.run_dir / 'results.json'}{note}")
+    trainer.log(f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tb'}")
