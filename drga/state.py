@@ -79,9 +79,8 @@ class AgentState:
         return alpha * self.hidden
 
     def detach(self) -> "AgentState":
-        return replace(
-            self, words=self.words.detach(), hidden=self.hidden.detach(), attention=self.attention.detach(), sequence=self.sequence.detach()
-        )
+        blocks = ("words", "hidden", "attention", "sequence")
+        return replace(self, **{name: getattr(self, name).detach() for name in blocks})
 
     def dense(self) -> Tensor:
         """The states as one tensor [B, K, T, S] (or [N, S]), the blocks in the order of eq. 1."""
