@@ -90,3 +90,19 @@ class ContextVectorAttention(nn.Module):
         keys = torch.tanh(self.proj(hidden))
         scores = (keys * self.context(query).unsqueeze(-2)).sum(dim=-1)
         return masked_softmax(scores, mask)
+
+
+def dropout_shared_by_copies(x: Tensor, p: float, training: bool, copies: int) -> Tensor:
+    """Dropout whose mask is drawn once per example and shared by its ``copies`` consecutive rows.
+
+    ``x`` [E·copies, ...] holds each example ``copies`` times in a row (the K action samples of a
+    repeated encoding). One mask per example makes the samples differ only by their actions
+    (common random numbers: the REINFORCE baseline, the samples' mean reward, then cancels the
+    dropout noise) and draws K times fewer random numbers. ``copies`` = 1 is plain dropout.
+    """
+    if not training or p == 0.0:
+        return x
+    if copies == 1:
+        return nn.functional.dropout(x, p, True)
+    keep = x.new_empty(x.shape[0] // copies, 1, *x.shape[1:]).bernoulli_(1.0 - p).div_(1.0 - p)
+    return (x.view(-1, copies, *x.shape[1:]) * keep).view_as(x)

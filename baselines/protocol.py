@@ -148,8 +148,8 @@ class NetworkEncoding:
         if repeats == 1:
             return self
         return NetworkEncoding(
-            sites=tuple(_map_site(site, lambda x: x.repeat_interleave(repeats, dim=0)) for site in self.sites),
-            cache=_map_tensors(self.cache, lambda x: x.repeat_interleave(repeats, dim=0)),
+            sites=tuple(_map_site(site, lambda x: _repeat_rows(x, repeats)) for site in self.sites),
+            cache=_map_tensors(self.cache, lambda x: _repeat_rows(x, repeats)),
             base=self,
             repeats=repeats,
         )
@@ -161,6 +161,16 @@ class NetworkEncoding:
             base=self.base.detached() if self.base is not None else None,
             repeats=self.repeats,
         )
+
+
+def _repeat_rows(x: Tensor, repeats: int) -> Tensor:
+    """``x.repeat_interleave(repeats, dim=0)``, with the broadcast (stride-0) axes of ``x`` kept
+    broadcast: a site's word vectors expanded over its K arrays are not copied K times."""
+    broadcast = [axis for axis in range(1, x.dim()) if x.stride(axis) == 0 and x.shape[axis] > 1]
+    if not broadcast:
+        return x.repeat_interleave(repeats, dim=0)
+    compact = x[tuple(slice(0, 1) if axis in broadcast else slice(None) for axis in range(x.dim()))]
+    return compact.repeat_interleave(repeats, dim=0).expand(x.shape[0] * repeats, *x.shape[1:])
 
 
 def _map_site(site: AttentionSite, fn) -> AttentionSite:

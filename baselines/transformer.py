@@ -22,7 +22,9 @@ Simplification (documented in docs/families.md): all revisions are applied at on
 matrices of the *original* forward pass. ``predict`` re-runs every layer's value path (values,
 output projection, residuals, feed-forward) on the revised weights, so a revision in layer 1
 changes what layer 2 mixes, but layer 2's weights are not recomputed from the changed queries
-and keys.
+and keys. With its own attention (plain training, ``net-only``) ``predict`` reuses the layer
+outputs ``encode`` computed. The copies of an example in a repeated encoding (the K action
+samples) share their dropout masks, so that they differ only by their actions.
 
 Classification uses attention pooling over the last layer's outputs, a second site
 ("pooling", K = 1) with its own learned query, so the agent adjusts it too.
@@ -42,7 +44,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, make_embedding
+from baselines.common import check_tokens, dropout_shared_by_copies, make_embedding
 from baselines.lstm_sa import AdditiveSelfAttention
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
@@ -102,10 +104,13 @@ class EncoderLayer(nn.Module):
         scores = self._split(self.query(x)) @ self._split(self.key(x)).transpose(-1, -2) / math.sqrt(self.head_dim)
         return masked_softmax(scores, mask[:, None, None, :])
 
-    def apply(self, x: Tensor, weights: Tensor, mask: Tensor) -> Tensor:
-        """The layer's output given its attention weights: A·V, output projection, residuals, FFN."""
+    def apply(self, x: Tensor, weights: Tensor, mask: Tensor, copies: int = 1) -> Tensor:
+        """The layer's output given its attention weights: A·V, output projection, residuals, FFN.
+
+        ``copies``: x holds each example that many times in a row; they share dropout masks.
+        """
         mixed = (weights @ self._split(self.value(x))).transpose(1, 2).reshape(x.shape)
-        return self._rest(x, self.output(mixed), mask)
+        return self._rest(x, self.output(mixed), mask, copies)
 
     def apply_repeated(self, x: Tensor, weights: Tensor, mask: Tensor, repeats: int) -> Tensor:
         """:meth:`apply` to ``x.repeat_interleave(repeats, 0)`` with one weight matrix per copy.
@@ -113,7 +118,8 @@ class EncoderLayer(nn.Module):
         x [B, T, D], weights [B·R, H, T, T], mask [B·R, T]. The output projection is linear, so
         (concat_h A_h V_h) W_Oᵀ = Σ_h A_h (V_h W_O,hᵀ): the values and their projection are
         computed once per example and only the T×T mixing per copy (the same result up to
-        rounding; dropout and everything after it run per copy, as in :meth:`apply`).
+        rounding); everything after it runs per copy, the copies of an example sharing their
+        dropout masks (:func:`~baselines.common.dropout_shared_by_copies`).
         """
         b, t, d = x.shape
         heads = self.heads
@@ -121,13 +127,16 @@ class EncoderLayer(nn.Module):
         projected = self._split(self.value(x)) @ w_out  # V_h W_O,hᵀ, [B, H, T, D]
         copies = weights.view(b, repeats, heads, t, t).transpose(1, 2).reshape(b, heads, repeats * t, t)
         out = (copies @ projected).sum(dim=1).view(b * repeats, t, d) + self.output.bias
-        return self._rest(x.repeat_interleave(repeats, dim=0), out, mask)
+        return self._rest(x.repeat_interleave(repeats, dim=0), out, mask, repeats)
 
-    def _rest(self, x: Tensor, attended: Tensor, mask: Tensor) -> Tensor:
+    def _rest(self, x: Tensor, attended: Tensor, mask: Tensor, copies: int = 1) -> Tensor:
         """Residuals, layer norms and the feed-forward block after the projected attention output."""
-        x = self.norm1(x + self.dropout(attended))
-        x = self.norm2(x + self.dropout(self.feedforward(x)))
+        x = self.norm1(x + self._dropout(attended, copies))
+        x = self.norm2(x + self._dropout(self.feedforward(x), copies))
         return x * mask.unsqueeze(-1).to(x.dtype)
+
+    def _dropout(self, x: Tensor, copies: int) -> Tensor:
+        return dropout_shared_by_copies(x, self.dropout.p, self.training, copies)
 
 
 class TransformerClassifier(AttentionNetwork):
@@ -209,7 +218,9 @@ class TransformerClassifier(AttentionNetwork):
             attention=pooling.unsqueeze(1),
             name="pooling",
         )
-        cache = {"embedded": embedded, "matrices": matrices_t, "mask": mask}
+        # "output": the last layer's output under the network's own attention, which ``predict``
+        # reuses instead of re-running the layers when the heads are not revised.
+        cache = {"embedded": embedded, "matrices": matrices_t, "mask": mask, "output": x}
         return NetworkEncoding(sites=(heads_site, pooling_site), cache=cache)
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
@@ -218,18 +229,20 @@ class TransformerClassifier(AttentionNetwork):
         heads, pooling = attention
         cache = encoding.cache
         mask, matrices = cache["mask"], cache["matrices"]
-        b, t = mask.shape
+        copies = encoding.repeats  # each example's copies share dropout masks
         if heads is encoding.sites[0].attention:
-            revised = matrices  # the network's own attention: nothing to revise
+            x = cache["output"]  # the network's own attention: encode already ran the layers on it
         else:
             original = encoding.sites[0].attention
             revised = revise_matrices(matrices.flatten(1, 2), original, heads).view_as(matrices)
-        base = encoding.base  # a repeated encoding: layer 1's input is the same for every copy
-        for index, layer in enumerate(self.layers):
-            if index == 0 and base is not None:
-                x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, encoding.repeats)
-            else:
-                x = layer.apply(cache["embedded"] if index == 0 else x, revised[:, index], mask)
+            base = encoding.base  # a repeated encoding: layer 1's input is the same for every copy
+            for index, layer in enumerate(self.layers):
+                if index == 0 and base is not None:
+                    x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, copies)
+                else:
+                    x = layer.apply(cache["embedded"] if index == 0 else x, revised[:, index], mask, copies)
         # eq. 10 at the pooling site: c′ = Σ_t α′_t h_t over the last layer's outputs.
         context = torch.einsum("bt,btd->bd", pooling[:, 0], x)
-        return self.classifier(self.dropout(context))
+        first, activation, dropout, last = self.classifier
+        hidden = activation(first(dropout_shared_by_copies(context, self.dropout.p, self.training, copies)))
+        return last(dropout_shared_by_copies(hidden, dropout.p, self.training, copies))

@@ -14,7 +14,7 @@ import torch
 from agents.gaussian_policy import GaussianPolicy
 from baselines.protocol import AttentionNetwork, Batch
 from drga.config import RewardConfig
-from drga.reward import drga_reward
+from drga.reward import RewardTerms, drga_reward
 from drga.rollout import rollout
 
 Mode = Literal["net-only", "with-agent"]
@@ -32,6 +32,25 @@ class EvalResult:
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
+
+
+def output_and_reward(
+    network: AttentionNetwork,
+    batch: Batch,
+    reward: RewardConfig,
+    mode: Mode,
+    policy: GaussianPolicy | None = None,
+    beta: torch.Tensor | float | None = None,
+) -> tuple[torch.Tensor, RewardTerms]:
+    """The network's output on ``batch`` in one evaluation mode, and eq. 5's terms for it."""
+    if mode == "net-only":
+        encoding = network.encode(batch)
+        output = network.predict(encoding, encoding.attention)
+        log_likelihood = network.log_likelihood(output, batch.labels)
+        masks = [site.mask for site in encoding.sites]
+        return output, drga_reward(log_likelihood, encoding.attention, masks, reward.gamma, reward.sqrt_l0, reward.delta)
+    result = rollout(network, policy, batch, torch.as_tensor(beta), 1, reward.gamma, reward.sqrt_l0, reward.delta, deterministic=True)
+    return result.output, result.terms
 
 
 @torch.no_grad()
@@ -56,18 +75,7 @@ def evaluate(
     count = 0
     for batch in batches:
         batch = batch.to(device)
-        if mode == "net-only":
-            encoding = network.encode(batch)
-            output = network.predict(encoding, encoding.attention)
-            log_likelihood = network.log_likelihood(output, batch.labels)
-            terms = drga_reward(
-                log_likelihood, encoding.attention, [s.mask for s in encoding.sites], reward.gamma, reward.sqrt_l0, reward.delta
-            )
-        else:
-            result = rollout(
-                network, policy, batch, torch.as_tensor(beta), 1, reward.gamma, reward.sqrt_l0, reward.delta, deterministic=True
-            )
-            output, terms = result.output, result.terms
+        output, terms = output_and_reward(network, batch, reward, mode, policy, beta)
         totals["correct"] += (network.predictions(output) == batch.labels).float().sum().item()
         totals["log_likelihood"] += terms.log_likelihood.sum().item()
         totals["reward"] += terms.reward.sum().item()

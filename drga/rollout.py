@@ -66,8 +66,11 @@ def rollout(
     k = 1 if deterministic else samples
     log_prob = torch.zeros(batch.size, k, device=batch.tokens.device)
     revised, std_sum, entropy_sum, positions = [], 0.0, 0.0, 0.0
-    repeated = encoding.repeat_interleave(k)
-    for site, site_repeated in zip(encoding.sites, repeated.sites):
+    # α and the mask of each site for the B·k (sequence, sample) rows; the whole encoding is
+    # repeated only where ``predict`` needs it
+    attention = [site.attention.repeat_interleave(k, dim=0) for site in encoding.sites]
+    masks = [site.mask.repeat_interleave(k, dim=0) for site in encoding.sites]
+    for site, site_attention, site_mask in zip(encoding.sites, attention, masks):
         # The agent acts on the real tokens only (padding keeps α = 0 whatever its action, eq. 4):
         # the N = |mask| rows of the states [B, K_site, T, S] of eq. 1, built blockwise (drga/state.py).
         rows = site.mask.flatten().nonzero().squeeze(1)
@@ -85,19 +88,19 @@ def rollout(
         action = squashed.new_zeros(k, site.mask.numel(), x.shape[-1]).index_copy_(1, rows, squashed)  # 0 on padding
         action = action.view(k, *site.mask.shape, -1)
         action = (action if site.multi_dimensional else action.squeeze(-1)).transpose(0, 1).flatten(0, 1)  # [B·k, K_site, T(, A)]
-        revised.append(adjust_attention(site_repeated.attention, action, beta, site_repeated.mask))  # eqs. 3–4
+        revised.append(adjust_attention(site_attention, action, beta, site_mask))  # eqs. 3–4
         std_sum = std_sum + dist.stddev.sum()
         entropy_sum = entropy_sum + dist.entropy().sum()
         positions = positions + x.shape[1] * x.shape[-1]
     if 0 < task_samples < k and torch.is_grad_enabled():
         output = predict_fewer_gradients(network, encoding, revised, k, task_samples)
     else:
-        output = network.predict(repeated, revised)
+        output = network.predict(encoding.repeat_interleave(k), revised)
     labels = batch.labels.repeat_interleave(k, dim=0)
     with torch.no_grad():
         log_likelihood = network.log_likelihood(output, labels)
     terms = drga_reward(  # eq. 5
-        log_likelihood, [r.detach() for r in revised], [s.mask for s in repeated.sites], gamma, sqrt_l0, delta
+        log_likelihood, [r.detach() for r in revised], masks, gamma, sqrt_l0, delta
     )
     positions = max(float(positions), 1.0)
     return Rollout(

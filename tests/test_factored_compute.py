@@ -18,6 +18,7 @@ from torch import nn
 
 from agents.gaussian_policy import GaussianPolicy
 from baselines import NETWORK_INPUTS, build_network
+from baselines.common import dropout_shared_by_copies
 from baselines.protocol import AttentionSite, Batch
 from baselines.seq2seq_luong import LuongSeq2Seq
 from baselines.transformer_nmt import TransformerNMT
@@ -140,17 +141,14 @@ def transformer_case(dropout: float):
     return network, BATCHES["text"]()
 
 
-@pytest.mark.parametrize("train", [False, True])
-def test_transformer_first_layer_once_per_example_equals_every_copy(train):
+def test_transformer_first_layer_once_per_example_equals_every_copy():
     network, batch = transformer_case(dropout=0.3)
-    network.train(train)
+    network.eval()
     encoding = network.encode(batch)
     repeated = encoding.repeat_interleave(3)
     assert repeated.base is encoding and repeated.repeats == 3
     revised = [adjust_attention(s.attention, torch.rand_like(s.attention) * 2 - 1, 0.4, s.mask) for s in repeated.sites]
-    torch.manual_seed(5)
     shared = network.predict(repeated, revised)
-    torch.manual_seed(5)  # the same dropout masks: the copies are run in the same order
     every_copy = network.predict(dataclasses.replace(repeated, base=None, repeats=1), revised)
     assert torch.allclose(shared, every_copy, atol=1e-5)
     params = [p for p in network.parameters() if p.requires_grad]
@@ -159,6 +157,37 @@ def test_transformer_first_layer_once_per_example_equals_every_copy(train):
     for a, b in zip(g_shared, g_every):
         if a is not None:
             assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_transformer_copies_of_an_example_share_dropout_masks_in_training():
+    network, batch = transformer_case(dropout=0.5)
+    network.train()
+    encoding = network.encode(batch)
+    repeated = encoding.repeat_interleave(4)
+    # the same revision for every copy: copies then differ only if their dropout masks do
+    one = [adjust_attention(s.attention, torch.rand_like(s.attention) * 2 - 1, 0.4, s.mask) for s in encoding.sites]
+    output = network.predict(repeated, [r.repeat_interleave(4, dim=0) for r in one]).view(batch.size, 4, -1)
+    assert torch.allclose(output, output[:, :1].expand_as(output), atol=1e-6)
+    assert not torch.allclose(output[0, 0], output[1, 0], atol=1e-3)  # different examples, different masks
+
+
+def test_transformer_with_its_own_attention_reuses_the_encoder_output():
+    network, batch = transformer_case(dropout=0.3)
+    network.eval()
+    encoding = network.encode(batch)
+    reused = network.predict(encoding, encoding.attention)
+    recomputed = network.predict(encoding, [a.clone() for a in encoding.attention])  # not its own: every layer re-run
+    assert torch.allclose(reused, recomputed, atol=1e-5)
+
+
+def test_dropout_shared_by_copies():
+    torch.manual_seed(0)
+    x = torch.ones(200, 3, 50)  # 50 examples × 4 copies
+    out = dropout_shared_by_copies(x, 0.25, True, copies=4).view(50, 4, 3, 50)
+    assert torch.equal(out, out[:, :1].expand_as(out))
+    assert torch.allclose(out.unique(), torch.tensor([0.0, 1 / 0.75]))  # kept units scaled by 1/(1 − p)
+    assert abs((out == 0).float().mean().item() - 0.25) < 0.03
+    assert torch.equal(dropout_shared_by_copies(x, 0.25, False, copies=4), x)
 
 
 @pytest.mark.parametrize("name", ["transformer", "lstm-sa"])

@@ -24,8 +24,7 @@ from drga.data.subword import SubwordTokenizer
 from drga.nmt.config import TranslationConfig
 from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
 from drga.nmt.metrics import perplexity, score_translations
-from drga.reward import drga_reward
-from drga.rollout import rollout
+from drga.evaluation import output_and_reward
 
 MODES = ("net-only", "with-agent")
 
@@ -73,15 +72,7 @@ def teacher_forced_scores(
     totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0)
     for batch in batches:
         batch = batch.to(device)
-        if mode == "net-only":
-            encoding = network.encode(batch)
-            output = network.predict(encoding, encoding.attention)
-            log_likelihood = network.log_likelihood(output, batch.labels)
-            masks = [s.mask for s in encoding.sites]
-            terms = drga_reward(log_likelihood, encoding.attention, masks, reward.gamma, reward.sqrt_l0, reward.delta)
-        else:
-            r = rollout(network, policy, batch, torch.as_tensor(beta), 1, reward.gamma, reward.sqrt_l0, reward.delta, deterministic=True)
-            terms = r.terms
+        _, terms = output_and_reward(network, batch, reward, mode, policy, beta)
         totals["nll"] -= terms.log_likelihood.sum().item()
         totals["tokens"] += int((batch.labels != PAD_ID).sum())
         totals["log_likelihood"] += terms.log_likelihood.sum().item()
