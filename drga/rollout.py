@@ -129,7 +129,9 @@ def predict_fewer_gradients(network: AttentionNetwork, encoding: NetworkEncoding
     The value is exactly that of the n + (k − n) predictions; the gradient of any mean over the
     B·k rows (the task loss) equals the gradient of the same mean over the B·n rows that carry it:
     an unbiased estimate of eq. 12's gradient from n instead of k samples, with one backward pass
-    through ``predict`` per kept copy instead of k.
+    through ``predict`` per kept copy instead of k. The two ``predict`` calls draw their own
+    dropout masks: a network that shares masks among an example's copies (the Transformer) shares
+    them within the n kept copies and within the k − n others, not across the two groups.
     """
 
     def rows(x: Tensor, first: bool) -> Tensor:
