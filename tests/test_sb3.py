@@ -66,7 +66,8 @@ def test_pre_squash_wrapper_sends_squash_of_limit_times_u(tiny):
     assert env.action(np.array([5.0], dtype=np.float32)) == pytest.approx(squash(torch.tensor(LIMIT)).item())
 
 
-def test_short_ppo_learn_and_its_policy_plugs_into_rollout_and_evaluation(tiny):
+def test_short_ppo_learn_and_its_policy_plugs_into_rollout_and_evaluation(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # SB3's default logger makes a folder; not one in the user's /tmp
     network, examples = tiny
     vec_env = make_vec_env(lambda: AttentionRetrofitEnv(network, examples, collate), n_envs=2, seed=0)
     model = PPO("MlpPolicy", vec_env, n_steps=32, batch_size=32, n_epochs=2, seed=0, device="cpu")
@@ -239,13 +240,13 @@ def test_agent_flag_sets_the_algorithm_and_an_unknown_one_lists_the_choices(tmp_
 
 
 @pytest.mark.slow
-def test_own_sb3_example_runs_as_written():
+def test_own_sb3_example_runs_as_written(tmp_path):
     from tests.conftest import require_data
 
     require_data("subj")
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run([sys.executable, "experiments/own_sb3_example.py"], cwd=root, capture_output=True, text=True,
-                          env=dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root)), timeout=900)
+                          env=dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root), SB3_LOGDIR=str(tmp_path)), timeout=900)
     assert done.returncode == 0, done.stderr
     assert "net-only EvalResult(accuracy=" in done.stdout and "with-agent EvalResult(accuracy=" in done.stdout
     assert len((root / "experiments" / "own_sb3_example.py").read_text().splitlines()) < 40
