@@ -64,14 +64,7 @@ class ATAELSTM(AttentionNetwork):
         last_index = (batch.mask.sum(dim=1) - 1).clamp_min(0)
         last = hidden[torch.arange(batch.size, device=hidden.device), last_index]  # h_N
         alpha = self.attention(hidden, aspect, batch.mask)
-        site = AttentionSite(
-            word_vectors=words.unsqueeze(1),
-            hidden_states=hidden.unsqueeze(1),
-            query=aspect.unsqueeze(1),
-            mask=batch.mask.unsqueeze(1),
-            attention=alpha.unsqueeze(1),
-            name="aspect-attention",
-        )
+        site = AttentionSite.single(words, hidden, aspect, batch.mask, alpha, name="aspect-attention")
         return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "last": last})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:

@@ -80,14 +80,7 @@ class DiSAN(AttentionNetwork):
         hidden = run_rnn(self.lstm, self.dropout(words), batch.mask)
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)  # [B, T, H]
-        site = AttentionSite(
-            word_vectors=words.unsqueeze(1),
-            hidden_states=hidden.unsqueeze(1),
-            query=query.unsqueeze(1),
-            mask=batch.mask.unsqueeze(1),
-            attention=alpha.unsqueeze(1),
-            name="source2token",
-        )
+        site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="source2token")
         return NetworkEncoding(sites=(site,), cache={"hidden": hidden})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:

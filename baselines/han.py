@@ -96,13 +96,8 @@ class HierarchicalAttentionNetwork(AttentionNetwork):
         word_site = AttentionSite(
             word_vectors=words, hidden_states=hidden, query=word_query, mask=mask, attention=alpha, name="words"
         )
-        sentence_site = AttentionSite(
-            word_vectors=masked_mean(words, mask).unsqueeze(1),
-            hidden_states=sentence_hidden.unsqueeze(1),
-            query=sentence_query.unsqueeze(1),
-            mask=sentence_mask.unsqueeze(1),
-            attention=gamma.unsqueeze(1),
-            name="sentences",
+        sentence_site = AttentionSite.single(
+            masked_mean(words, mask), sentence_hidden, sentence_query, sentence_mask, gamma, name="sentences"
         )
         return NetworkEncoding(sites=(word_site, sentence_site), cache={"words": hidden, "sentence_mask": sentence_mask})
 

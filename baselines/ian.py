@@ -64,10 +64,8 @@ class IAN(AttentionNetwork):
         alpha = self.context_attention(context_hidden, aspect_pool, batch.mask)
         beta = self.aspect_attention(aspect_hidden, context_pool, aspect_mask)
         sites = (
-            AttentionSite(words.unsqueeze(1), context_hidden.unsqueeze(1), aspect_pool.unsqueeze(1),
-                          batch.mask.unsqueeze(1), alpha.unsqueeze(1), name="context"),
-            AttentionSite(aspect_words.unsqueeze(1), aspect_hidden.unsqueeze(1), context_pool.unsqueeze(1),
-                          aspect_mask.unsqueeze(1), beta.unsqueeze(1), name="aspect"),
+            AttentionSite.single(words, context_hidden, aspect_pool, batch.mask, alpha, name="context"),
+            AttentionSite.single(aspect_words, aspect_hidden, context_pool, aspect_mask, beta, name="aspect"),
         )
         return NetworkEncoding(sites=sites, cache={"context": context_hidden, "aspect": aspect_hidden})
 

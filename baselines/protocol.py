@@ -91,6 +91,15 @@ class AttentionSite:
     attention: Tensor
     name: str = "attention"
 
+    @classmethod
+    def single(
+        cls, word_vectors: Tensor, hidden_states: Tensor, query: Tensor, mask: Tensor, attention: Tensor, name: str = "attention"
+    ) -> "AttentionSite":
+        """A site of one array (K = 1) from per-sequence tensors: word vectors [B, T, Dw], hidden
+        states [B, T, Dh], query [B, Du], mask [B, T], attention [B, T] (or [B, T, H] for
+        multi-dimensional attention); the K axis of size 1 is added here."""
+        return cls(*(x.unsqueeze(1) for x in (word_vectors, hidden_states, query, mask, attention)), name=name)
+
     @property
     def multi_dimensional(self) -> bool:
         return self.attention.dim() == 4

@@ -210,14 +210,7 @@ class TransformerClassifier(AttentionNetwork):
         )
         pool_query = self.pool_query.expand(b, -1)
         pooling = self.pooling(x, pool_query, mask)
-        pooling_site = AttentionSite(
-            word_vectors=words.unsqueeze(1),
-            hidden_states=x.unsqueeze(1),
-            query=pool_query.unsqueeze(1),
-            mask=mask.unsqueeze(1),
-            attention=pooling.unsqueeze(1),
-            name="pooling",
-        )
+        pooling_site = AttentionSite.single(words, x, pool_query, mask, pooling, name="pooling")
         # "output": the last layer's output under the network's own attention, which ``predict``
         # reuses instead of re-running the layers when the heads are not revised.
         cache = {"embedded": embedded, "matrices": matrices_t, "mask": mask, "output": x}

@@ -19,7 +19,7 @@ class BagOfWordsAttention(AttentionNetwork):
     def encode(self, batch):  # what the agent's state is built from (docs/custom-network.md)
         words, mask = self.embed(batch.tokens), batch.mask
         alpha = masked_softmax(words @ self.key, mask)
-        site = AttentionSite(words[:, None], words[:, None], self.key.expand(batch.size, 1, -1), mask[:, None], alpha[:, None])
+        site = AttentionSite.single(words, words, self.key.expand(batch.size, -1), mask, alpha)
         return NetworkEncoding(sites=(site,), cache={"words": words})
 
     def predict(self, encoding, attention):  # eqs. 10-11 from the attention it is given

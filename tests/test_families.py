@@ -10,7 +10,7 @@ import torch
 
 from agents.gaussian_policy import GaussianPolicy
 from baselines import NETWORK_INPUTS, NETWORKS, build_network
-from baselines.protocol import Batch
+from baselines.protocol import AttentionSite, Batch
 from baselines.transformer import column_mean, revise_matrices
 from drga.adjust import adjust_attention
 from drga.config import ConfigError, load_config
@@ -209,6 +209,19 @@ def test_han_padding_sentences_give_zero_rows_and_no_nan():
     assert sentences.mask[1, 0].tolist() == [True, False, False]
     revised = adjust_attention(words.attention, torch.ones_like(words.attention), 0.4, words.mask)
     assert torch.all(revised[1, 1:] == 0) and torch.isfinite(revised).all()
+
+
+def test_single_site_adds_the_array_axis_to_every_tensor():
+    mask = torch.tensor([[True, True, False]])
+    alpha = torch.tensor([[0.25, 0.75, 0.0]])
+    words, hidden, query = torch.randn(1, 3, 4), torch.randn(1, 3, 5), torch.randn(1, 6)
+    site = AttentionSite.single(words, hidden, query, mask, alpha, name="one")
+    site.validate()
+    assert (site.word_vectors.shape, site.hidden_states.shape, site.query.shape) == ((1, 1, 3, 4), (1, 1, 3, 5), (1, 1, 6))
+    assert site.mask.tolist() == [[[True, True, False]]] and site.attention.tolist() == [[[0.25, 0.75, 0.0]]]
+    assert (site.arrays, site.name, site.multi_dimensional) == (1, "one", False)
+    per_dimension = AttentionSite.single(words, hidden, query, mask, torch.full((1, 3, 5), 0.5))
+    assert per_dimension.attention.shape == (1, 1, 3, 5) and per_dimension.multi_dimensional
 
 
 def test_ian_exposes_context_and_aspect_sites_with_their_own_queries():

@@ -35,7 +35,7 @@ class TinyAttentionNet(AttentionNetwork):
             scores = torch.zeros_like(scores)
         alpha = masked_softmax(scores, batch.mask)
         query = self.query.expand(batch.size, -1)
-        site = AttentionSite(words.unsqueeze(1), hidden.unsqueeze(1), query.unsqueeze(1), batch.mask.unsqueeze(1), alpha.unsqueeze(1))
+        site = AttentionSite.single(words, hidden, query, batch.mask, alpha)
         return NetworkEncoding(sites=(site,), cache={"hidden": hidden})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
