@@ -181,13 +181,26 @@ class TransformerClassifier(AttentionNetwork):
         """K of the heads site: layers × heads."""
         return self.layers_count * self.heads
 
-    def encode(self, batch: Batch) -> NetworkEncoding:
+    def _embed(self, batch: Batch) -> tuple[Tensor, Tensor]:
+        """The word vectors and layer 1's input (projected, with positions, dropout, zero on padding)."""
         check_tokens(batch.tokens, 2, self.net_name, "flat text")
-        mask = batch.mask
         words = self.embedding(batch.tokens)
         x = self.input_proj(words)
         x = x + sinusoidal_positions(x.shape[1], x.shape[2], x.device, x.dtype)
-        x = self.dropout(x) * mask.unsqueeze(-1).to(x.dtype)
+        return words, self.dropout(x) * batch.mask.unsqueeze(-1).to(x.dtype)
+
+    def forward(self, batch: Batch) -> Tensor:
+        """Plain training and ``net-only`` evaluation: the network with its own attention, without
+        building the agent's sites (the same output as ``predict(encode(batch), own attention)``)."""
+        _, x = self._embed(batch)
+        for layer in self.layers:
+            x = layer.apply(x, layer.weights(x, batch.mask), batch.mask)
+        pooling = self.pooling(x, self.pool_query.expand(batch.size, -1), batch.mask)
+        return self._classify(pooling, x, copies=1)
+
+    def encode(self, batch: Batch) -> NetworkEncoding:
+        mask = batch.mask
+        words, x = self._embed(batch)
         embedded = x
         inputs, matrices = [], []
         for layer in self.layers:
@@ -234,8 +247,11 @@ class TransformerClassifier(AttentionNetwork):
                     x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, copies)
                 else:
                     x = layer.apply(cache["embedded"] if index == 0 else x, revised[:, index], mask, copies)
-        # eq. 10 at the pooling site: c′ = Σ_t α′_t h_t over the last layer's outputs.
-        context = torch.einsum("bt,btd->bd", pooling[:, 0], x)
+        return self._classify(pooling[:, 0], x, copies)
+
+    def _classify(self, pooling: Tensor, x: Tensor, copies: int) -> Tensor:
+        """Logits from the pooling weights [B, T] over the last layer's outputs x [B, T, D]."""
+        context = torch.einsum("bt,btd->bd", pooling, x)  # eq. 10: c′ = Σ_t α′_t h_t
         first, activation, dropout, last = self.classifier
         hidden = activation(first(dropout_shared_by_copies(context, self.dropout.p, self.training, copies)))
         return last(dropout_shared_by_copies(hidden, dropout.p, self.training, copies))

@@ -115,6 +115,25 @@ def test_network_follows_the_protocol_and_padding_stays_zero(name):
     assert all(g is None or torch.isfinite(g).all() for g in grads)
 
 
+def test_transformer_forward_is_predict_from_its_own_attention_in_training_too():
+    # Plain training skips building the agent's sites; with dropout on, the same seed must give
+    # the same logits and the same gradients as the protocol's path.
+    torch.manual_seed(0)
+    network = build_network("transformer", vocab_size=20, num_classes=2, dropout=0.3, **SMALL).train()
+    batch = text_batch()
+    results = []
+    for path in (lambda: network(batch), lambda: (lambda e: network.predict(e, e.attention))(network.encode(batch))):
+        network.zero_grad()
+        torch.manual_seed(1)
+        output = path()
+        output.square().sum().backward()
+        results.append((output.detach(), [p.grad.clone() for p in network.parameters() if p.grad is not None]))
+    (plain, plain_grads), (protocol, protocol_grads) = results
+    assert torch.equal(plain, protocol)
+    assert len(plain_grads) == len(protocol_grads) > 0
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(plain_grads, protocol_grads))
+
+
 def test_transformer_has_one_array_per_head_and_layer_each_adjusted_separately():
     torch.manual_seed(0)
     network = build_network("transformer", vocab_size=20, num_classes=2, dropout=0.0, layers=2, heads=2,
