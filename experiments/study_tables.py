@@ -14,6 +14,7 @@ groups the runs by network and data set, and writes one markdown file with
   ``wall_seconds.txt``, which loses the piece of a run that was killed).
 
     python experiments/study_tables.py runs/repro --out docs/results/reproduction.md
+    python experiments/study_tables.py runs/repro --seeds 0 1 2 3 4   # only these seeds' runs
 
 Runs without results.json (unfinished) are counted under "unfinished" and otherwise ignored.
 """
@@ -46,8 +47,9 @@ DATASET_ORDER = ["subj", "mr", "sst", "sst2", "ag-news", "semeval14-laptop", "se
                  "semeval15-restaurant", "semeval16-restaurant", "movie-reviews"]
 
 
-def load_runs(logdir: Path) -> tuple[dict[tuple[str, str], dict[int, dict]], list[Path]]:
-    """{(network, data set): {seed: results.json}} and the run folders without results."""
+def load_runs(logdir: Path, seeds: set[int] | None = None) -> tuple[dict[tuple[str, str], dict[int, dict]], list[Path]]:
+    """{(network, data set): {seed: results.json}} and the run folders without results; with
+    ``seeds``, finished runs of other seeds are left out."""
     cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
     unfinished = []
     for folder in sorted(p for p in logdir.iterdir() if p.is_dir()):
@@ -59,7 +61,9 @@ def load_runs(logdir: Path) -> tuple[dict[tuple[str, str], dict[int, dict]], lis
         config = payload["config"]
         epochs = [record.get("seconds") for record in payload.get("history", [])]
         payload["wall_seconds"] = sum(e for e in epochs if e is not None) if any(e is not None for e in epochs) else None
-        cells[(config["network"]["name"], config["data"]["dataset"])][int(config["run"]["seed"])] = payload
+        seed = int(config["run"]["seed"])
+        if seeds is None or seed in seeds:
+            cells[(config["network"]["name"], config["data"]["dataset"])][seed] = payload
     return cells, unfinished
 
 
@@ -142,13 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("logdir", type=Path)
     parser.add_argument("--out", type=Path, help="markdown file (default: print)")
+    parser.add_argument("--seeds", type=int, nargs="+", help="only the runs of these seeds (default: all)")
     args = parser.parse_args(argv)
     if not args.logdir.is_dir():
         parser.error(f"{args.logdir} is not a folder of runs")
-    cells, unfinished = load_runs(args.logdir)
+    cells, unfinished = load_runs(args.logdir, set(args.seeds) if args.seeds else None)
     if not cells:
         parser.error(f"no finished runs (results.json) under {args.logdir}")
-    command = f"python experiments/study_tables.py {args.logdir}" + (f" --out {args.out}" if args.out else "")
+    command = f"python experiments/study_tables.py {args.logdir}" + (f" --seeds {' '.join(map(str, args.seeds))}" if args.seeds else "")
+    command += f" --out {args.out}" if args.out else ""
     lines = [f"<!-- written by: {command} -->", "",
              f"Test accuracy (%), mean ± std over seeds; Δ = paired difference to the equal-budget baseline "
              f"(mean over seeds, paired t-test p, 95% bootstrap interval). {sum(len(r) for r in cells.values())} "

@@ -51,6 +51,21 @@ def test_table_means_and_paired_differences(tmp_path, study_tables):
     assert "tie (p ≥ 0.05): 1 cells (lstm-sa/subj)" in text
 
 
+def test_seeds_option_keeps_only_those_runs(tmp_path, study_tables):
+    # Seeds 0 and 2 only: baseline 80, 75 → 77.50 ± 3.54; differences +1, +3 points → mean +2.00,
+    # sd √2, t = 2/(√2/√2) = 2 with 1 df (Cauchy): p = 1 − 2·atan(2)/π = 0.295.
+    for seed, (base, drga) in enumerate([(0.80, 0.81), (0.70, 0.72), (0.75, 0.78)]):
+        write_run(tmp_path, "cnn-sa", "mr", seed, base, drga, wall=100)
+    out = tmp_path / "table.md"
+    assert study_tables.main([str(tmp_path), "--seeds", "0", "2", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "--seeds 0 2" in text.splitlines()[0] and "2 finished runs" in text
+    row = next(line for line in text.splitlines() if line.startswith("| cnn-sa | mr |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert (cells[2], cells[4]) == ("2", "77.50 ± 3.54")
+    assert cells[8].startswith("+2.00 (p = 0.295;")
+
+
 def test_no_finished_runs_is_a_clear_error(tmp_path, study_tables, capsys):
     with pytest.raises(SystemExit):
         study_tables.main([str(tmp_path)])
