@@ -29,6 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from drga.analysis.stats import bootstrap_ci, paired_t_test
+from drga.config import tomllib  # the standard library's, or tomli before Python 3.11
 
 #: (row of results.json, evaluation mode) of each model in the tables.
 EQUAL_BUDGET = ("baseline (equal budget)", "net-only")
@@ -49,13 +50,14 @@ DATASET_ORDER = ["subj", "mr", "sst", "sst2", "ag-news", "semeval14-laptop", "se
 
 def load_runs(logdir: Path, seeds: set[int] | None = None) -> tuple[dict[tuple[str, str], dict[int, dict]], list[Path]]:
     """{(network, data set): {seed: results.json}} and the run folders without results; with
-    ``seeds``, finished runs of other seeds are left out."""
+    ``seeds``, runs of other seeds (finished or not) are left out."""
     cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
     unfinished = []
     for folder in sorted(p for p in logdir.iterdir() if p.is_dir()):
         results = folder / "results.json"
         if not results.exists():
-            unfinished.append(folder)
+            if seeds is None or _started_seed(folder) in seeds | {None}:
+                unfinished.append(folder)
             continue
         payload = json.loads(results.read_text())
         config = payload["config"]
@@ -65,6 +67,14 @@ def load_runs(logdir: Path, seeds: set[int] | None = None) -> tuple[dict[tuple[s
         if seeds is None or seed in seeds:
             cells[(config["network"]["name"], config["data"]["dataset"])][seed] = payload
     return cells, unfinished
+
+
+def _started_seed(folder: Path) -> int | None:
+    """The seed of a run that has not finished, from the config.toml it wrote at its start (None: unknown)."""
+    try:
+        return int(tomllib.loads((folder / "config.toml").read_text(encoding="utf-8"))["run"]["seed"])
+    except (OSError, KeyError, ValueError, tomllib.TOMLDecodeError):
+        return None
 
 
 def accuracy(payload: dict, model: tuple[str, str]) -> float | None:

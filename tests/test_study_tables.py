@@ -56,10 +56,13 @@ def test_seeds_option_keeps_only_those_runs(tmp_path, study_tables):
     # sd √2, t = 2/(√2/√2) = 2 with 1 df (Cauchy): p = 1 − 2·atan(2)/π = 0.295.
     for seed, (base, drga) in enumerate([(0.80, 0.81), (0.70, 0.72), (0.75, 0.78)]):
         write_run(tmp_path, "cnn-sa", "mr", seed, base, drga, wall=100)
+    for seed in (2, 5):  # started, not finished: only seed 2's counts
+        (tmp_path / f"mr-cnn-sa-seed{seed}-retry").mkdir()
+        (tmp_path / f"mr-cnn-sa-seed{seed}-retry" / "config.toml").write_text(f"[run]\nseed = {seed}\n")
     out = tmp_path / "table.md"
     assert study_tables.main([str(tmp_path), "--seeds", "0", "2", "--out", str(out)]) == 0
     text = out.read_text()
-    assert "--seeds 0 2" in text.splitlines()[0] and "2 finished runs" in text
+    assert "--seeds 0 2" in text.splitlines()[0] and "2 finished runs, 1 unfinished" in text
     row = next(line for line in text.splitlines() if line.startswith("| cnn-sa | mr |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert (cells[2], cells[4]) == ("2", "77.50 ± 3.54")
