@@ -25,6 +25,7 @@ declare -A CHANGES=(
   [k10]="agent.samples=10"                                       # twice the REINFORCE samples per sentence
   [original-attention-loss]="train.original_attention_loss=0.5"  # co-train also on the network's own attention
   [both]="reward.sqrt_l0=0.5 train.original_attention_loss=0.5"  # loose-l0 and original-attention-loss together
+  [k2-one-gradient]="agent.samples=2 train.task_loss_samples=1"  # the Transformer's fast setting: K = 2, eq. 12 through one
 )
 read -r -a NAMES <<< "${SETTINGS:-no-saliency-term gentle-beta loose-l0 k10 original-attention-loss both}"
 
