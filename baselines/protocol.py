@@ -21,13 +21,19 @@ Shapes (B = batch, K = arrays at the site, T = tokens, H = attention dimensions)
 =============  ==================  ===========================================================
 field          shape               meaning
 =============  ==================  ===========================================================
-word_vectors   [B, K, T, Dw]       w_t, the input representation of each token
-hidden_states  [B, K, T, Dh]       h_t, the representation attention is computed over
+word_vectors   [B, G, T, Dw]       w_t, the input representation of each token
+hidden_states  [B, G, T, Dh]       h_t, the representation attention is computed over
 query          [B, K, Du]          u, the attention query (a learned vector for self-attention)
 mask           [B, K, T] bool      True on real tokens, False on padding
 attention      [B, K, T] or        α, zero on padding, sums to 1 over real tokens
                [B, K, T, H]        (multi-dimensional attention: one weight per dimension)
 =============  ==================  ===========================================================
+
+G is K, or a divisor of K when groups of arrays read the same token representations: array k
+reads group k // (K / G). G = 1 (or a view expanded over K) shares them by every array, as the
+target steps of a translation site do; G = layers is a Transformer's heads site, whose heads of
+one layer all attend over that layer's input. Sharing is what lets the agent's first layer
+project each token once per group instead of once per array.
 
 Nothing in this module imports from the rest of the toolkit: networks depend on it, never
 the other way round.
@@ -111,17 +117,18 @@ class AttentionSite:
     def validate(self) -> None:
         """Raise a readable error when a network hands over tensors of the wrong shape."""
         b, k, t = self.mask.shape
-        expect = {
-            "word_vectors": (b, k, t),
-            "hidden_states": (b, k, t),
-            "attention": (b, k, t),
-        }
-        for name, prefix in expect.items():
+        got = tuple(self.attention.shape[:3])
+        if got != (b, k, t):
+            raise ValueError(
+                f"site '{self.name}': attention has leading shape {got}, expected {(b, k, t)} "
+                "(batch, arrays, tokens) to match the mask"
+            )
+        for name in ("word_vectors", "hidden_states"):
             got = tuple(getattr(self, name).shape[:3])
-            if got != prefix:
+            if len(got) < 3 or got[0] != b or got[2] != t or got[1] < 1 or k % got[1]:
                 raise ValueError(
-                    f"site '{self.name}': {name} has leading shape {got}, expected {prefix} "
-                    "(batch, arrays, tokens) to match the mask"
+                    f"site '{self.name}': {name} has leading shape {got}, expected ({b}, G, {t}) "
+                    f"(batch, groups of arrays, tokens) with G dividing the {k} arrays of the mask"
                 )
         if tuple(self.query.shape[:2]) != (b, k):
             raise ValueError(

@@ -31,7 +31,7 @@ Classification uses attention pooling over the last layer's outputs, a second si
 
 Observation layout (both sites share Dw = embedding_dim, Dh = Du = hidden_size):
 heads site: w_t = token embedding, h_t = the input of layer l at t (the representation head
-(l, h) attends over), u = a learned vector per (layer, head) that tells the shared agent which
+(l, h) attends over; handed over once per layer, G = layers, see the protocol), u = a learned vector per (layer, head) that tells the shared agent which
 head it is adjusting; pooling site: w_t = token embedding, h_t = last layer's output,
 u = the pooling query.
 """
@@ -104,15 +104,21 @@ class EncoderLayer(nn.Module):
         scores = self._split(self.query(x)) @ self._split(self.key(x)).transpose(-1, -2) / math.sqrt(self.head_dim)
         return masked_softmax(scores, mask[:, None, None, :])
 
-    def apply(self, x: Tensor, weights: Tensor, mask: Tensor, copies: int = 1) -> Tensor:
+    def values(self, x: Tensor) -> Tensor:
+        """V [B, H, T, d_k], the values every head mixes."""
+        return self._split(self.value(x))
+
+    def apply(self, x: Tensor, weights: Tensor, mask: Tensor, copies: int = 1, values: Tensor | None = None) -> Tensor:
         """The layer's output given its attention weights: A·V, output projection, residuals, FFN.
 
         ``copies``: x holds each example that many times in a row; they share dropout masks.
+        ``values``: :meth:`values` of x, when already computed.
         """
-        mixed = (weights @ self._split(self.value(x))).transpose(1, 2).reshape(x.shape)
+        values = self.values(x) if values is None else values
+        mixed = (weights @ values).transpose(1, 2).reshape(x.shape)
         return self._rest(x, self.output(mixed), mask, copies)
 
-    def apply_repeated(self, x: Tensor, weights: Tensor, mask: Tensor, repeats: int) -> Tensor:
+    def apply_repeated(self, x: Tensor, weights: Tensor, mask: Tensor, repeats: int, values: Tensor | None = None) -> Tensor:
         """:meth:`apply` to ``x.repeat_interleave(repeats, 0)`` with one weight matrix per copy.
 
         x [B, T, D], weights [B·R, H, T, T], mask [B·R, T]. The output projection is linear, so
@@ -124,7 +130,8 @@ class EncoderLayer(nn.Module):
         b, t, d = x.shape
         heads = self.heads
         w_out = self.output.weight.view(d, heads, self.head_dim).permute(1, 2, 0)  # [H, d_k, D]
-        projected = self._split(self.value(x)) @ w_out  # V_h W_O,hᵀ, [B, H, T, D]
+        values = self.values(x) if values is None else values
+        projected = values @ w_out  # V_h W_O,hᵀ, [B, H, T, D]
         copies = weights.view(b, repeats, heads, t, t).transpose(1, 2).reshape(b, heads, repeats * t, t)
         out = (copies @ projected).sum(dim=1).view(b * repeats, t, d) + self.output.bias
         return self._rest(x.repeat_interleave(repeats, dim=0), out, mask, repeats)
@@ -203,19 +210,19 @@ class TransformerClassifier(AttentionNetwork):
         words, x = self._embed(batch)
         embedded = x
         inputs, matrices = [], []
-        for layer in self.layers:
+        first_values = self.layers[0].values(x)  # also what every revised copy of layer 1 mixes
+        for index, layer in enumerate(self.layers):
             weights = layer.weights(x, mask)
             inputs.append(x)
             matrices.append(weights)
-            x = layer.apply(x, weights, mask)
+            x = layer.apply(x, weights, mask, values=first_values if index == 0 else None)
         matrices_t = torch.stack(matrices, dim=1)  # [B, L, H, T, T]
         b, t = mask.shape
         head_arrays = column_mean(matrices_t.flatten(1, 2), mask)  # [B, L·H, T]
-        head_hidden = torch.stack(inputs, dim=1).repeat_interleave(self.heads, dim=1)  # [B, L·H, T, D]
         k = self.arrays
         heads_site = AttentionSite(
-            word_vectors=words.unsqueeze(1).expand(b, k, t, words.shape[-1]),
-            hidden_states=head_hidden,
+            word_vectors=words.unsqueeze(1),  # one group: the same words for every head
+            hidden_states=torch.stack(inputs, dim=1),  # [B, L, T, D]: the heads of a layer share its input
             query=self.head_queries.unsqueeze(0).expand(b, -1, -1),
             mask=mask.unsqueeze(1).expand(b, k, t),
             attention=head_arrays,
@@ -226,7 +233,7 @@ class TransformerClassifier(AttentionNetwork):
         pooling_site = AttentionSite.single(words, x, pool_query, mask, pooling, name="pooling")
         # "output": the last layer's output under the network's own attention, which ``predict``
         # reuses instead of re-running the layers when the heads are not revised.
-        cache = {"embedded": embedded, "matrices": matrices_t, "mask": mask, "output": x}
+        cache = {"embedded": embedded, "first_values": first_values, "matrices": matrices_t, "mask": mask, "output": x}
         return NetworkEncoding(sites=(heads_site, pooling_site), cache=cache)
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
@@ -244,9 +251,11 @@ class TransformerClassifier(AttentionNetwork):
             base = encoding.base  # a repeated encoding: layer 1's input is the same for every copy
             for index, layer in enumerate(self.layers):
                 if index == 0 and base is not None:
-                    x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, copies)
+                    x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, copies, base.cache["first_values"])
+                elif index == 0:
+                    x = layer.apply(cache["embedded"], revised[:, 0], mask, copies, cache["first_values"])
                 else:
-                    x = layer.apply(cache["embedded"] if index == 0 else x, revised[:, index], mask, copies)
+                    x = layer.apply(x, revised[:, index], mask, copies)
         return self._classify(pooling[:, 0], x, copies)
 
     def _classify(self, pooling: Tensor, x: Tensor, copies: int) -> Tensor:

@@ -153,7 +153,7 @@ class TrainConfig:
     original_attention_loss: float = 0.0
     """Co-training: weight of an extra task loss on the network's own attention (0 = the paper)."""
     task_loss_samples: int = 0
-    """Co-training speed-up, opt-in (changes the math): the network's cross-entropy (eq. 12) back-propagates through only this many of the K action samples per sequence; the others' predictions run without gradient, for their rewards only (an unbiased, noisier gradient; 0: all K, the paper)."""
+    """Co-training speed-up, opt-in (changes the math): the network's cross-entropy (eq. 12) back-propagates through only this many of the K action samples per sequence; the others' predictions run without gradient, for their rewards only (an unbiased, noisier gradient; 0: all K, eq. 12 as the study ran it; the authors' public code does the equivalent of 1)."""
     track_examples: int = 0
     """Record the attention of this many fixed dev sentences at every evaluation (tracked_attention.json, TensorBoard images; 0: none)."""
 

@@ -5,7 +5,8 @@ Eq. 1 is defined once, by :func:`agent_state`: the blocks of s_t for every token
 :func:`build_agent_state` returns, and what the Gymnasium environment and the SB3 policy see);
 :meth:`AgentState.project` applies the policy's first layer (LayerNorm, then Linear) to the
 same blocks without building that tensor. Most blocks are the same for every token of an array
-(h^s, mean h, max h, u) or for every array of a site (w_t, h_t of an expanded view), and
+(h^s, mean h, max h, u) or for a group of arrays (w_t and h_t of an expanded view, or of a
+site whose arrays share their hidden states, as the heads of one Transformer layer do), and
 α_t·h_t projects as α_t·(W h_t), so the first layer costs a few additions per output instead
 of an S-wide matrix product; ``tests/test_equations.py`` checks that both give the same result.
 """
@@ -33,8 +34,10 @@ class AgentState:
     =========  ======================  =====================================================
     field      shape                   holds
     =========  ======================  =====================================================
-    words      [B, 1 or K, T, Dw]      w_t (a K axis of 1: the same for every array)
-    hidden     [B, 1 or K, T, Dh]      h_t (likewise)
+    words      [B, G, T, Dw]           w_t for G groups of arrays, G dividing K: array k
+                                       reads group k // (K / G) (G = 1: the same for every
+                                       array; G = K: one per array)
+    hidden     [B, G, T, Dh]           h_t (likewise, with its own G)
     attention  [B, K, T] or            α_t; the block α_t·h_t is attention · hidden
                [B, K, T, H]            (per dimension for multi-dimensional attention)
     sequence   [B, K, 3·Dh + Du]       [h^s; mean h; max h; u], the same for every token
@@ -76,7 +79,7 @@ class AgentState:
     def weighted(self) -> Tensor:
         """The block α_t·h_t, [B, K, T, Dh]."""
         alpha = self.attention if self.multi_dimensional else self.attention.unsqueeze(-1)
-        return alpha * self.hidden
+        return alpha * _per_array(self.hidden, self.attention.shape[1])
 
     def detach(self) -> "AgentState":
         blocks = ("words", "hidden", "attention", "sequence")
@@ -87,8 +90,8 @@ class AgentState:
         b, k, t = self.attention.shape[:3]
         states = torch.cat(
             [
-                self.words.expand(b, k, t, -1),
-                self.hidden.expand(b, k, t, -1),
+                _per_array(self.words, k),
+                _per_array(self.hidden, k),
                 self.weighted(),
                 self.sequence.unsqueeze(2).expand(-1, -1, t, -1),
             ],
@@ -138,17 +141,22 @@ class AgentState:
             factors.append(factor)
 
         def projected(x: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
-            """x Wᵀ for a per-token block x [B, 1 or K, T, D] as (table, row of each selected token):
-            the selected tokens picked first when most of x's rows are not selected (padding)."""
-            if x.shape[1] == k and n < 0.75 * x.shape[0] * k * t:
-                return x.flatten(0, 2)[rows] @ w.t(), torch.arange(n, device=rows.device)
-            return (x @ w.t()).flatten(0, 2), rows if x.shape[1] == k else _token_rows(rows, k, t)
+            """x Wᵀ for a per-token block x [B, G, T, D] as (table, row of each selected token): the
+            rows the selected tokens read picked first when most of x's rows are not read (padding)."""
+            read = _group_rows(rows, k, t, x.shape[1])
+            if x.shape[1] == k:  # one row per selected token, no repeats
+                needed, index = read, torch.arange(n, device=rows.device)
+            else:
+                needed, index = torch.unique(read, return_inverse=True)
+            if needed.numel() < 0.75 * x.shape[0] * x.shape[1] * t:
+                return x.flatten(0, 2)[needed] @ w.t(), index
+            return (x @ w.t()).flatten(0, 2), read
 
         add(*projected(self.words, w_words), scale)
         alpha = self.attention.flatten(0, 2)[rows]
         if self.multi_dimensional:  # α_t ⊙ h_t has no shared factor
             add(*projected(self.hidden, w_hidden), scale)
-            hidden = self.hidden.flatten(0, 2)[rows if self.hidden.shape[1] == k else _token_rows(rows, k, t)]
+            hidden = self.hidden.flatten(0, 2)[_group_rows(rows, k, t, self.hidden.shape[1])]
             add((alpha * hidden) @ w_weighted.t(), torch.arange(n, device=rows.device), scale)
         else:  # W_h h_t and W_a h_t in one product, as rows 2i and 2i + 1 of one table; α_t·(W_a h_t)
             table, index = projected(self.hidden, torch.cat([w_hidden, w_weighted]))
@@ -170,14 +178,14 @@ class AgentState:
         b, k, t = self.attention.shape[:3]
         size, dh = self.size, self.hidden.shape[-1]
 
-        def at(x: Tensor) -> Tensor:  # a per-token statistic [B, 1 or K, T] at the rows
-            return x.flatten()[rows if x.shape[1] == k else _token_rows(rows, k, t)]
+        def at(x: Tensor) -> Tensor:  # a per-token statistic [B, G, T] at the rows
+            return x.flatten()[_group_rows(rows, k, t, x.shape[1])]
 
         hidden_mean, hidden_m2 = (at(m) for m in _mean_m2(self.hidden))
         blocks = [(self.words.shape[-1], *(at(m) for m in _mean_m2(self.words))), (dh, hidden_mean, hidden_m2)]
         alpha = self.attention.flatten(0, 2)[rows]
         if self.multi_dimensional:
-            hidden = self.hidden.flatten(0, 2)[rows if self.hidden.shape[1] == k else _token_rows(rows, k, t)]
+            hidden = self.hidden.flatten(0, 2)[_group_rows(rows, k, t, self.hidden.shape[1])]
             blocks.append((dh, *_mean_m2(alpha * hidden)))
         else:  # α_t·h_t: mean α_t·mean(h_t), centred sum of squares α_t²·M2(h_t)
             blocks.append((dh, alpha * hidden_mean, alpha.square() * hidden_m2))
@@ -187,9 +195,21 @@ class AgentState:
         return mean, torch.rsqrt(m2 / size + eps)
 
 
-def _token_rows(rows: Tensor, k: int, t: int) -> Tensor:
-    """Rows (b, t) of a [B, 1, T] block for flat indices ``rows`` into [B, K, T]."""
-    return rows // (k * t) * t + rows % t
+def _group_rows(rows: Tensor, k: int, t: int, groups: int) -> Tensor:
+    """Rows (b, group of k, t) of a [B, G, T] block for flat indices ``rows`` into [B, K, T]."""
+    if groups == k:
+        return rows
+    array = rows // t % k
+    return (rows // (k * t) * groups + array // (k // groups)) * t + rows % t
+
+
+def _per_array(x: Tensor, k: int) -> Tensor:
+    """A [B, G, ...] block as [B, K, ...], each group repeated for its K / G arrays (a view when G = 1)."""
+    if x.shape[1] == k:
+        return x
+    if x.shape[1] == 1:
+        return x.expand(x.shape[0], k, *x.shape[2:])
+    return x.repeat_interleave(k // x.shape[1], dim=1)
 
 
 def _mean_m2(x: Tensor) -> tuple[Tensor, Tensor]:
@@ -199,7 +219,8 @@ def _mean_m2(x: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _shared(x: Tensor) -> Tensor:
-    """[B, 1, ...] when ``x`` [B, K, ...] is one tensor expanded over the K arrays (stride 0), else ``x``."""
+    """[B, 1, ...] when ``x`` [B, K, ...] is one tensor expanded over the K arrays (stride 0), else ``x``
+    (a site may also hand over [B, G, ...] directly, G dividing K)."""
     return x[:, :1] if x.shape[1] > 1 and x.stride(1) == 0 else x
 
 
@@ -222,7 +243,7 @@ def agent_state(site: AttentionSite) -> AgentState:
         )
     real = mask.to(h.dtype)
     if site.multi_dimensional:
-        context = (alpha * h * real.unsqueeze(-1)).sum(dim=2)  # h^s
+        context = (alpha * _per_array(h, mask.shape[1]) * real.unsqueeze(-1)).sum(dim=2)  # h^s
     else:
         context = _token_sum(alpha * real, h)  # h^s
     mean_h, max_h = _summaries(h, mask)
@@ -237,24 +258,30 @@ def build_agent_state(site: AttentionSite) -> Tensor:
 
 
 def _token_sum(weights: Tensor, h: Tensor) -> Tensor:
-    """Σ_t weights[b, k, t] · h[b, k, t] for weights [B, K, T] and h [B, 1 or K, T, D]: [B, K, D]."""
-    if h.shape[1] == 1:
+    """Σ_t weights[b, k, t] · h[b, group of k, t] for weights [B, K, T] and h [B, G, T, D]: [B, K, D]."""
+    b, k, t = weights.shape
+    groups = h.shape[1]
+    if groups == 1:
         return torch.bmm(weights, h[:, 0])
-    return (weights.unsqueeze(-2) @ h).squeeze(-2)
+    # the arrays of a group as the rows of one product with the group's h
+    return (weights.view(b, groups, k // groups, t) @ h).view(b, k, -1)
 
 
 def _summaries(h: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
     """Mean and max of h over each array's real tokens, [B, K, D] each; 0 for an array without any."""
     b, k, t = mask.shape
-    if h.shape[1] == 1 and k > 1:
-        # h shared by the arrays: when every array sees either the same tokens or none (as the
-        # arrays of padded target steps see none), the summaries are computed once.
-        union = mask.any(dim=1, keepdim=True)
+    groups = h.shape[1]
+    if groups < k:
+        # h shared by the arrays of a group: when every array of a group sees either the same
+        # tokens or none (as the arrays of padded target steps see none), the summaries are
+        # computed once per group.
+        grouped = mask.view(b, groups, k // groups, t)
+        union = grouped.any(dim=2)
         nonempty = mask.any(dim=-1, keepdim=True)
-        if bool(((mask == union) | ~nonempty).all()):
-            mean_h, max_h = _summaries(h, union)
+        if bool(((grouped == union.unsqueeze(2)) | ~nonempty.view(b, groups, -1, 1)).all()):
+            mean_h, max_h = (_per_array(x, k) for x in _summaries(h, union))
             return mean_h * nonempty, max_h * nonempty
-        h = h.expand(b, k, t, -1)
+        h = _per_array(h, k)
     real = mask.unsqueeze(-1).to(h.dtype)
     count = real.sum(dim=2).clamp_min(1.0)
     mean_h = _token_sum(mask.to(h.dtype), h) / count

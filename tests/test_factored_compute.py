@@ -28,14 +28,17 @@ from drga.state import AgentState, agent_state, build_agent_state
 from tests.test_families import BATCHES, CLASSIFIERS, SMALL
 
 
-def random_site(b=3, k=4, t=6, dw=5, dh=7, du=4, multi=False, shared=False, empty_arrays=False) -> AttentionSite:
-    """A site with padding; ``shared``: w and h one tensor expanded over K (as translation sites)."""
+def random_site(b=3, k=4, t=6, dw=5, dh=7, du=4, multi=False, shared=False, empty_arrays=False, groups=0) -> AttentionSite:
+    """A site with padding; ``shared``: w and h one tensor expanded over K (as translation sites);
+    ``groups`` = G: w and h given once per group of K / G arrays (as a Transformer's heads site)."""
     lengths = torch.tensor([t, t - 2, 1])[:b]
     mask = (torch.arange(t) < lengths[:, None])[:, None, :].expand(b, k, t)
     if empty_arrays:  # some arrays see no token (a padded target step)
         mask = mask & (torch.arange(k) % 3 != 2)[None, :, None]
     if shared:
         words, hidden = torch.randn(b, 1, t, dw).expand(b, k, t, dw), torch.randn(b, 1, t, dh).expand(b, k, t, dh)
+    elif groups:
+        words, hidden = torch.randn(b, groups, t, dw), torch.randn(b, groups, t, dh)
     else:
         words, hidden = torch.randn(b, k, t, dw), torch.randn(b, k, t, dh)
     real = mask.unsqueeze(-1) if multi else mask
@@ -73,6 +76,7 @@ def assert_same_first_layer(state: AgentState, normalize: bool = True):
 @pytest.mark.parametrize("layout", [
     dict(), dict(multi=True), dict(shared=True), dict(shared=True, empty_arrays=True),
     dict(shared=True, multi=True, empty_arrays=True), dict(k=1), dict(empty_arrays=True),
+    dict(groups=2), dict(groups=2, multi=True), dict(groups=2, empty_arrays=True), dict(k=6, groups=3, multi=True),
 ])
 @pytest.mark.parametrize("normalize", [True, False])
 def test_blockwise_first_layer_equals_the_layer_on_the_dense_state(layout, normalize):
@@ -89,6 +93,34 @@ def test_blockwise_first_layer_equals_the_layer_on_the_dense_state(layout, norma
     assert torch.equal(selected.dense(), build_agent_state(site).flatten(0, 2)[rows])
     assert selected.shape == (rows.numel(), state.size)
     assert_same_first_layer(selected, normalize)
+
+
+@pytest.mark.parametrize("layout", [dict(), dict(multi=True), dict(empty_arrays=True), dict(k=6, groups=1)])
+def test_grouped_site_gives_the_states_of_its_repeated_form(layout):
+    # A site whose arrays share w and h by groups is the same site as one with a copy per array.
+    torch.manual_seed(4)
+    grouped = random_site(groups=layout.pop("groups", 2), **layout)
+    grouped.validate()
+    k = grouped.arrays
+    repeated = dataclasses.replace(grouped, **{
+        name: getattr(grouped, name).repeat_interleave(k // getattr(grouped, name).shape[1], dim=1)
+        for name in ("word_vectors", "hidden_states")
+    })
+    assert repeated.hidden_states.shape[1] == k
+    state, expected = agent_state(grouped), agent_state(repeated)
+    assert state.hidden.shape[1] == grouped.hidden_states.shape[1]  # compact, not copied per array
+    assert torch.allclose(state.dense(), expected.dense(), atol=1e-6)
+    rows = grouped.mask.flatten().nonzero().squeeze(1)
+    policy = GaussianPolicy(state.size, 1, hidden_sizes=(9,))
+    norm, linear = policy.body[0], policy.body[1]
+    assert torch.allclose(state.select(rows).project(linear, norm), expected.select(rows).project(linear, norm), atol=1e-5)
+
+
+def test_site_rejects_groups_that_do_not_divide_the_arrays():
+    site = random_site(k=4, groups=2)
+    bad = dataclasses.replace(site, hidden_states=torch.randn(3, 3, 6, 7))
+    with pytest.raises(ValueError, match="G dividing the 4 arrays"):
+        bad.validate()
 
 
 def test_state_blocks_match_eq_1_on_shifted_large_values():
