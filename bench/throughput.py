@@ -41,7 +41,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, float
     """Median seconds of a baseline epoch and of a co-training epoch, alternated in one process."""
     with tempfile.TemporaryDirectory() as logdir:
         config = load_config(None, [
-            f"data.dataset={dataset}", f"network.name={net}", f"agent.samples={args.samples}",
+            f"data.dataset={dataset}", f"network.name={net}", *([f"agent.samples={args.samples}"] if args.samples else []),
             f"data.train_fraction={args.train_fraction}", f"run.device={args.device}",
             f"run.logdir={logdir}", "run.progress=false", f"run.seed={args.seed}", *args.set,
         ])
@@ -56,7 +56,8 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, float
                     torch.cuda.synchronize()
                 seconds[phase].append(clock() - started)
         trainer.writer.close()
-        return {"sequences": len(trainer.data.train), "batch": config.data.batch_size,
+        return {"sequences": len(trainer.data.train), "batch": config.data.batch_size, "samples": config.agent.samples,
+                "gradient_samples": config.train.task_loss_samples or config.agent.samples,
                 "baseline": statistics.median(seconds["baseline"]), "cotrain": statistics.median(seconds["cotrain"])}
 
 
@@ -64,7 +65,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--net", nargs="+", default=["lstm-sa"], help="network names, or 'all'")
     parser.add_argument("--dataset", default=None, help="data set for every --net (default: each network's own)")
-    parser.add_argument("--samples", type=int, default=5, help="K action samples per sequence")
+    parser.add_argument("--samples", type=int, default=None,
+                        help="K action samples per sequence (default: the network's default, drga/config.py)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--train-fraction", type=float, default=1.0, help="time a seeded slice of the training set")
     parser.add_argument("--seed", type=int, default=0)
@@ -80,17 +82,18 @@ def main() -> None:
     if unknown:
         parser.error(f"no default data set for {unknown}; pass --dataset")
 
-    print(f"# K = {args.samples}, train fraction {args.train_fraction}, median of {args.repeats} epochs each, "
+    samples = args.samples or "each network's default"
+    print(f"# K = {samples}, train fraction {args.train_fraction}, median of {args.repeats} epochs each, "
           f"{args.clock} clock, device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{platform.processor() or platform.machine()}" + (f"; overrides {' '.join(args.set)}" if args.set else ""))
-    print("| network | data set | training sequences | baseline epoch (s) | co-training epoch (s) "
+    print("| network | data set | training sequences | K (gradient through) | baseline epoch (s) | co-training epoch (s) "
           "| baseline seq/s | co-training seq/s | ratio (budget 2.5x) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for net in nets:
         dataset = args.dataset or DEFAULT_DATASET[net]
         m = measure(net, dataset, args)
         ratio = m["cotrain"] / m["baseline"]
-        print(f"| {net} | {dataset} | {m['sequences']} | {m['baseline']:.1f} | {m['cotrain']:.1f} "
+        print(f"| {net} | {dataset} | {m['sequences']} | {m['samples']} ({m['gradient_samples']}) | {m['baseline']:.1f} | {m['cotrain']:.1f} "
               f"| {m['sequences'] / m['baseline']:.0f} | {m['sequences'] / m['cotrain']:.0f} "
               f"| {ratio:.2f}x{'' if ratio <= 2.5 else ' OVER'} |", flush=True)
 

@@ -83,7 +83,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             overrides.append(f"{key}={value}")
     if args.no_progress or not sys.stderr.isatty():
         overrides.append("run.progress=false")
-    config = load_config(args.config, overrides)
+    first_process = not distributed.launched_by_torchrun() or os.environ.get("RANK") == "0"
+    config = load_config(args.config, overrides, report=lambda line: print(f"config  {line}", flush=True) if first_process else None)
     if config.network.name not in _network_names():
         raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(_network_names())}")
     if config.data.dataset not in DATASETS:

@@ -1,7 +1,8 @@
 """Typed hyperparameters, overridable from a TOML file and from ``--set section.key=value``.
 
 Defaults are the paper's where it gives one (γ = 0.2, β0 = 0.4, √L0 = 0.2, δ = 0.85, a
-2-layer 300-unit agent, Adam 5e-4, dropout 0.5).
+2-layer 300-unit agent, Adam 5e-4, dropout 0.5). A network may come with defaults of its own
+for settings a config leaves unset (``NETWORK_DEFAULTS``, applied by :func:`load_config`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Literal, get_args, get_origin, get_type_hints
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -299,9 +300,24 @@ def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str
                 raise ConfigError(f"{source}: {error}") from None
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
-    """Defaults, then the TOML file, then ``section.key=value`` overrides, then validation."""
+#: Defaults of particular networks, for settings that neither the TOML file nor an override
+#: sets (those always win). The Transformer re-runs its layers for every action sample, so at
+#: K = 5 with eq. 12 through every sample its co-training epoch costs over 4× a plain epoch;
+#: two samples and the gradient through one keep it within the 2.5× budget (docs/RESULTS.md,
+#: "Throughput"). The authors' public code also trains the network on one sample.
+NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
+    "transformer": {"agent.samples": 2, "train.task_loss_samples": 1},
+}
+
+
+def load_config(
+    path: str | Path | None = None, overrides: list[str] | None = None, report: Callable[[str], None] | None = None
+) -> ExperimentConfig:
+    """Defaults, then the TOML file, then ``section.key=value`` overrides, then the network's own
+    defaults (``NETWORK_DEFAULTS``) for what neither set, then validation. ``report`` is told
+    which network defaults were applied."""
     config = ExperimentConfig()
+    given: set[str] = set()
     if path is not None:
         path = Path(path)
         if not path.is_file():
@@ -311,11 +327,19 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
         apply_mapping(config, mapping, str(path))
+        given |= {f"{section}.{key}" for section, values in mapping.items() for key in values}
     for item in overrides or []:
         if "=" not in item:
             raise ConfigError(f"override '{item}' must look like section.key=value")
         key, value = item.split("=", 1)
         _set(config, key.strip(), value.strip())
+        given.add(key.strip())
+    applied = [f"{key}={value}" for key, value in NETWORK_DEFAULTS.get(config.network.name, {}).items() if key not in given]
+    for item in applied:
+        key, value = item.split("=", 1)
+        _set(config, key, value)
+    if applied and report is not None:
+        report(f"{config.network.name} defaults: {' '.join(applied)} (set them to override)")
     config.validate()
     return config
 

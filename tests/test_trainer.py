@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -149,6 +150,24 @@ def test_config_file_errors(tmp_path):
     good.write_text("[reward]\ngamma = 0.5\n[agent]\nhidden_sizes = [32, 32]\n")
     config = load_config(good, ["reward.delta=0.9"])
     assert (config.reward.gamma, config.reward.delta, config.agent.hidden_sizes) == (0.5, 0.9, [32, 32])
+
+
+def test_network_defaults_fill_only_what_the_config_leaves_unset(tmp_path):
+    reports = []
+    config = load_config(None, ["network.name=transformer"], report=reports.append)
+    assert (config.agent.samples, config.train.task_loss_samples) == (2, 1)
+    assert reports == ["transformer defaults: agent.samples=2 train.task_loss_samples=1 (set them to override)"]
+    config = load_config(None, ["network.name=transformer", "agent.samples=5"])  # an override wins
+    assert (config.agent.samples, config.train.task_loss_samples) == (5, 1)
+    pinned = tmp_path / "pinned.toml"
+    pinned.write_text("[network]\nname = 'transformer'\n[train]\ntask_loss_samples = 0\n")  # so does the file
+    assert (load_config(pinned).agent.samples, load_config(pinned).train.task_loss_samples) == (2, 0)
+    reports.clear()
+    config = load_config(None, ["network.name=lstm-sa"], report=reports.append)  # other networks: the general defaults
+    assert (config.agent.samples, config.train.task_loss_samples, reports) == (5, 0, [])
+    # the reproduction study ran every network at K = 5, eq. 12 through all samples
+    study = load_config(Path(__file__).parents[1] / "experiments/configs/reproduction.toml", ["network.name=transformer"])
+    assert (study.agent.samples, study.train.task_loss_samples) == (5, 0)
 
 
 def test_checkpoint_from_another_network_is_refused(tmp_path, capsys):
