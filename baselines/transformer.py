@@ -31,8 +31,8 @@ Classification uses attention pooling over the last layer's outputs, a second si
 
 Observation layout (both sites share Dw = embedding_dim, Dh = Du = hidden_size):
 heads site: w_t = token embedding, h_t = the input of layer l at t (the representation head
-(l, h) attends over; handed over once per layer, G = layers, see the protocol), u = a learned vector per (layer, head) that tells the shared agent which
-head it is adjusting; pooling site: w_t = token embedding, h_t = last layer's output,
+(l, h) attends over; handed over once per layer, G = layers, see the protocol), u = a learned
+vector per (layer, head) that tells the shared agent which head it is adjusting; pooling site: w_t = token embedding, h_t = last layer's output,
 u = the pooling query.
 """
 

@@ -303,8 +303,9 @@ def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str
 #: Defaults of particular networks, for settings that neither the TOML file nor an override
 #: sets (those always win). The Transformer re-runs its layers for every action sample, so at
 #: K = 5 with eq. 12 through every sample its co-training epoch costs over 4× a plain epoch;
-#: two samples and the gradient through one keep it within the 2.5× budget (docs/RESULTS.md,
-#: "Throughput"). The authors' public code also trains the network on one sample.
+#: two samples and the gradient through one bring it to about the 2.5× budget (2.3–2.55×
+#: measured, docs/RESULTS.md, "Throughput"). The authors' public code also trains the network
+#: on one sample.
 NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
     "transformer": {"agent.samples": 2, "train.task_loss_samples": 1},
 }
@@ -334,12 +335,12 @@ def load_config(
         key, value = item.split("=", 1)
         _set(config, key.strip(), value.strip())
         given.add(key.strip())
-    applied = [f"{key}={value}" for key, value in NETWORK_DEFAULTS.get(config.network.name, {}).items() if key not in given]
-    for item in applied:
-        key, value = item.split("=", 1)
+    applied = {key: value for key, value in NETWORK_DEFAULTS.get(config.network.name, {}).items() if key not in given}
+    for key, value in applied.items():
         _set(config, key, value)
     if applied and report is not None:
-        report(f"{config.network.name} defaults: {' '.join(applied)} (set them to override)")
+        settings = " ".join(f"{key}={value}" for key, value in applied.items())
+        report(f"{config.network.name} defaults: {settings} (set them to override)")
     config.validate()
     return config
 
