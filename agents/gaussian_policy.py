@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -14,6 +15,19 @@ def squash(x: Tensor) -> Tensor:
     # eq. 2's squashing into (−1, 1): 2·sigmoid(x) − 1 (the paper prints sigmoid(x) − 1, which
     # lies in (−1, 0) and could only ever lower a weight).
     return 2.0 * torch.sigmoid(x) - 1.0
+
+
+def gaussian_log_prob(dist: Normal, x: Tensor) -> Tensor:
+    """log N(x; μ, σ) summed over the last (action) axis: ``dist.log_prob(x).sum(-1)``, for x of
+    shape [..., N, A] with any number of samples in front of ``dist``'s [N, A].
+
+    Computed as −½‖(x − μ)/σ‖² − Σ log σ − A·log √(2π) with the per-token terms once rather than
+    once per sample: the sample-sized operations are the ones that count for wide actions (a
+    multi-dimensional attention's action is a vector as long as the hidden state).
+    """
+    inverse_std = dist.stddev.reciprocal()
+    per_token = dist.stddev.log().sum(dim=-1) + dist.mean.shape[-1] * 0.5 * math.log(2 * math.pi)
+    return -0.5 * ((x - dist.mean) * inverse_std).square().sum(dim=-1) - per_token
 
 
 @dataclass
@@ -88,7 +102,7 @@ class GaussianPolicy(nn.Module):
             x = dist.sample() if samples is None else dist.sample((samples,))
         return PolicyOutput(
             action=squash(x),
-            log_prob=dist.log_prob(x).sum(dim=-1),
+            log_prob=gaussian_log_prob(dist, x),
             mean=dist.mean,
             std=dist.stddev,
         )

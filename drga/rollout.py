@@ -11,7 +11,7 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
-from agents.gaussian_policy import GaussianPolicy, squash
+from agents.gaussian_policy import GaussianPolicy, gaussian_log_prob, squash
 from baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.adjust import adjust_attention
 from drga.reward import RewardTerms, drga_reward
@@ -66,13 +66,13 @@ def rollout(
     k = 1 if deterministic else samples
     log_prob = torch.zeros(batch.size, k, device=batch.tokens.device)
     revised, std_sum, entropy_sum, positions = [], 0.0, 0.0, 0.0
-    # α and the mask of each site for the B·k (sequence, sample) rows; the whole encoding is
-    # repeated only where ``predict`` needs it
-    attention = [site.attention.repeat_interleave(k, dim=0) for site in encoding.sites]
+    # the masks of each site for the B·k (sequence, sample) rows (the reward's N and L); α itself is
+    # not repeated: eqs. 3–4 broadcast it over the samples, and the whole encoding is repeated only
+    # where ``predict`` needs it
     masks = [site.mask.repeat_interleave(k, dim=0) for site in encoding.sites]
-    for site, site_attention, site_mask in zip(encoding.sites, attention, masks):
+    for site in encoding.sites:
         # The agent acts on the real tokens only (padding keeps α = 0 whatever its action, eq. 4):
-        # the N = |mask| rows of the states [B, K_site, T, S] of eq. 1, built blockwise (drga/state.py).
+        # the N = |mask| rows of the states [B, K, T, S] of eq. 1, built blockwise (drga/state.py).
         rows = site.mask.flatten().nonzero().squeeze(1)
         state = agent_state(site).detach().select(rows)
         # eq. 2, over [N, A]; a policy other than ours (the SB3 adapter) reads the dense rows [N, S]
@@ -82,13 +82,17 @@ def rollout(
         else:  # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
             noise = dist.mean.new_empty(k, site.mask.numel(), dist.mean.shape[-1]).normal_()
             x = (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
-        sequence = rows // (site.mask.numel() // batch.size)
-        log_prob = log_prob + log_prob.new_zeros(k, batch.size).index_add_(1, sequence, dist.log_prob(x).sum(dim=-1)).t()
-        squashed = squash(x)
-        action = squashed.new_zeros(k, site.mask.numel(), x.shape[-1]).index_copy_(1, rows, squashed)  # 0 on padding
-        action = action.view(k, *site.mask.shape, -1)
-        action = (action if site.multi_dimensional else action.squeeze(-1)).transpose(0, 1).flatten(0, 1)  # [B·k, K_site, T(, A)]
-        revised.append(adjust_attention(site_attention, action, beta, site_mask))  # eqs. 3–4
+        per_sequence = site.mask.numel() // batch.size  # K_site·T
+        sequence = rows // per_sequence
+        log_prob = log_prob + log_prob.new_zeros(k, batch.size).index_add_(1, sequence, gaussian_log_prob(dist, x)).t()
+        # the actions in the layout [B, k, K_site·T, A] (0 on padding) without a transposed copy:
+        # row r of sample j goes to (b·k + j)·K_site·T + r mod K_site·T
+        target = (sequence * k * per_sequence + rows % per_sequence) + torch.arange(k, device=rows.device).unsqueeze(1) * per_sequence
+        action = x.new_zeros(batch.size * k * per_sequence, x.shape[-1]).index_copy_(0, target.flatten(), squash(x).flatten(0, 1))
+        action = action.view(batch.size, k, *site.mask.shape[1:], -1)
+        action = action if site.multi_dimensional else action.squeeze(-1)  # [B, k, K_site, T(, A)]
+        # eqs. 3–4, α [B, 1, K_site, T(, H)] broadcast over the k samples; rows ordered [seq0 × k, seq1 × k, ...]
+        revised.append(adjust_attention(site.attention.unsqueeze(1), action, beta, site.mask.unsqueeze(1)).flatten(0, 1))
         std_sum = std_sum + dist.stddev.sum()
         entropy_sum = entropy_sum + dist.entropy().sum()
         positions = positions + x.shape[1] * x.shape[-1]
@@ -129,9 +133,9 @@ def predict_fewer_gradients(network: AttentionNetwork, encoding: NetworkEncoding
     The value is exactly that of the n + (k − n) predictions; the gradient of any mean over the
     B·k rows (the task loss) equals the gradient of the same mean over the B·n rows that carry it:
     an unbiased estimate of eq. 12's gradient from n instead of k samples, with one backward pass
-    through ``predict`` per kept copy instead of k. The two ``predict`` calls draw their own
-    dropout masks: a network that shares masks among an example's copies (the Transformer) shares
-    them within the n kept copies and within the k − n others, not across the two groups.
+    through ``predict`` per kept copy instead of k. A network whose ``predict`` draws dropout
+    masks draws them once per call; the Transformer's applies the masks ``encode`` drew, so all
+    k copies share them, in either group.
     """
 
     def rows(x: Tensor, first: bool) -> Tensor:

@@ -4,8 +4,10 @@ import math
 
 import pytest
 import torch
+from torch.distributions import Normal
 
 from agents import reinforce_loss, squash
+from agents.gaussian_policy import gaussian_log_prob
 from baselines.protocol import AttentionSite
 from drga.adjust import adjust_attention
 from drga.beta import AdjustmentStrength, beta_schedule
@@ -62,9 +64,45 @@ def test_adjust_gradient_reaches_beta():
     assert beta.grad.item() == pytest.approx(0.5)
 
 
+def test_adjust_broadcasts_one_alpha_over_several_action_samples():
+    # two samples of one α: the same values as adjusting a copy of α per sample, and α's gradient
+    # is the sum of the two samples' gradients (as through a repeated copy)
+    alpha = t([[[[0.1, 0.2, 0.3, 0.4]]]]).requires_grad_()  # [B = 1, 1, K = 1, T = 4]
+    action = t([[[[-1.0, 0.5, 0.25, 0.0]]], [[[1.0, 0.0, 0.0, -1.0]]]]).view(1, 2, 1, 4)
+    mask = torch.ones(1, 1, 1, 4, dtype=torch.bool)
+    revised = adjust_attention(alpha, action, 0.4, mask)
+    # sample 0: [0, 1/3, 1/3, 1/3] (the first test); sample 1: [0.5, 0.2, 0.3, 0] / 1.0
+    assert torch.allclose(revised, t([[[[0.0, 1 / 3, 1 / 3, 1 / 3]], [[0.5, 0.2, 0.3, 0.0]]]]))
+    revised[:, :, :, 1].sum().backward()
+    copies = alpha.detach().expand(1, 2, 1, 4).clone().requires_grad_()
+    adjust_attention(copies, action, 0.4, mask.expand(1, 2, 1, 4))[:, :, :, 1].sum().backward()
+    assert torch.allclose(alpha.grad, copies.grad.sum(dim=1, keepdim=True))
+
+
 def test_adjust_rejects_mismatched_action():
     with pytest.raises(ValueError, match="does not match"):
         adjust_attention(torch.ones(1, 1, 3), torch.ones(1, 1, 2), 0.4, torch.ones(1, 1, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="does not match"):  # α may broadcast over samples, the action may not
+        adjust_attention(torch.ones(1, 2, 3), torch.ones(1, 1, 3), 0.4, torch.ones(1, 2, 3, dtype=torch.bool))
+
+
+# --- eq. 2: the Gaussian policy's log-density ---------------------------------------------
+
+
+def test_gaussian_log_prob_by_hand_and_as_torch_computes_it():
+    # one token, A = 2: μ = (0, 1), σ = (1, 2); x = (1, 0): −½(1² + (−1/2)²) − log 2 − 2·log √(2π)
+    mean = t([[0.0, 1.0]]).requires_grad_()
+    std = t([[1.0, 2.0]]).requires_grad_()
+    x = t([[[1.0, 0.0]], [[0.0, 1.0]]])  # two samples, [2, N = 1, A = 2]
+    ours = gaussian_log_prob(Normal(mean, std), x)
+    assert ours.shape == (2, 1)
+    assert ours[0, 0].item() == pytest.approx(-0.5 * 1.25 - math.log(2.0) - math.log(2 * math.pi))
+    theirs = Normal(mean, std).log_prob(x).sum(dim=-1)
+    assert torch.allclose(ours, theirs)
+    weights = t([[0.3], [-0.7]])
+    grads = [torch.autograd.grad((weights * v).sum(), (mean, std)) for v in (ours, theirs)]
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b)
 
 
 # --- eq. 2's squash -----------------------------------------------------------------------
