@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -92,17 +94,25 @@ class ContextVectorAttention(nn.Module):
         return masked_softmax(scores, mask)
 
 
-def dropout_shared_by_copies(x: Tensor, p: float, training: bool, copies: int) -> Tensor:
-    """Dropout whose mask is drawn once per example and shared by its ``copies`` consecutive rows.
-
-    ``x`` [E·copies, ...] holds each example ``copies`` times in a row (the K action samples of a
-    repeated encoding). One mask per example makes the samples differ only by their actions
-    (common random numbers: the REINFORCE baseline, the samples' mean reward, then cancels the
-    dropout noise) and draws K times fewer random numbers. ``copies`` = 1 is plain dropout.
-    """
+def dropout_keep_mask(like: Tensor, p: float, training: bool, shape: Sequence[int] | None = None) -> Tensor | None:
+    """Dropout's scaled keep-mask: 0 with probability ``p``, else 1/(1 − p), of ``shape`` (default:
+    ``like``'s) on ``like``'s device and dtype; None when not ``training`` or ``p`` = 0. Drawn
+    apart from its use so that one mask can serve several passes (:func:`apply_keep_mask`)."""
     if not training or p == 0.0:
+        return None
+    return like.new_empty(like.shape if shape is None else tuple(shape)).bernoulli_(1.0 - p).div_(1.0 - p)
+
+
+def apply_keep_mask(x: Tensor, keep: Tensor | None, copies: int = 1) -> Tensor:
+    """Dropout with a drawn mask: ``x`` [E·copies, ...] times ``keep`` [E, ...] (None: ``x``).
+
+    ``x`` holds each example ``copies`` times in a row (the K action samples of a repeated
+    encoding); every copy gets its example's mask, so the samples differ only by their actions
+    (common random numbers: the REINFORCE baseline, the samples' mean reward, then cancels the
+    dropout noise).
+    """
+    if keep is None:
         return x
     if copies == 1:
-        return nn.functional.dropout(x, p, True)
-    keep = x.new_empty(x.shape[0] // copies, 1, *x.shape[1:]).bernoulli_(1.0 - p).div_(1.0 - p)
-    return (x.view(-1, copies, *x.shape[1:]) * keep).view_as(x)
+        return x * keep
+    return (x.view(-1, copies, *x.shape[1:]) * keep.unsqueeze(1)).view_as(x)

@@ -23,8 +23,11 @@ matrices of the *original* forward pass. ``predict`` re-runs every layer's value
 output projection, residuals, feed-forward) on the revised weights, so a revision in layer 1
 changes what layer 2 mixes, but layer 2's weights are not recomputed from the changed queries
 and keys. With its own attention (plain training, ``net-only``) ``predict`` reuses the layer
-outputs ``encode`` computed. The copies of an example in a repeated encoding (the K action
-samples) share their dropout masks, so that they differ only by their actions.
+outputs ``encode`` computed. ``encode`` draws every dropout mask of the pass (each layer's two
+and the classifier's two) and ``predict`` applies those same masks to every revised copy: the K
+action samples of an example differ only by their actions, ``predict`` with the network's own
+attention is exactly the forward pass ``encode`` made, and co-training draws no more random
+numbers than plain training.
 
 Classification uses attention pooling over the last layer's outputs, a second site
 ("pooling", K = 1) with its own learned query, so the agent adjusts it too.
@@ -44,7 +47,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, dropout_shared_by_copies, make_embedding
+from baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, make_embedding
 from baselines.lstm_sa import AdditiveSelfAttention
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
@@ -104,28 +107,36 @@ class EncoderLayer(nn.Module):
         scores = self._split(self.query(x)) @ self._split(self.key(x)).transpose(-1, -2) / math.sqrt(self.head_dim)
         return masked_softmax(scores, mask[:, None, None, :])
 
+    def dropout_masks(self, x: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        """Keep-masks of the layer's two dropouts (after the attention, after the feed-forward
+        block) for its input x [B, T, D]; (None, None) when not training."""
+        p = self.dropout.p
+        return dropout_keep_mask(x, p, self.training), dropout_keep_mask(x, p, self.training)
+
     def values(self, x: Tensor) -> Tensor:
         """V [B, H, T, d_k], the values every head mixes."""
         return self._split(self.value(x))
 
-    def apply(self, x: Tensor, weights: Tensor, mask: Tensor, copies: int = 1, values: Tensor | None = None) -> Tensor:
+    def apply(self, x: Tensor, weights: Tensor, mask: Tensor, keep: tuple, copies: int = 1, values: Tensor | None = None) -> Tensor:
         """The layer's output given its attention weights: A·V, output projection, residuals, FFN.
 
-        ``copies``: x holds each example that many times in a row; they share dropout masks.
-        ``values``: :meth:`values` of x, when already computed.
+        ``keep``: :meth:`dropout_masks`, one per example; ``copies``: x holds each example that
+        many times in a row, every copy with its example's masks. ``values``: :meth:`values` of
+        x, when already computed.
         """
         values = self.values(x) if values is None else values
         mixed = (weights @ values).transpose(1, 2).reshape(x.shape)
-        return self._rest(x, self.output(mixed), mask, copies)
+        return self._rest(x, self.output(mixed), mask, keep, copies)
 
-    def apply_repeated(self, x: Tensor, weights: Tensor, mask: Tensor, repeats: int, values: Tensor | None = None) -> Tensor:
+    def apply_repeated(
+        self, x: Tensor, weights: Tensor, mask: Tensor, keep: tuple, repeats: int, values: Tensor | None = None
+    ) -> Tensor:
         """:meth:`apply` to ``x.repeat_interleave(repeats, 0)`` with one weight matrix per copy.
 
         x [B, T, D], weights [B·R, H, T, T], mask [B·R, T]. The output projection is linear, so
         (concat_h A_h V_h) W_Oᵀ = Σ_h A_h (V_h W_O,hᵀ): the values and their projection are
         computed once per example and only the T×T mixing per copy (the same result up to
-        rounding); everything after it runs per copy, the copies of an example sharing their
-        dropout masks (:func:`~baselines.common.dropout_shared_by_copies`).
+        rounding); everything after it runs per copy, with its example's dropout masks ``keep``.
         """
         b, t, d = x.shape
         heads = self.heads
@@ -134,16 +145,14 @@ class EncoderLayer(nn.Module):
         projected = values @ w_out  # V_h W_O,hᵀ, [B, H, T, D]
         copies = weights.view(b, repeats, heads, t, t).transpose(1, 2).reshape(b, heads, repeats * t, t)
         out = (copies @ projected).sum(dim=1).view(b * repeats, t, d) + self.output.bias
-        return self._rest(x.repeat_interleave(repeats, dim=0), out, mask, repeats)
+        return self._rest(x.repeat_interleave(repeats, dim=0), out, mask, keep, repeats)
 
-    def _rest(self, x: Tensor, attended: Tensor, mask: Tensor, copies: int = 1) -> Tensor:
+    def _rest(self, x: Tensor, attended: Tensor, mask: Tensor, keep: tuple, copies: int) -> Tensor:
         """Residuals, layer norms and the feed-forward block after the projected attention output."""
-        x = self.norm1(x + self._dropout(attended, copies))
-        x = self.norm2(x + self._dropout(self.feedforward(x), copies))
+        after_attention, after_feedforward = keep
+        x = self.norm1(x + apply_keep_mask(attended, after_attention, copies))
+        x = self.norm2(x + apply_keep_mask(self.feedforward(x), after_feedforward, copies))
         return x * mask.unsqueeze(-1).to(x.dtype)
-
-    def _dropout(self, x: Tensor, copies: int) -> Tensor:
-        return dropout_shared_by_copies(x, self.dropout.p, self.training, copies)
 
 
 class TransformerClassifier(AttentionNetwork):
@@ -201,21 +210,22 @@ class TransformerClassifier(AttentionNetwork):
         building the agent's sites (the same output as ``predict(encode(batch), own attention)``)."""
         _, x = self._embed(batch)
         for layer in self.layers:
-            x = layer.apply(x, layer.weights(x, batch.mask), batch.mask)
+            x = layer.apply(x, layer.weights(x, batch.mask), batch.mask, layer.dropout_masks(x))
         pooling = self.pooling(x, self.pool_query.expand(batch.size, -1), batch.mask)
-        return self._classify(pooling, x, copies=1)
+        return self._classify(pooling, x, self._classifier_masks(x), copies=1)
 
     def encode(self, batch: Batch) -> NetworkEncoding:
         mask = batch.mask
         words, x = self._embed(batch)
         embedded = x
-        inputs, matrices = [], []
+        inputs, matrices, layer_masks = [], [], []
         first_values = self.layers[0].values(x)  # also what every revised copy of layer 1 mixes
         for index, layer in enumerate(self.layers):
             weights = layer.weights(x, mask)
             inputs.append(x)
             matrices.append(weights)
-            x = layer.apply(x, weights, mask, values=first_values if index == 0 else None)
+            layer_masks.append(layer.dropout_masks(x))
+            x = layer.apply(x, weights, mask, layer_masks[-1], values=first_values if index == 0 else None)
         matrices_t = torch.stack(matrices, dim=1)  # [B, L, H, T, T]
         b, t = mask.shape
         head_arrays = column_mean(matrices_t.flatten(1, 2), mask)  # [B, L·H, T]
@@ -232,8 +242,11 @@ class TransformerClassifier(AttentionNetwork):
         pooling = self.pooling(x, pool_query, mask)
         pooling_site = AttentionSite.single(words, x, pool_query, mask, pooling, name="pooling")
         # "output": the last layer's output under the network's own attention, which ``predict``
-        # reuses instead of re-running the layers when the heads are not revised.
-        cache = {"embedded": embedded, "first_values": first_values, "matrices": matrices_t, "mask": mask, "output": x}
+        # reuses instead of re-running the layers when the heads are not revised; "dropout": the
+        # pass's dropout masks, which ``predict`` applies to every revised copy.
+        dropout = {"layers": layer_masks, "classifier": self._classifier_masks(x)}
+        cache = {"embedded": embedded, "first_values": first_values, "matrices": matrices_t, "mask": mask, "output": x,
+                 "dropout": dropout}
         return NetworkEncoding(sites=(heads_site, pooling_site), cache=cache)
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
@@ -242,25 +255,33 @@ class TransformerClassifier(AttentionNetwork):
         heads, pooling = attention
         cache = encoding.cache
         mask, matrices = cache["mask"], cache["matrices"]
-        copies = encoding.repeats  # each example's copies share dropout masks
+        base = encoding.base  # a repeated encoding: what is the same for every copy, once per example
+        copies = encoding.repeats
+        dropout = (base if base is not None else encoding).cache["dropout"]  # encode's masks, for every copy
         if heads is encoding.sites[0].attention:
             x = cache["output"]  # the network's own attention: encode already ran the layers on it
         else:
             original = encoding.sites[0].attention
             revised = revise_matrices(matrices.flatten(1, 2), original, heads).view_as(matrices)
-            base = encoding.base  # a repeated encoding: layer 1's input is the same for every copy
-            for index, layer in enumerate(self.layers):
-                if index == 0 and base is not None:
-                    x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, copies, base.cache["first_values"])
+            for index, (layer, keep) in enumerate(zip(self.layers, dropout["layers"])):
+                if index == 0 and base is not None:  # layer 1's input is the same for every copy
+                    x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, keep, copies, base.cache["first_values"])
                 elif index == 0:
-                    x = layer.apply(cache["embedded"], revised[:, 0], mask, copies, cache["first_values"])
+                    x = layer.apply(cache["embedded"], revised[:, 0], mask, keep, copies, cache["first_values"])
                 else:
-                    x = layer.apply(x, revised[:, index], mask, copies)
-        return self._classify(pooling[:, 0], x, copies)
+                    x = layer.apply(x, revised[:, index], mask, keep, copies)
+        return self._classify(pooling[:, 0], x, dropout["classifier"], copies)
 
-    def _classify(self, pooling: Tensor, x: Tensor, copies: int) -> Tensor:
+    def _classifier_masks(self, x: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        """Keep-masks of the classifier's two dropouts (on the context, on its hidden layer) for
+        the last layer's outputs x [B, T, D]."""
+        first, _, dropout, _ = self.classifier
+        return (dropout_keep_mask(x, self.dropout.p, self.training, (x.shape[0], first.in_features)),
+                dropout_keep_mask(x, dropout.p, self.training, (x.shape[0], first.out_features)))
+
+    def _classify(self, pooling: Tensor, x: Tensor, keep: tuple, copies: int) -> Tensor:
         """Logits from the pooling weights [B, T] over the last layer's outputs x [B, T, D]."""
         context = torch.einsum("bt,btd->bd", pooling, x)  # eq. 10: c′ = Σ_t α′_t h_t
-        first, activation, dropout, last = self.classifier
-        hidden = activation(first(dropout_shared_by_copies(context, self.dropout.p, self.training, copies)))
-        return last(dropout_shared_by_copies(hidden, dropout.p, self.training, copies))
+        first, activation, _, last = self.classifier
+        context_keep, hidden_keep = keep
+        return last(apply_keep_mask(activation(first(apply_keep_mask(context, context_keep, copies))), hidden_keep, copies))

@@ -18,12 +18,12 @@ from torch import nn
 
 from agents.gaussian_policy import GaussianPolicy
 from baselines import NETWORK_INPUTS, build_network
-from baselines.common import dropout_shared_by_copies
+from baselines.common import apply_keep_mask, dropout_keep_mask
 from baselines.protocol import AttentionSite, Batch
 from baselines.seq2seq_luong import LuongSeq2Seq
 from baselines.transformer_nmt import TransformerNMT
 from drga.adjust import adjust_attention
-from drga.rollout import rollout
+from drga.rollout import predict_fewer_gradients, rollout
 from drga.state import AgentState, agent_state, build_agent_state
 from tests.test_families import BATCHES, CLASSIFIERS, SMALL
 
@@ -212,14 +212,34 @@ def test_transformer_with_its_own_attention_reuses_the_encoder_output():
     assert torch.allclose(reused, recomputed, atol=1e-5)
 
 
-def test_dropout_shared_by_copies():
+def test_keep_mask_is_drawn_once_per_example_and_shared_by_its_copies():
     torch.manual_seed(0)
     x = torch.ones(200, 3, 50)  # 50 examples × 4 copies
-    out = dropout_shared_by_copies(x, 0.25, True, copies=4).view(50, 4, 3, 50)
+    keep = dropout_keep_mask(x[:50], 0.25, True)
+    out = apply_keep_mask(x, keep, copies=4).view(50, 4, 3, 50)
     assert torch.equal(out, out[:, :1].expand_as(out))
+    assert torch.equal(out[:, 0], keep)
     assert torch.allclose(out.unique(), torch.tensor([0.0, 1 / 0.75]))  # kept units scaled by 1/(1 − p)
     assert abs((out == 0).float().mean().item() - 0.25) < 0.03
-    assert torch.equal(dropout_shared_by_copies(x, 0.25, False, copies=4), x)
+    assert dropout_keep_mask(x, 0.25, False) is None and dropout_keep_mask(x, 0.0, True) is None
+    assert torch.equal(apply_keep_mask(x, None, copies=4), x)
+    assert dropout_keep_mask(x, 0.5, True, shape=(7, 2)).shape == (7, 2)
+
+
+def test_transformer_predict_reuses_the_dropout_masks_of_encode():
+    # In training, a revision that changes nothing reproduces encode's own pass (the same masks),
+    # and the two predict calls of predict_fewer_gradients (with and without gradient) apply the
+    # same masks, so their values equal one predict over all K copies.
+    network, batch = transformer_case(dropout=0.5)
+    network.train()
+    encoding = network.encode(batch)
+    own = network.predict(encoding, encoding.attention)  # encode's layer outputs, reused
+    unchanged = network.predict(encoding, [a.clone() for a in encoding.attention])  # every layer re-run
+    assert torch.allclose(own, unchanged, atol=1e-5)
+    k = 3
+    repeated = encoding.repeat_interleave(k)
+    revised = [adjust_attention(s.attention, torch.rand_like(s.attention) * 2 - 1, 0.4, s.mask) for s in repeated.sites]
+    assert torch.allclose(predict_fewer_gradients(network, encoding, revised, k, 1), network.predict(repeated, revised), atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["transformer", "lstm-sa"])
