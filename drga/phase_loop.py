@@ -12,6 +12,7 @@ holds what is the same for every task:
   ``last.pt`` after every epoch (resumable);
 - :func:`start_phase`: the phase's starting weights and optimisers;
 - :func:`train_epoch`: one pass over the training batches with TensorBoard scalars every 10 steps;
+- :func:`begin_phase` / :func:`train_step`: a phase step by step, for benchmarks;
 - :func:`drga_step`: one DRGA update (eqs. 2–7 and 12): encode once, K sampled adjustments,
   reward, REINFORCE, and for co-training the network on the revised attention.
 
@@ -124,6 +125,20 @@ def train_one_epoch(trainer, phase: str, epoch: int = 1) -> dict[str, float]:
     trainer._start_phase(phase, fresh=True)
     trainer.train_batches.set_epoch(PHASES.index(phase) * 10_000 + epoch)
     return trainer._train_epoch(phase, epoch, epoch)
+
+
+def begin_phase(trainer, phase: str) -> None:
+    """Start ``phase`` afresh for training batch by batch with :func:`train_step` (benchmarks)."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}; one of {PHASES}")
+    trainer._start_phase(phase, fresh=True)
+    trainer.network.train(phase != "agent")
+    trainer.policy.train()
+
+
+def train_step(trainer, phase: str, batch) -> dict[str, float]:
+    """One training step of ``phase`` (begun with :func:`begin_phase`) on ``batch``; its statistics."""
+    return trainer._train_step(phase, batch.to(trainer.device))
 
 
 def start_phase(trainer, phase: str, fresh: bool, config: ExperimentConfig) -> None:

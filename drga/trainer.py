@@ -122,6 +122,14 @@ class Trainer:
         """
         return phase_loop.train_one_epoch(self, phase, epoch)
 
+    def begin_phase(self, phase: str) -> None:
+        """Start ``phase`` afresh for :meth:`train_step` (benchmarks that time single steps)."""
+        phase_loop.begin_phase(self, phase)
+
+    def train_step(self, phase: str, batch) -> dict[str, float]:
+        """One training step of the phase begun with :meth:`begin_phase` on ``batch``; its statistics."""
+        return phase_loop.train_step(self, phase, batch)
+
     def _start_phase(self, phase: str, fresh: bool) -> None:
         """Load the phase's starting weights (fresh start only) and make its optimisers."""
         distributed.barrier()  # under torchrun: rank 0's checkpoints are written before any process reads them
