@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from drga.allocator import keep_freed_memory
 from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, load_config
 from drga.data import DATASETS, DataFormatError, DataNotFoundError
@@ -157,6 +158,7 @@ HANDLERS: dict = {"train": cmd_train, "evaluate": cmd_evaluate, "networks": cmd_
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    keep_freed_memory()  # CPU training: freed tensors stay mapped for the next step (drga/allocator.py)
     handler = HANDLERS[args.command]
     try:
         return handler(args)
