@@ -303,9 +303,9 @@ def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str
 #: Defaults of particular networks, for settings that neither the TOML file nor an override
 #: sets (those always win). The Transformer re-runs its layers for every action sample, so at
 #: K = 5 with eq. 12 through every sample its co-training epoch costs over 4× a plain epoch;
-#: two samples and the gradient through one bring it to about the 2.5× budget (2.3–2.55×
-#: measured, docs/RESULTS.md, "Throughput"). The authors' public code also trains the network
-#: on one sample.
+#: two samples and the gradient through one keep it within the 2.5× budget (2.30–2.42× per
+#: epoch, docs/RESULTS.md, "Throughput"). The authors' public code also trains the network on
+#: one sample.
 NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
     "transformer": {"agent.samples": 2, "train.task_loss_samples": 1},
 }
