@@ -32,7 +32,8 @@ def adjust_attention(attention: Tensor, action: Tensor, beta: Tensor | float, ma
         real = real.unsqueeze(-1)
     # relu, a multiplication by the reciprocal and the fallback only where needed: each full-size
     # operation of this function is repeated for every action sample, forward and backward, and
-    # this form has half as many as where/divide/where (the same values and gradients).
+    # this form has half as many as where/divide/where (the same values and gradients; the check
+    # for a fallback is one host sync on a GPU).
     kept = F.relu(attention + beta * action) * real
     total = kept.sum(dim=token_axis, keepdim=True)
     degenerate = total <= 0

@@ -72,7 +72,7 @@ def rollout(
     masks = [site.mask.repeat_interleave(k, dim=0) for site in encoding.sites]
     for site in encoding.sites:
         # The agent acts on the real tokens only (padding keeps α = 0 whatever its action, eq. 4):
-        # the N = |mask| rows of the states [B, K, T, S] of eq. 1, built blockwise (drga/state.py).
+        # the N = |mask| rows of the states [B, K_site, T, S] of eq. 1, built blockwise (drga/state.py).
         rows = site.mask.flatten().nonzero().squeeze(1)
         state = agent_state(site).detach().select(rows)
         # eq. 2, over [N, A]; a policy other than ours (the SB3 adapter) reads the dense rows [N, S]
