@@ -35,8 +35,8 @@ Classification uses attention pooling over the last layer's outputs, a second si
 Observation layout (both sites share Dw = embedding_dim, Dh = Du = hidden_size):
 heads site: w_t = token embedding, h_t = the input of layer l at t (the representation head
 (l, h) attends over; handed over once per layer, G = layers, see the protocol), u = a learned
-vector per (layer, head) that tells the shared agent which head it is adjusting; pooling site: w_t = token embedding, h_t = last layer's output,
-u = the pooling query.
+vector per (layer, head) that tells the shared agent which head it is adjusting; pooling site:
+w_t = token embedding, h_t = last layer's output, u = the pooling query.
 """
 
 from __future__ import annotations
@@ -284,4 +284,5 @@ class TransformerClassifier(AttentionNetwork):
         context = torch.einsum("bt,btd->bd", pooling, x)  # eq. 10: c′ = Σ_t α′_t h_t
         first, activation, _, last = self.classifier
         context_keep, hidden_keep = keep
-        return last(apply_keep_mask(activation(first(apply_keep_mask(context, context_keep, copies))), hidden_keep, copies))
+        hidden = activation(first(apply_keep_mask(context, context_keep, copies)))
+        return last(apply_keep_mask(hidden, hidden_keep, copies))

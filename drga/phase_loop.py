@@ -120,9 +120,7 @@ def run_phase(
 
 def train_one_epoch(trainer, phase: str, epoch: int = 1) -> dict[str, float]:
     """Start ``phase`` afresh and train one epoch of it, without evaluation or checkpoints (benchmarks)."""
-    if phase not in PHASES:
-        raise ValueError(f"unknown phase {phase!r}; one of {PHASES}")
-    trainer._start_phase(phase, fresh=True)
+    begin_phase(trainer, phase)
     trainer.train_batches.set_epoch(PHASES.index(phase) * 10_000 + epoch)
     return trainer._train_epoch(phase, epoch, epoch)
 
