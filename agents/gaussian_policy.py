@@ -52,7 +52,7 @@ class GaussianPolicy(nn.Module):
         state_size: int,
         action_size: int = 1,
         hidden_sizes: Sequence[int] = (300, 300),
-        init_log_std: float = -0.5,
+        init_log_std: float = -3.0,
         log_std_bounds: tuple[float, float] = (-5.0, 1.0),
         normalize_state: bool = True,
     ):

@@ -22,7 +22,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, make_embedding, masked_mean, require_extras, run_rnn
+from baselines.common import check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
 from baselines.lstm_sa import AdditiveSelfAttention
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
@@ -65,10 +65,10 @@ class ATAELSTM(AttentionNetwork):
         last = hidden[torch.arange(batch.size, device=hidden.device), last_index]  # h_N
         alpha = self.attention(hidden, aspect, batch.mask)
         site = AttentionSite.single(words, hidden, aspect, batch.mask, alpha, name="aspect-attention")
-        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "last": last})
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "last": last, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: r = Σ_t α′_t h_t; Wang et al. eq. 10–11: h* = tanh(W_p r + W_x h_N), softmax(W_s h*).
         context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["hidden"])
         final = torch.tanh(self.project_context(context) + self.project_last(encoding.cache["last"]))
-        return self.classifier(self.dropout(final))
+        return run_head(self.classifier, final, encoding.cache["head"])  # the masks encode drew

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, make_embedding
+from baselines.common import check_tokens, head_dropout_masks, make_embedding, run_head
 from baselines.lstm_sa import AdditiveSelfAttention
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
@@ -71,9 +71,9 @@ class CNNSelfAttention(AttentionNetwork):
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)
         site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="self-attention")
-        return NetworkEncoding(sites=(site,), cache={"hidden": hidden})
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: c′ = Σ_t α′_t h_t; eq. 11: P(y|X) = softmax(MLP(c′)).
         context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["hidden"])
-        return self.classifier(self.dropout(context))
+        return run_head(self.classifier, context, encoding.cache["head"])  # the masks encode drew

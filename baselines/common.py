@@ -116,3 +116,38 @@ def apply_keep_mask(x: Tensor, keep: Tensor | None, copies: int = 1) -> Tensor:
     if copies == 1:
         return x * keep
     return (x.view(-1, copies, *x.shape[1:]) * keep.unsqueeze(1)).view_as(x)
+
+
+def head_dropout_masks(head: nn.Module, input_dropout: float, like: Tensor, training: bool) -> tuple[Tensor | None, ...]:
+    """Keep-masks for a classifier head: one on its input (rate ``input_dropout``), then one per
+    ``nn.Dropout`` inside it (a ``Linear`` or a ``Sequential`` of layers), for ``like.shape[0]``
+    examples; Nones when not ``training``.
+
+    A network draws them in ``encode`` and keeps them in its encoding's cache, so that ``predict``
+    applies the same masks to every revised copy of an example (:func:`run_head`): the K action
+    samples of one sequence then differ by their actions alone, and the REINFORCE baseline (the
+    samples' mean reward) cancels the dropout noise instead of rewarding the agent for it.
+    """
+    layers = list(head) if isinstance(head, nn.Sequential) else [head]
+    linears = [layer for layer in layers if isinstance(layer, nn.Linear)]
+    if not linears:
+        raise ValueError("a classifier head needs at least one nn.Linear")
+    batch, width = like.shape[0], linears[0].in_features
+    masks = [dropout_keep_mask(like, input_dropout, training, (batch, width))]
+    for layer in layers:
+        if isinstance(layer, nn.Linear):
+            width = layer.out_features
+        elif isinstance(layer, nn.Dropout):
+            masks.append(dropout_keep_mask(like, layer.p, training, (batch, width)))
+    return tuple(masks)
+
+
+def run_head(head: nn.Module, x: Tensor, keep: Sequence[Tensor | None], copies: int = 1) -> Tensor:
+    """The classifier head on ``x`` [E·copies, D] with the masks of :func:`head_dropout_masks`
+    ([E, ...] each) in place of its dropouts; see :func:`apply_keep_mask` for ``copies``."""
+    layers = list(head) if isinstance(head, nn.Sequential) else [head]
+    masks = iter(keep)
+    x = apply_keep_mask(x, next(masks), copies)
+    for layer in layers:
+        x = apply_keep_mask(x, next(masks), copies) if isinstance(layer, nn.Dropout) else layer(x)
+    return x

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, even_hidden, make_embedding, run_rnn
+from baselines.common import check_tokens, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 
@@ -81,9 +81,9 @@ class DiSAN(AttentionNetwork):
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)  # [B, T, H]
         site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="source2token")
-        return NetworkEncoding(sites=(site,), cache={"hidden": hidden})
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10 per dimension: c′_k = Σ_t α′_{t,k} h_{t,k}; eq. 11: softmax(MLP(c′)).
         context = (attention[0][:, 0] * encoding.cache["hidden"]).sum(dim=1)
-        return self.classifier(self.dropout(context))
+        return run_head(self.classifier, context, encoding.cache["head"])  # the masks encode drew

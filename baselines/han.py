@@ -26,7 +26,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import ContextVectorAttention, check_tokens, even_hidden, make_embedding, masked_mean, run_rnn
+from baselines.common import ContextVectorAttention, check_tokens, even_hidden, head_dropout_masks, make_embedding, masked_mean, run_head, run_rnn
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 
@@ -99,7 +99,8 @@ class HierarchicalAttentionNetwork(AttentionNetwork):
         sentence_site = AttentionSite.single(
             masked_mean(words, mask), sentence_hidden, sentence_query, sentence_mask, gamma, name="sentences"
         )
-        return NetworkEncoding(sites=(word_site, sentence_site), cache={"words": hidden, "sentence_mask": sentence_mask})
+        head = head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)
+        return NetworkEncoding(sites=(word_site, sentence_site), cache={"words": hidden, "sentence_mask": sentence_mask, "head": head})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         if len(attention) != 2:
@@ -109,4 +110,4 @@ class HierarchicalAttentionNetwork(AttentionNetwork):
         vectors = torch.einsum("bst,bstd->bsd", word_alpha, encoding.cache["words"])
         sentence_hidden = self._sentences(vectors, encoding.cache["sentence_mask"])
         document = torch.einsum("bs,bsd->bd", sentence_gamma[:, 0], sentence_hidden)
-        return self.classifier(self.dropout(document))
+        return run_head(self.classifier, document, encoding.cache["head"])  # the masks encode drew

@@ -19,7 +19,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import BilinearAttention, check_tokens, make_embedding, masked_mean, require_extras, run_rnn
+from baselines.common import BilinearAttention, check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 
@@ -67,7 +67,9 @@ class IAN(AttentionNetwork):
             AttentionSite.single(words, context_hidden, aspect_pool, batch.mask, alpha, name="context"),
             AttentionSite.single(aspect_words, aspect_hidden, context_pool, aspect_mask, beta, name="aspect"),
         )
-        return NetworkEncoding(sites=sites, cache={"context": context_hidden, "aspect": aspect_hidden})
+        return NetworkEncoding(
+            sites=sites, cache={"context": context_hidden, "aspect": aspect_hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, context_hidden, self.training)}
+        )
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         if len(attention) != 2:
@@ -75,4 +77,4 @@ class IAN(AttentionNetwork):
         # eq. 10 at each site: c_r = Σ α′_i h^c_i, t_r = Σ β′_j h^a_j.
         context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["context"])
         aspect = torch.einsum("bt,btd->bd", attention[1][:, 0], encoding.cache["aspect"])
-        return self.classifier(self.dropout(torch.cat([context, aspect], dim=-1)))
+        return run_head(self.classifier, torch.cat([context, aspect], dim=-1), encoding.cache["head"])  # the masks encode drew

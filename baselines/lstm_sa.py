@@ -7,7 +7,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import even_hidden, make_embedding, run_rnn
+from baselines.common import even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 
@@ -59,9 +59,9 @@ class LSTMSelfAttention(AttentionNetwork):
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)
         site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="self-attention")
-        return NetworkEncoding(sites=(site,), cache={"hidden": hidden})
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: c′ = Σ_t α′_t h_t; eq. 11: P(y|X) = softmax(MLP(c′)).
         context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["hidden"])
-        return self.classifier(self.dropout(context))
+        return run_head(self.classifier, context, encoding.cache["head"])  # the masks encode drew

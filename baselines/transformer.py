@@ -9,14 +9,17 @@ head (l, h) is the attention each token *receives*, averaged over the real query
     ᾱ_t = (1/L) Σ_i A[i, t]          (a distribution over the real tokens, zero on padding)
 
 There are K = layers × heads such arrays at one site ("heads", array k = l·heads + h), each
-adjusted and renormalised on its own by eqs. 3–4. The revised array ᾱ′ replaces the softmax
-weights inside the attention computation by rescaling the head's key columns and renormalising
-every row:
+adjusted and renormalised on its own by eqs. 3–4. The revised array ᾱ′ enters the attention
+computation by shifting every query row by the change of its key's column mean, clipping at 0
+and renormalising the rows that clipped:
 
-    A′[i, t] = A[i, t] · (ᾱ′_t / ᾱ_t) / Σ_s A[i, s] · (ᾱ′_s / ᾱ_s)
+    A′[i, t] = max(A[i, t] + ᾱ′_t − ᾱ_t, 0) · Σ_s A[i, s] / Σ_s max(A[i, s] + ᾱ′_s − ᾱ_s, 0)
 
-so a token the agent zeroes is ignored by that head from every query position, the column mean
-of A′ follows ᾱ′ (exactly when rows keep their mass), and ᾱ′ = ᾱ reproduces A exactly.
+Rows of A and both arrays sum to 1, so a row that needs no clipping keeps its mass and the
+column mean of A′ is exactly ᾱ′; ᾱ′ = ᾱ reproduces A exactly, and no entry moves by more than
+the largest change of the array (before a clipped row is renormalised). The revision is bounded
+by the action: an earlier form rescaled each key column by ᾱ′_t/ᾱ_t, which made a small action
+on a tiny column a huge ratio in every head of every layer.
 
 Simplification (documented in docs/families.md): all revisions are applied at once to the
 matrices of the *original* forward pass. ``predict`` re-runs every layer's value path (values,
@@ -47,7 +50,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, make_embedding
+from baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, head_dropout_masks, make_embedding, run_head
 from baselines.lstm_sa import AdditiveSelfAttention
 from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
@@ -69,17 +72,18 @@ def column_mean(matrices: Tensor, mask: Tensor) -> Tensor:
     return (matrices * rows).sum(dim=2) / count
 
 
-def revise_matrices(matrices: Tensor, original: Tensor, revised: Tensor, eps: float = 1e-12) -> Tensor:
+def revise_matrices(matrices: Tensor, original: Tensor, revised: Tensor) -> Tensor:
+    # The head's revision: A′[i, t] = max(A[i, t] + ᾱ′_t − ᾱ_t, 0), each row rescaled to A's row mass.
     """A′ from A [B, H, T, T] and the head arrays ᾱ, ᾱ′ [B, H, T] (see the module docstring).
 
-    The ratio is not detached: with ᾱ′ = ᾱ it is identically 1, so the gradient equals that of
-    the unrevised network. A row whose rescaled mass vanishes keeps its original weights.
+    The shift ᾱ′ − ᾱ is 0 on padding keys (both arrays are), so padding keeps weight 0. The
+    rescaling factor Σ A / Σ A′ is exactly 1 where nothing moved; a row whose every entry would
+    clip (impossible for distributions, kept for safety) keeps its original weights.
     """
-    ratio = revised / original.clamp_min(eps)
-    scaled = matrices * ratio.unsqueeze(2)
-    total = scaled.sum(dim=-1, keepdim=True)
-    ok = total > eps
-    return torch.where(ok, scaled / torch.where(ok, total, torch.ones_like(total)), matrices)
+    shifted = torch.relu(matrices + (revised - original).unsqueeze(2))
+    mass, total = matrices.sum(dim=-1, keepdim=True), shifted.sum(dim=-1, keepdim=True)
+    ok = total > 0
+    return torch.where(ok, shifted * (mass / torch.where(ok, total, torch.ones_like(total))), matrices)
 
 
 class EncoderLayer(nn.Module):
@@ -272,17 +276,11 @@ class TransformerClassifier(AttentionNetwork):
                     x = layer.apply(x, revised[:, index], mask, keep, copies)
         return self._classify(pooling[:, 0], x, dropout["classifier"], copies)
 
-    def _classifier_masks(self, x: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        """Keep-masks of the classifier's two dropouts (on the context, on its hidden layer) for
-        the last layer's outputs x [B, T, D]."""
-        first, _, dropout, _ = self.classifier
-        return (dropout_keep_mask(x, self.dropout.p, self.training, (x.shape[0], first.in_features)),
-                dropout_keep_mask(x, dropout.p, self.training, (x.shape[0], first.out_features)))
+    def _classifier_masks(self, x: Tensor) -> tuple[Tensor | None, ...]:
+        """Keep-masks of the classifier's dropouts (on the context, on its hidden layer)."""
+        return head_dropout_masks(self.classifier, self.dropout.p, x, self.training)
 
     def _classify(self, pooling: Tensor, x: Tensor, keep: tuple, copies: int) -> Tensor:
         """Logits from the pooling weights [B, T] over the last layer's outputs x [B, T, D]."""
         context = torch.einsum("bt,btd->bd", pooling, x)  # eq. 10: c′ = Σ_t α′_t h_t
-        first, activation, _, last = self.classifier
-        context_keep, hidden_keep = keep
-        hidden = activation(first(apply_keep_mask(context, context_keep, copies)))
-        return last(apply_keep_mask(hidden, hidden_keep, copies))
+        return run_head(self.classifier, context, keep, copies)

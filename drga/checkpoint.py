@@ -10,7 +10,9 @@ from typing import Any
 import torch
 from torch import nn
 
-FORMAT_VERSION = 1
+#: 2: β's learned factor is exp(log_factor) (was exp(−softplus(rho))); the Transformer's head
+#: revision is additive; the networks' classifier dropout masks are drawn in ``encode``.
+FORMAT_VERSION = 2
 
 
 class CheckpointError(ValueError):
@@ -40,7 +42,9 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     except Exception as error:  # a truncated or foreign file: say so instead of a pickle traceback
         raise CheckpointError(f"{path} is not a readable DRGA checkpoint ({type(error).__name__}: {error})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
-        raise CheckpointError(f"{path} is not a DRGA checkpoint of format {FORMAT_VERSION}")
+        found = payload.get("format") if isinstance(payload, dict) else None
+        hint = "; it was written by an older version of the toolkit: retrain it" if isinstance(found, int) and found < FORMAT_VERSION else ""
+        raise CheckpointError(f"{path} is not a DRGA checkpoint of format {FORMAT_VERSION}{hint}")
     return payload
 
 

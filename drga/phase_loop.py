@@ -44,10 +44,12 @@ DEV_MODES: dict[str, tuple[str, ...]] = {
 
 
 def phase_epochs(train: TrainConfig, phase: str) -> int:
-    """Epochs of ``phase``; the equal-budget baseline gets co-training's (0 without ``train.fair_baseline``)."""
+    """Epochs of ``phase``; the equal-budget baseline gets the agent's and co-training's together
+    unless ``train.baseline_epochs`` says otherwise (0 without ``train.fair_baseline``)."""
+    budget = train.agent_epochs + train.cotrain_epochs if train.baseline_epochs is None else train.baseline_epochs
     return {
         "pretrain": train.pretrain_epochs,
-        "baseline": train.cotrain_epochs if train.fair_baseline else 0,
+        "baseline": budget if train.fair_baseline else 0,
         "agent": train.agent_epochs,
         "cotrain": train.cotrain_epochs,
     }[phase]
@@ -56,6 +58,18 @@ def phase_epochs(train: TrainConfig, phase: str) -> int:
 def phase_plan(train: TrainConfig) -> list[str]:
     """The phases that run, in order."""
     return [p for p in PHASES if phase_epochs(train, p) > 0]
+
+
+def phase_summary(history: list[dict[str, Any]], train: TrainConfig) -> dict[str, dict[str, Any]]:
+    """Per phase that ran: epochs run of the planned cap, whether early stopping ended it, and its wall seconds."""
+    summary: dict[str, dict[str, Any]] = {}
+    for record in history:
+        entry = summary.setdefault(record["phase"], {"epochs": 0, "max_epochs": phase_epochs(train, record["phase"]), "seconds": 0.0})
+        entry["epochs"] = max(entry["epochs"], record["epoch"])
+        entry["seconds"] = round(entry["seconds"] + record.get("seconds", 0.0), 2)
+    for entry in summary.values():
+        entry["stopped_early"] = entry["epochs"] < entry["max_epochs"]
+    return summary
 
 
 def run_phases(trainer) -> dict[str, Any]:
@@ -155,7 +169,7 @@ def start_phase(trainer, phase: str, fresh: bool, config: ExperimentConfig) -> N
     trainer.network.requires_grad_(not frozen)
     if config.network.freeze_embeddings and hasattr(trainer.network, "embedding"):
         trainer.network.embedding.weight.requires_grad_(False)
-    trainer.strength.rho.requires_grad_(phase == "cotrain" and config.adjust.trainable_beta)
+    trainer.strength.log_factor.requires_grad_(phase == "cotrain" and config.adjust.trainable_beta)
     net_params = [p for p in trainer.network.parameters() if p.requires_grad]
     if phase == "cotrain":
         net_params += [p for p in trainer.strength.parameters() if p.requires_grad]

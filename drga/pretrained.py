@@ -36,7 +36,7 @@ def load_trained(path: str | Path, device: str = "cpu", expected_net: str | None
     if expected_net is not None and payload["net_name"] != expected_net:
         raise CheckpointError(f"{path} holds a '{payload['net_name']}' network, not '{expected_net}'")
     config = config_from_dict(payload["config"])
-    config.network.embeddings_path = None  # the trained embeddings are in the checkpoint
+    config.network.vectors = None  # the trained embeddings are in the checkpoint
     vocab = Vocabulary(payload["vocab"])
     torch_device = resolve_device(device)
     network = build_attention_network(config, vocab, len(payload["label_names"]))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
@@ -55,6 +55,9 @@ class PhaseProgress:
     done: bool = False
     best: tuple[float, ...] | None = None  #: selection key of the best epoch (e.g. dev accuracy, dev reward)
     stale: int = 0  #: epochs since the best
+    #: Co-training: the best key of each dev mode other than the selecting one, whose own best
+    #: epoch is kept too (``<phase>_best_<mode>.pt``), so every reported row is selected in its own mode.
+    best_by_mode: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 class RunTrainer(Protocol):
@@ -164,6 +167,7 @@ def save_last(trainer: RunTrainer) -> None:
         rng_cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
     )
     payload["progress"]["best"] = list(payload["progress"]["best"]) if payload["progress"]["best"] else None
+    payload["progress"]["best_by_mode"] = {mode: list(key) for mode, key in trainer.progress.best_by_mode.items()}
     save_atomic(payload, trainer.run_dir / "last.pt")
 
 
@@ -205,6 +209,7 @@ def resume_from(
     trainer.progress = PhaseProgress(
         index=progress["index"], epoch=progress["epoch"], done=progress["done"],
         best=tuple(progress["best"]) if progress["best"] else None, stale=progress["stale"],
+        best_by_mode={mode: tuple(key) for mode, key in progress.get("best_by_mode", {}).items()},
     )
     trainer.history = list(payload["history"])
     trainer.global_step = int(payload["global_step"])
@@ -231,8 +236,25 @@ def selection_mode(phase: str, scores: Mapping[str, Any], select_mode: str) -> s
     return select_mode if phase == "cotrain" else next(iter(scores))
 
 
-def consider(trainer: RunTrainer, phase: str, scores: Mapping[str, Any], epoch: int, key: tuple[float, ...]) -> bool:
-    """Keep ``<phase>_best.pt`` if ``key`` beats the phase's best so far; count stale epochs (early stopping)."""
+def consider(
+    trainer: RunTrainer,
+    phase: str,
+    scores: Mapping[str, Any],
+    epoch: int,
+    key: tuple[float, ...],
+    other_keys: Mapping[str, tuple[float, ...]] | None = None,
+) -> bool:
+    """Keep ``<phase>_best.pt`` if ``key`` beats the phase's best so far; count stale epochs (early stopping).
+
+    ``other_keys``: the selection key of each other dev mode; its best epoch is kept as
+    ``<phase>_best_<mode>.pt`` (it does not drive early stopping).
+    """
+    for mode, other in (other_keys or {}).items():
+        best = trainer.progress.best_by_mode.get(mode)
+        if best is None or other > tuple(best):
+            trainer.progress.best_by_mode[mode] = other
+            if distributed.is_main():
+                save_atomic(trainer._model_payload(phase, epoch, scores), trainer.run_dir / f"{phase}_best_{mode}.pt")
     if trainer.progress.best is None or key > tuple(trainer.progress.best):
         trainer.progress.best, trainer.progress.stale = key, 0
         if distributed.is_main():  # under torchrun every rank decides, rank 0 writes
@@ -264,13 +286,20 @@ def epoch_line(
     return f"   {phase} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]"
 
 
-def best_checkpoints(trainer: RunTrainer) -> Iterator[tuple[str, str, tuple[str, ...], Path, dict[str, Any]]]:
-    """The final report's rows that ran: (label, phase, modes, checkpoint path, its payload), loaded into the trainer."""
+def best_checkpoints(trainer: RunTrainer) -> Iterator[tuple[str, str, str, Path, dict[str, Any]]]:
+    """The final report's cells that ran: (label, phase, mode, checkpoint path, its payload),
+    loaded into the trainer. Each mode reads the epoch selected by dev accuracy in that mode
+    (``<phase>_best_<mode>.pt`` where the phase kept one, else ``<phase>_best.pt``); the mode
+    of ``<phase>_best.pt`` comes first."""
     for label, phase, modes in FINAL_ROWS:
         path = trainer.run_dir / f"{phase}_best.pt"
         if phase not in trainer.plan or not path.exists():
             continue
-        yield label, phase, modes, path, trainer._load_model(path)
+        own = {mode: trainer.run_dir / f"{phase}_best_{mode}.pt" for mode in modes}
+        ordered = sorted(modes, key=lambda mode: own[mode].exists())
+        for mode in ordered:
+            chosen = own[mode] if own[mode].exists() else path
+            yield label, phase, mode, chosen, trainer._load_model(chosen)
 
 
 def publish_results(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -14,6 +15,7 @@ from baselines import NETWORK_INPUTS, build_network
 from baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig
+from drga.data.embeddings import VectorFileError
 from drga.data import (
     BatchIterator,
     DatasetSplits,
@@ -22,7 +24,7 @@ from drga.data import (
     collate,
     encode_examples,
     load_dataset,
-    load_glove,
+    load_vectors,
 )
 from drga.state import agent_state
 
@@ -53,6 +55,17 @@ class PreparedData:
     dev: list[EncodedExample]
     test: list[EncodedExample]
     reports: list[str]
+
+    @property
+    def checksum(self) -> str:
+        """A fingerprint of what the run trains and is scored on: every split's token ids and
+        labels, and the vocabulary (the same files, split and settings give the same value)."""
+        digest = hashlib.sha256("\n".join(self.vocab.itos).encode("utf-8", errors="surrogatepass"))
+        for split in (self.train, self.dev, self.test):
+            for example in split:
+                digest.update(f"{example.label}:{','.join(map(str, example.ids))}\n".encode())
+            digest.update(b"|")
+        return digest.hexdigest()[:16]
 
 
 def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> PreparedData:
@@ -101,13 +114,19 @@ def batch_iterators(config: ExperimentConfig, data: PreparedData) -> tuple[Batch
     )
 
 
-def build_attention_network(config: ExperimentConfig, vocab: Vocabulary, num_classes: int) -> AttentionNetwork:
+def build_attention_network(
+    config: ExperimentConfig, vocab: Vocabulary, num_classes: int, log: Callable[[str], None] = print
+) -> AttentionNetwork:
     net = config.network
     embeddings = None
-    if net.embeddings_path:
-        embeddings, found = load_glove(net.embeddings_path, vocab, net.embedding_dim, seed=config.run.seed)
-        print(f"embeddings: {found}/{len(vocab)} vocabulary words found in {net.embeddings_path}")
-    hyper = {k: v for k, v in vars(net).items() if k not in ("name", "embeddings_path")}
+    if net.vectors:
+        try:
+            vectors = load_vectors(net.vectors, vocab, net.embedding_dim, seed=config.run.seed, data_dir=config.data.data_dir)
+        except (FileNotFoundError, VectorFileError) as error:
+            raise ConfigError(f"network.vectors: {error}") from None
+        log(f"data  {vectors.describe()}")
+        embeddings = vectors.matrix
+    hyper = {k: v for k, v in vars(net).items() if k not in ("name", "vectors")}
     try:
         return build_network(net.name, len(vocab), num_classes, embeddings=embeddings, **hyper)
     except ValueError as error:  # an impossible combination of [network] settings: say which

@@ -84,7 +84,7 @@ class Trainer:
         self.train_batches = distributed.shard(self.train_batches, pad_empty=True)
         self.dev_batches = distributed.shard(self.dev_batches, pad_empty=False)
         self.test_batches = distributed.shard(self.test_batches, pad_empty=False)
-        self.network = build_attention_network(config, self.data.vocab, self.data.splits.num_classes).to(self.device)
+        self.network = build_attention_network(config, self.data.vocab, self.data.splits.num_classes, self.log).to(self.device)
         self.state_size, self.action_size = state_and_action_size(self.network, first_batch(self.data.train).to(self.device))
         self.policy = build_policy(config, self.state_size, self.action_size).to(self.device)
         self.strength = build_strength(config, len(self.train_batches)).to(self.device)
@@ -212,7 +212,8 @@ class Trainer:
 
     def _consider(self, phase: str, scores: dict[str, EvalResult], epoch: int) -> bool:
         mode = run_state.selection_mode(phase, scores, self.config.train.select_mode)
-        return run_state.consider(self, phase, scores, epoch, (scores[mode].accuracy, scores[mode].reward))
+        others = {other: (r.accuracy, r.reward) for other, r in scores.items() if other != mode}
+        return run_state.consider(self, phase, scores, epoch, (scores[mode].accuracy, scores[mode].reward), others)
 
     # ----------------------------------------------------------------------------- checkpoints
 
@@ -249,20 +250,22 @@ class Trainer:
     def _final_report(self) -> dict[str, Any]:
         distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints and scores its test shard
         rows: dict[str, dict[str, Any]] = {}
-        for label, phase, modes, path, payload in run_state.best_checkpoints(self):
-            rows[label] = {
-                "phase": phase,
-                "epoch": payload["epoch"],
-                "checkpoint": str(path),
-                **{f"test_{mode}": self._evaluate(self.test_batches, mode).as_dict() for mode in modes},
-                **{f"dev_{mode}": payload["dev"].get(mode) for mode in modes},
-            }
-        results = {"run_dir": str(self.run_dir), "config": self.config.to_dict(), "results": rows, "history": self.history}
+        for label, phase, mode, path, payload in run_state.best_checkpoints(self):
+            row = rows.setdefault(label, {"phase": phase, "epoch": payload["epoch"], "checkpoint": str(path)})
+            row[f"test_{mode}"] = self._evaluate(self.test_batches, mode).as_dict()
+            row[f"dev_{mode}"] = payload["dev"].get(mode)
+            row[f"epoch_{mode}"] = payload["epoch"]
+        results = {
+            "run_dir": str(self.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
+            "phases": phase_loop.phase_summary(self.history, self.config.train), "history": self.history,
+        }
         self.log("\n== test accuracy ==")
         self.log(f"{'model':28s} {'net-only':>9s} {'with-agent':>11s}  (best epoch)")
         for label, row in rows.items():
             cells = [f"{row[f'test_{m}']['accuracy']:.4f}" if f"test_{m}" in row else "-" for m in ("net-only", "with-agent")]
-            self.log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row['phase']} epoch {row['epoch']})")
+            epochs = sorted({row[key] for key in row if key.startswith("epoch_")})
+            where = f"epoch {row['epoch']}" if len(epochs) <= 1 else f"epochs net-only {row['epoch_net-only']}, with-agent {row['epoch_with-agent']}"
+            self.log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row['phase']} {where})")
         metrics = {
             f"hparam/{row['phase']}_{key.replace('-', '_')}": row[key]["accuracy"]
             for label, row in rows.items()

@@ -11,6 +11,11 @@ finished) one results table is written: every run, then mean ± std over seeds.
         [--jobs 2] [--config experiments/configs/lstm_sa_study.toml] [--logdir runs/sweep] \\
         [--set section.key=value ...] [--out FILE.md] [--threads-per-run N] [--cli MODULE|SCRIPT.py] [--dry-run]
 
+``--results DIR`` keeps a small JSON per finished run in DIR (``<run name>.json``: config, seed,
+commit, data checksum, every row's dev and test numbers, phase timings, the epoch record), to
+commit as runs finish: a run whose file is there counts as finished, so the study resumes on a
+fresh machine from the committed files alone, and its tables are rebuilt from them.
+
 ``--cli`` runs another entry point with the same `train` arguments, e.g. a module of yours that
 registers your own network before calling ``drga.cli.main`` (docs/custom-network.md).
 Standard library only, so that the sweep itself starts instantly and needs no torch.
@@ -53,24 +58,73 @@ class Run:
     status: str = "pending"  #: pending, running, finished, finished earlier, failed, interrupted
     returncode: int | None = None
     started: float = 0.0
+    commit: str = "unknown"
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         return self.folder.name
 
+    #: ``--results``: the committed per-run result file.
+    result_file: Path | None = None
+
     @property
     def finished(self) -> bool:
-        return (self.folder / "results.json").exists()
+        return (self.folder / "results.json").exists() or (self.result_file is not None and self.result_file.exists())
 
     @property
     def interrupted(self) -> bool:
         return not self.finished and (self.folder / "last.pt").exists()
 
 
-def plan(nets: list[str], datasets: list[str], seeds: list[int], logdir: str | Path) -> list[Run]:
+def plan(nets: list[str], datasets: list[str], seeds: list[int], logdir: str | Path, results: str | Path | None = None) -> list[Run]:
     """The grid, in the order runs start: data set, then network, then seed."""
-    return [Run(net, dataset, seed, Path(logdir) / f"{dataset}-{net}-seed{seed}") for dataset in datasets for net in nets for seed in seeds]
+    runs = [Run(net, dataset, seed, Path(logdir) / f"{dataset}-{net}-seed{seed}") for dataset in datasets for net in nets for seed in seeds]
+    for run in runs:
+        run.result_file = Path(results) / f"{run.name}.json" if results else None
+    return runs
+
+
+def source_commit() -> str:
+    """The commit the runs' code is at; ``-dirty`` when tracked files differ from it."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "."], cwd=root).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("-dirty" if dirty else "")
+
+
+def export_result(run: Run, commit: str) -> None:
+    """The run's small result file (``--results``) from its results.json; nothing if it has none yet."""
+    source = run.folder / "results.json"
+    if run.result_file is None or not source.exists() or run.result_file.exists():
+        return
+    full = json.loads(source.read_text(encoding="utf-8"))
+    rows = {}
+    for label, row in full.get("results", {}).items():
+        rows[label] = {
+            mode: {
+                "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
+                "dev": (row.get(f"dev_{mode}") or {}).get("accuracy"),
+                "test": row[f"test_{mode}"]["accuracy"],
+                "test_reward": row[f"test_{mode}"].get("reward"),
+                "test_highlighted_fraction": row[f"test_{mode}"].get("highlighted_fraction"),
+            }
+            for mode in ("net-only", "with-agent") if f"test_{mode}" in row
+        }
+    history = [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.items()} for record in full.get("history", [])]
+    wall = run.folder / "wall_seconds.txt"
+    compact = {
+        "name": run.name, "net": run.net, "dataset": run.dataset, "seed": run.seed, "commit": commit,
+        "data_checksum": full.get("data_checksum"), "wall_seconds": float(wall.read_text()) if wall.exists() else None,
+        "phases": full.get("phases"), "rows": rows, "config": full.get("config"), "history": history,
+    }
+    run.result_file.parent.mkdir(parents=True, exist_ok=True)
+    partial = run.result_file.with_suffix(".json.tmp")
+    partial.write_text(json.dumps(compact, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, run.result_file)
 
 
 def command(run: Run, args: argparse.Namespace) -> list[str]:
@@ -111,6 +165,7 @@ def finish(run: Run, interrupted: bool = False) -> None:
         run.status = "interrupted"
     elif run.returncode == 0 and run.finished:
         run.status = "finished"
+        export_result(run, run.commit)
         print(f"[done] {run.name} in {elapsed:.0f}s", flush=True)
     else:
         run.status = "failed"
@@ -142,7 +197,10 @@ def stop(running: list[Run]) -> None:
 def execute(runs: list[Run], args: argparse.Namespace) -> bool:
     """Run what is not finished, ``args.jobs`` at a time; False if interrupted."""
     todo = []
+    commit = source_commit()
     for run in runs:
+        run.commit = commit
+        export_result(run, commit)  # a run finished by an earlier invocation that had not kept its file
         if run.finished:
             run.status = "finished earlier"
             print(f"[skip] {run.name} is finished", flush=True)
@@ -183,7 +241,8 @@ def table(runs: list[Run], args: argparse.Namespace) -> str:
              "|---|---|---|---|" + "---|" * len(titles) + "---|"]
     rows, groups = [], {}
     for run in runs:
-        payload = json.loads((run.folder / "results.json").read_text()) if run.finished else {}
+        full = run.folder / "results.json"
+        payload = json.loads(full.read_text()) if full.exists() else {}
         values = [accuracy(payload, row, mode) for _, row, mode in COLUMNS]
         wall = run.folder / "wall_seconds.txt"
         seconds = wall.read_text().strip() if wall.exists() else ""
@@ -229,6 +288,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override for every run (repeatable)")
     parser.add_argument("--logdir", default="runs/sweep", help="parent folder of the run folders")
     parser.add_argument("--out", help="results table (markdown; a .csv beside it); default <logdir>/sweep_results.md")
+    parser.add_argument("--results", help="folder of the per-run result files to commit (see above)")
     parser.add_argument("--cli", default="drga.cli", help="module (run with -m) or script with the `train` command")
     parser.add_argument("--dry-run", action="store_true", help="print the commands of the runs still to do")
     args = parser.parse_args(argv)
@@ -247,7 +307,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    runs = plan(args.nets, args.datasets, args.seeds, args.logdir)
+    runs = plan(args.nets, args.datasets, args.seeds, args.logdir, args.results)
     # SIGTERM (a scheduler, `kill`) stops the runs the way Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
     completed = execute(runs, args)

@@ -259,7 +259,7 @@ def test_tracking_records_every_evaluation(trained):
     run_dir, _ = trained
     tracked = read_tracked(run_dir)
     keys = [(r["phase"], r["epoch"]) for r in tracked["records"]]
-    assert keys == [("pretrain", 1), ("pretrain", 2), ("baseline", 0), ("baseline", 1), ("baseline", 2), ("agent", 1),
+    assert keys == [("pretrain", 1), ("pretrain", 2), ("baseline", 0), ("baseline", 1), ("baseline", 2), ("baseline", 3), ("agent", 1),
                     ("cotrain", 0), ("cotrain", 1), ("cotrain", 2)]
     assert len(tracked["examples"]) == 4
     for r in tracked["records"]:
@@ -278,7 +278,7 @@ def test_tracking_records_every_evaluation(trained):
 
 
 def test_tracking_survives_resume(tmp_path, monkeypatch):
-    overrides = {"train.track_examples": 3, "train.pretrain_epochs": 1, "train.cotrain_epochs": 1}
+    overrides = {"train.track_examples": 3, "train.pretrain_epochs": 1, "train.cotrain_epochs": 1, "train.baseline_epochs": 1}
     Trainer(tiny_config(tmp_path / "a", **overrides), log=lambda _: None).run()
     original = Trainer._train_epoch
     calls = {"n": 0}

@@ -13,7 +13,6 @@ from drga.data import (
     Vocabulary,
     encode_examples,
     load_dataset,
-    load_glove,
     parse_tree,
     stratified_split,
 )
@@ -168,16 +167,3 @@ def test_stratified_split_keeps_class_proportions():
     train, dev, test = stratified_split(examples, seed=0)
     assert Counter(e.label for e in test) == {0: 8, 1: 2}
     assert len(train) == 80
-
-
-def test_glove_loader_reads_vectors_and_reports_bad_lines(tmp_path):
-    vocab = Vocabulary.build([["good", "bad", "rare"]])
-    path = tmp_path / "vectors.txt"
-    path.write_text("good 1 2 3\nbad -1 -2 -3\nunused 0 0 0\n")
-    matrix, found = load_glove(path, vocab, dim=3)
-    assert found == 2
-    assert torch.equal(matrix[vocab.stoi["good"]], torch.tensor([1.0, 2.0, 3.0]))
-    assert torch.equal(matrix[0], torch.zeros(3))
-    path.write_text("good 1 2 3\nbad 1 2\n")
-    with pytest.raises(ValueError, match=r"vectors\.txt:2: expected a word and 3 numbers"):
-        load_glove(path, vocab, dim=3)

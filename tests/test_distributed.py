@@ -73,7 +73,7 @@ def launched(tmp_path_factory):
     config.write_text(
         f'[data]\ndataset = "tsv"\ntsv_path = "{data}"\nbatch_size = 16\n'
         '[network]\nname = "tiny"\nembedding_dim = 12\n[agent]\nhidden_sizes = [16, 16]\n'
-        "[train]\npretrain_epochs = 2\nagent_epochs = 1\ncotrain_epochs = 2\nlr = 0.01\n"
+        "[train]\npretrain_epochs = 2\nagent_epochs = 1\ncotrain_epochs = 2\nbaseline_epochs = 2\nlr = 0.01\n"
         f'[run]\nlogdir = "{root / "runs"}"\nprogress = false\nseed = 3\nthreads = 1\n'
     )
     out = root / "out"
@@ -131,7 +131,7 @@ def test_replicas_are_identical_after_every_epoch_of_every_phase(launched):
     snapshots = first["a"]
     assert max_difference(snapshots["agent/1"]["policy"], snapshots["baseline/2"]["policy"]) > 0
     assert max_difference(snapshots["cotrain/2"]["policy"], snapshots["agent/1"]["policy"]) > 0
-    assert not torch.equal(snapshots["cotrain/2"]["strength"]["rho"], snapshots["agent/1"]["strength"]["rho"])  # β learned
+    assert not torch.equal(snapshots["cotrain/2"]["strength"]["log_factor"], snapshots["agent/1"]["strength"]["log_factor"])  # β learned
 
 
 def test_matches_one_process_on_the_same_global_batch(launched, register_tiny, tmp_path):

@@ -172,14 +172,31 @@ def test_beta_schedule_halves_every_half_life():
 
 def test_adjustment_strength_starts_at_beta0_and_stays_in_range():
     strength = AdjustmentStrength(beta0=0.4, half_life_steps=10)
-    assert strength().item() == pytest.approx(0.4 * math.exp(-math.log1p(math.exp(-6.0))))
+    assert strength().item() == pytest.approx(0.4)  # β̃ = exp(0) = 1
     strength.advance(10)
-    assert strength().item() == pytest.approx(0.2, rel=1e-2)
+    assert strength().item() == pytest.approx(0.2)
     with torch.no_grad():
-        strength.rho.fill_(50.0)
-    assert 0.0 < strength().item() <= 0.4
+        strength.log_factor.fill_(50.0)
+    assert strength().item() == pytest.approx(1.0 / 2)  # β̃ capped at 1/β0: β ≤ 1 before the schedule's halving
+    with torch.no_grad():
+        strength.log_factor.fill_(-50.0)
+    assert 0.0 < strength().item() < 1e-6
     with pytest.raises(ValueError):
         AdjustmentStrength(beta0=1.5)
+
+
+def test_beta_moves_measurably_under_adam_in_one_epoch():
+    """100 steps (an MR epoch has 134) of Adam 5e-4 on a task loss that keeps preferring a larger β."""
+    strength = AdjustmentStrength(beta0=0.4)
+    optimizer = torch.optim.Adam(strength.parameters(), lr=5e-4)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(100):
+        noisy_slope = 1.0 + torch.randn((), generator=generator)  # a noisy gradient whose mean asks for more β
+        loss = -noisy_slope * strength()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert strength.learned_factor.item() > 1.02  # was ≈ 1.0000 with exp(−softplus(ρ)) from ρ = −6
 
 
 # --- eq. 1: the state ---------------------------------------------------------------------
@@ -223,3 +240,23 @@ def test_reinforce_loss_uses_mean_of_samples_as_baseline():
     assert torch.allclose(log_prob.grad, t([[0.5, -0.5]]))
     with pytest.raises(ValueError):
         reinforce_loss(t([1.0]), t([1.0]))
+
+
+def test_an_untrained_agent_adjusts_gently_by_default():
+    """The default initial spread: expected total-variation distance between α and α′ ≤ 0.1 at L = 20
+    (with the earlier init log σ = −0.5 it was ≈ 0.45 and a third of the tokens were zeroed)."""
+    from drga.config import ExperimentConfig
+    from drga.setup import build_policy
+
+    config = ExperimentConfig()
+    torch.manual_seed(0)
+    policy = build_policy(config, state_size=32, action_size=1)
+    states = torch.randn(2000, 20, 32)
+    dist = policy.distribution(states)
+    action = squash(dist.sample()).squeeze(-1)  # [2000, 20]
+    mask = torch.ones(2000, 1, 20, dtype=torch.bool)
+    for alpha in (torch.full((2000, 1, 20), 1 / 20), torch.softmax(torch.randn(2000, 1, 20) * 1.5, dim=-1)):
+        revised = adjust_attention(alpha, action.unsqueeze(1), config.adjust.beta0, mask)
+        total_variation = 0.5 * (revised - alpha).abs().sum(-1).mean().item()
+        assert total_variation <= 0.1, total_variation
+        assert (revised == 0).float().mean().item() < 0.15  # few tokens zeroed

@@ -170,22 +170,49 @@ def test_transformer_has_one_array_per_head_and_layer_each_adjusted_separately()
     revised[longer, 2, 0] = 0
     revised[:, 2] = revised[:, 2] / revised[:, 2].sum(-1, keepdim=True)
     new = revise_matrices(matrices.flatten(1, 2), heads.attention, revised).view_as(matrices)
-    assert torch.all(new[longer, 1, 0, :, 0] == 0)  # token 0 ignored by head (1, 0) from every query position
+    assert torch.all(new[longer, 1, 0, :, 0] <= matrices[longer, 1, 0, :, 0])  # token 0 loses weight at every query
     assert torch.allclose(new[:, 1, 1], matrices[:, 1, 1]) and torch.allclose(new[:, 0], matrices[:, 0])
     assert not torch.allclose(network.predict(encoding, [revised, pooling.attention]), network(batch))
 
 
-def test_transformer_column_rescaling_by_hand():
-    # one head, two tokens: A = [[0.5, 0.5], [0.2, 0.8]] → ᾱ = [0.35, 0.65]; ᾱ′ = [0.7, 0.3]
+def test_transformer_head_revision_by_hand():
+    # one head, two tokens: A = [[0.5, 0.5], [0.2, 0.8]] → ᾱ = [0.35, 0.65]
     a = torch.tensor([[[[0.5, 0.5], [0.2, 0.8]]]])
     original = torch.tensor([[[0.35, 0.65]]])
     assert torch.allclose(column_mean(a, torch.tensor([[True, True]])), original)
+    # a small change, ᾱ′ = [0.40, 0.60]: every row shifts by [+0.05, −0.05], the column mean is ᾱ′
+    new = revise_matrices(a, original, torch.tensor([[[0.40, 0.60]]]))
+    assert torch.allclose(new[0, 0], torch.tensor([[0.55, 0.45], [0.25, 0.75]]), atol=1e-6)
+    assert (new - a).abs().max() <= 0.05 + 1e-6  # moved by no more than the array did
+    # a large one, ᾱ′ = [0.7, 0.3]: shift [+0.35, −0.35]; row 0 → [0.85, 0.15]; row 1 → [0.55, 0.45]
     new = revise_matrices(a, original, torch.tensor([[[0.7, 0.3]]]))
-    r0, r1 = 0.7 / 0.35, 0.3 / 0.65  # ratios 2 and 6/13
-    row0 = torch.tensor([0.5 * r0, 0.5 * r1]) / (0.5 * r0 + 0.5 * r1)
-    row1 = torch.tensor([0.2 * r0, 0.8 * r1]) / (0.2 * r0 + 0.8 * r1)
-    assert torch.allclose(new[0, 0], torch.stack([row0, row1]), atol=1e-6)
-    assert torch.allclose(revise_matrices(a, original, original), a)  # no revision, no change
+    assert torch.allclose(new[0, 0], torch.tensor([[0.85, 0.15], [0.55, 0.45]]), atol=1e-6)
+    # ᾱ′ = [1, 0]: row 0 → [1.15, −0.15] clips to [1.15, 0], renormalised to [1, 0]; row 1 → [0.85, 0.15]
+    new = revise_matrices(a, original, torch.tensor([[[1.0, 0.0]]]))
+    assert torch.allclose(new[0, 0], torch.tensor([[1.0, 0.0], [0.85, 0.15]]), atol=1e-6)
+    assert torch.equal(revise_matrices(a, original, original), a)  # no revision, no change, to the bit
+
+
+def test_transformer_revision_is_bounded_by_the_action():
+    """A zero action leaves the output unchanged; a small action on a tiny column changes it a little
+    (the earlier column-ratio form turned ᾱ′/ᾱ on a tiny column into a factor of thousands)."""
+    torch.manual_seed(0)
+    network = build_network("transformer", 30, 2, embedding_dim=8, hidden_size=8, attention_size=8,
+                            classifier_hidden=8, feedforward_size=16, layers=2, heads=2, dropout=0.0)
+    network.eval()
+    batch = Batch(tokens=torch.randint(2, 30, (3, 6)), mask=torch.ones(3, 6, dtype=torch.bool), labels=torch.zeros(3, dtype=torch.long))
+    encoding = network.encode(batch)
+    heads, pooling = encoding.sites
+    same = adjust_attention(heads.attention, torch.zeros_like(heads.attention), 0.4, heads.mask)
+    assert torch.allclose(network.predict(encoding, [same, pooling.attention]), network(batch), atol=1e-6)
+    tiny = heads.attention.clone()
+    tiny[:, :, 0] = 1e-6  # a column that holds almost no attention
+    tiny = tiny / tiny.sum(-1, keepdim=True)
+    matrices = encoding.cache["matrices"].flatten(1, 2)
+    nudged = adjust_attention(tiny, torch.zeros_like(tiny).index_fill_(2, torch.tensor([0]), 0.01), 0.4, heads.mask)
+    change = revise_matrices(matrices, tiny, nudged) - revise_matrices(matrices, tiny, tiny)
+    assert change.abs().max() <= 2 * (nudged - tiny).abs().max() + 1e-6  # β·a = 0.004 moves a weight by < 0.01
+    assert (nudged - tiny).abs().max() < 0.01
 
 
 def test_multi_dimensional_adjustment_by_hand():
@@ -365,3 +392,28 @@ def test_text_network_may_read_aspect_data():
                                 f"data.data_dir={require_data('semeval15')}"])
     data = prepare_data(config)
     assert len(data.test) == 542
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_the_k_samples_of_a_sequence_share_one_dropout_mask(name):
+    """In train mode, K identical actions give identical log P(y|X): the samples differ by their
+    actions alone, so the mean-of-K REINFORCE baseline cancels the network's dropout noise."""
+    torch.manual_seed(0)
+    network = build_network(name, vocab_size=20, num_classes=3, dropout=0.5, **SMALL).train()
+    batch = BATCHES[NETWORK_INPUTS[name]]()
+    encoding = network.encode(batch)
+    k = 4
+    revised = []
+    for site in encoding.sites:
+        action = torch.full((batch.size, k, *site.attention.shape[1:]), 0.3)  # the same action for every sample
+        revised.append(adjust_attention(site.attention.unsqueeze(1), action, 0.4, site.mask.unsqueeze(1)).flatten(0, 1))
+    output = network.predict(encoding.repeat_interleave(k), revised)
+    log_likelihood = network.log_likelihood(output, batch.labels.repeat_interleave(k, dim=0)).view(batch.size, k)
+    assert torch.allclose(log_likelihood, log_likelihood[:, :1].expand_as(log_likelihood), atol=1e-5)
+    # the same through the rollout's two-group prediction (eq. 12 through fewer samples)
+    from drga.rollout import predict_fewer_gradients
+
+    grouped = predict_fewer_gradients(network, encoding, revised, k, 1)
+    assert torch.allclose(grouped, output, atol=1e-5)
+    # while a fresh encoding draws fresh masks: dropout is on
+    assert not torch.allclose(network.predict(network.encode(batch).repeat_interleave(k), revised), output)

@@ -34,7 +34,7 @@ def test_every_phase_runs_and_reports_perplexity_and_bleu(tmp_path, net):
     assert len((run_dir / "translations/test.cotrain.with-agent.greedy.de").read_text().splitlines()) == 40
     assert any((run_dir / "tb").iterdir())
     phases = [(h["phase"], h["epoch"]) for h in results["history"]]
-    assert phases == [("pretrain", 1), ("pretrain", 2), ("baseline", 1), ("agent", 1), ("cotrain", 1)]
+    assert phases == [("pretrain", 1), ("pretrain", 2), ("baseline", 1), ("baseline", 2), ("agent", 1), ("cotrain", 1)]
     cotrain = results["history"][-1]
     assert {"reward", "reward_log_likelihood", "reward_penalty", "beta", "dev_with-agent_bleu", "dev_net-only_perplexity"} <= set(cotrain)
     assert cotrain["reward_log_likelihood"] < 0 and cotrain["reward"] < cotrain["reward_log_likelihood"]

@@ -156,7 +156,7 @@ def test_adapter_refuses_a_policy_trained_on_other_actions(tiny):
 
 def sb3_config(tmp_path, algorithm="sb3-ppo", **overrides):
     items = {"agent.algorithm": algorithm, "agent.sb3_n_envs": 2, "agent.sb3_n_steps": 32,
-             "agent.sb3_total_steps": 512, "train.agent_epochs": 2}
+             "agent.sb3_total_steps": 512, "train.agent_epochs": 2, "train.baseline_epochs": 2}
     items.update(overrides)
     return tiny_config(tmp_path, **items)
 

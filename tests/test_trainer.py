@@ -57,15 +57,17 @@ def test_custom_network_runs_through_every_phase(tmp_path):
     assert (run_dir / "config.toml").exists() and (run_dir / "results.json").exists()
     assert any((run_dir / "tb").iterdir())
     phases = [r["phase"] for r in results["history"]]
-    assert phases == ["pretrain"] * 2 + ["baseline"] * 2 + ["agent"] + ["cotrain"] * 2
+    assert phases == ["pretrain"] * 2 + ["baseline"] * 3 + ["agent"] + ["cotrain"] * 2
 
 
-def test_equal_budget_baseline_gets_as_many_network_epochs(tmp_path):
+def test_equal_budget_baseline_gets_as_many_epochs_as_the_agent_and_cotraining_together(tmp_path):
     results = Trainer(tiny_config(tmp_path, **{"train.patience": 0}), log=lambda _: None).run()
     epochs = [r["phase"] for r in results["history"]]
-    network_epochs_drga = epochs.count("pretrain") + epochs.count("cotrain")
-    network_epochs_baseline = epochs.count("pretrain") + epochs.count("baseline")
-    assert network_epochs_drga == network_epochs_baseline
+    assert epochs.count("baseline") == epochs.count("agent") + epochs.count("cotrain") == 3
+    assert results["phases"]["baseline"] == {"epochs": 3, "max_epochs": 3, "seconds": results["phases"]["baseline"]["seconds"],
+                                             "stopped_early": False}
+    explicit = Trainer(tiny_config(tmp_path / "b", **{"train.baseline_epochs": 1}), log=lambda _: None).run()
+    assert [r["phase"] for r in explicit["history"]].count("baseline") == 1
 
 
 def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):

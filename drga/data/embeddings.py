@@ -1,40 +1,246 @@
-"""Pretrained word vectors in the GloVe text format: ``word v1 v2 ... vD`` per line."""
+"""Pretrained word vectors in the GloVe text format: ``word v1 v2 ... vD`` per line.
+
+A vector set is named by a short name (:data:`VECTOR_SETS`, found through the same data
+lookup as the data sets: explicit folder, ``$DRGA_DATA``, ``../shared/data``, the user cache)
+or by the path of a file, plain (``.txt``) or gzip'd (``.txt.gz``). The reader:
+
+- takes the vector as the *last* D fields of a line and the word as everything before them,
+  so keys that contain spaces (glove.840B.300d has some) are read whole;
+- counts rows it cannot use and reports them with their first line numbers, never failing on
+  one bad row: rows with too few fields, and rows of vocabulary words with a field that is no
+  number, NaN or inf (other rows are not parsed: that keeps a 400,000-row file fast); a file
+  whose width disagrees with ``embedding_dim`` from its first line on is one clear error;
+- looks a vocabulary word up in its exact form, then in its lowercase form (GloVe 6B is
+  uncased), and reports the coverage;
+- caches the matrix for a (file, vocabulary, width, seed) in the user cache, so the second
+  load of the same file for the same vocabulary reads one small tensor file.
+
+Words the file lacks get random vectors drawn (seeded) with the found vectors' spread, as
+Kim (2014) does; ``<pad>`` is all zeros.
+"""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import math
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import torch
 
+from drga.data.locate import find_dataset_dir
 from drga.data.vocab import Vocabulary
+
+#: Short name → (data subfolder, file name, width) of the vector sets the toolkit knows.
+VECTOR_SETS: dict[str, tuple[str, str, int]] = {
+    "glove-6b-50d": ("glove", "glove.6B.50d.txt.gz", 50),
+    "glove-6b-100d": ("glove", "glove.6B.100d.txt.gz", 100),
+    "glove-6b-300d": ("glove", "glove.6B.300d.txt.gz", 300),
+    "glove-840b-300d": ("glove", "glove.840B.300d.txt.gz", 300),
+}
+
+#: Bump when the cached content's meaning changes, so that old caches are not read.
+_CACHE_VERSION = 1
+
+
+class VectorFileError(ValueError):
+    """A vector file the toolkit cannot use as a whole (wrong width, no usable row)."""
+
+
+@dataclass
+class PretrainedVectors:
+    """An embedding matrix [len(vocab), dim] for a vocabulary and what the file gave it."""
+
+    matrix: torch.Tensor
+    source: str
+    found_exact: int  #: vocabulary words found in their exact form
+    found_lowercase: int  #: vocabulary words found only through their lowercase form
+    vocabulary_size: int  #: words that could be looked up (the vocabulary less <pad> and <unk>)
+    bad_rows: int = 0  #: rows skipped: too few fields, a field that is no number, NaN or inf
+    bad_row_lines: list[int] = field(default_factory=list)  #: the first few skipped rows' line numbers
+    from_cache: bool = False
+
+    @property
+    def found(self) -> int:
+        return self.found_exact + self.found_lowercase
+
+    @property
+    def coverage(self) -> float:
+        return self.found / max(self.vocabulary_size, 1)
+
+    def describe(self) -> str:
+        text = (
+            f"vectors: vocabulary {self.vocabulary_size:,} words, {100 * self.coverage:.1f}% found in {self.source} "
+            f"({self.found_exact:,} exact, {self.found_lowercase:,} lowercased)"
+        )
+        if self.bad_rows:
+            where = ", ".join(map(str, self.bad_row_lines)) + (", ..." if self.bad_rows > len(self.bad_row_lines) else "")
+            text += f"; {self.bad_rows:,} unusable rows skipped (lines {where})"
+        return text + (" [cache]" if self.from_cache else "")
+
+
+def resolve_vectors(name_or_path: str, data_dir: str | os.PathLike | None = None) -> tuple[Path, int | None]:
+    """The file of a short name (:data:`VECTOR_SETS`) or a path, and its width when known."""
+    if name_or_path in VECTOR_SETS:
+        subdir, filename, dim = VECTOR_SETS[name_or_path]
+        return find_dataset_dir(subdir, [filename], data_dir) / filename, dim
+    path = Path(name_or_path).expanduser()
+    if not path.is_file():
+        known = ", ".join(VECTOR_SETS)
+        raise FileNotFoundError(f"word vectors '{name_or_path}': no such file, and not a known name ({known})")
+    return path, None
+
+
+def load_vectors(
+    name_or_path: str | os.PathLike,
+    vocab: Vocabulary,
+    dim: int,
+    seed: int = 0,
+    data_dir: str | os.PathLike | None = None,
+    cache: bool = True,
+) -> PretrainedVectors:
+    """The embedding matrix for ``vocab`` from a vector set (short name or path); see the module docstring."""
+    path, known_dim = resolve_vectors(str(name_or_path), data_dir)
+    if known_dim is not None and known_dim != dim:
+        raise VectorFileError(f"word vectors '{name_or_path}' are {known_dim}-dimensional; set network.embedding_dim = {known_dim}")
+    cache_file = _cache_path(path, vocab, dim, seed) if cache else None
+    if cache_file is not None and cache_file.is_file():
+        try:
+            saved = torch.load(cache_file, weights_only=True)
+            return PretrainedVectors(**{**saved, "source": str(path), "from_cache": True})
+        except Exception:  # a torn or foreign cache file: read the vectors again
+            cache_file.unlink(missing_ok=True)
+    vectors = _read(path, vocab, dim, seed)
+    if cache_file is not None:
+        _write_cache(cache_file, vectors)
+    return vectors
+
+
+def _open_text(path: Path) -> IO[str]:
+    # Vector files are UTF-8; a stray byte must not stop 400,000 good rows (it only spoils one key).
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return path.open(encoding="utf-8", errors="replace")
+
+
+def _read(path: Path, vocab: Vocabulary, dim: int, seed: int) -> PretrainedVectors:
+    exact = {word: index for index, word in enumerate(vocab.itos) if index > 1}
+    by_lowercase: dict[str, list[int]] = {}
+    for word, index in exact.items():
+        by_lowercase.setdefault(word.lower(), []).append(index)
+    rows: dict[int, list[float]] = {}
+    exact_hits: set[int] = set()
+    bad_lines: list[int] = []
+    bad_rows = 0
+    width_checked = False
+
+    def skip(line_number: int) -> None:
+        nonlocal bad_rows
+        bad_rows += 1
+        if len(bad_lines) < 5:
+            bad_lines.append(line_number)
+
+    with _open_text(path) as handle:
+        for line_number, line in enumerate(handle, start=1):
+            fields = line.rstrip("\r\n").rstrip(" ").rsplit(" ", dim)
+            if line_number == 1 and len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+                continue  # a word2vec-style header: "count width"
+            if not width_checked:
+                _check_width(path, line_number, line, dim)
+                width_checked = True
+            if len(fields) != dim + 1 or not fields[0]:
+                skip(line_number)
+                continue
+            key = fields[0]
+            exact_index = exact.get(key)
+            lowercase_indices = [i for i in by_lowercase.get(key, ()) if i not in exact_hits and i != exact_index]
+            if exact_index is None and not lowercase_indices:
+                continue
+            try:
+                values = [float(x) for x in fields[1:]]
+            except ValueError:
+                values = []
+            if len(values) != dim or not all(math.isfinite(v) for v in values):
+                skip(line_number)
+                continue
+            if exact_index is not None:
+                rows[exact_index] = values
+                exact_hits.add(exact_index)
+            for index in lowercase_indices:  # an exact row met later replaces this one
+                rows[index] = values
+    if not rows and bad_rows:
+        raise VectorFileError(f"{path}: no usable row for this vocabulary ({bad_rows} unusable rows)")
+    matrix = _random_rows(len(vocab), dim, seed, rows)
+    for index, values in rows.items():
+        matrix[index] = torch.tensor(values)
+    matrix[0] = 0.0
+    return PretrainedVectors(
+        matrix=matrix,
+        source=str(path),
+        found_exact=len(exact_hits),
+        found_lowercase=len(rows) - len(exact_hits),
+        vocabulary_size=len(exact),
+        bad_rows=bad_rows,
+        bad_row_lines=bad_lines,
+    )
+
+
+def _check_width(path: Path, line_number: int, line: str, dim: int) -> None:
+    """The first row decides: a file whose vectors are not ``dim`` wide is one error, not 400,000 skipped rows."""
+    parts = line.split()
+    width = 0
+    for part in reversed(parts[1:]):
+        try:
+            float(part)
+        except ValueError:
+            break
+        width += 1
+    if width != dim:
+        raise VectorFileError(
+            f"{path}:{line_number}: expected a word and {dim} numbers (network.embedding_dim), got {width}; "
+            "set network.embedding_dim to the file's width"
+        )
+
+
+def _random_rows(size: int, dim: int, seed: int, rows: dict[int, list[float]]) -> torch.Tensor:
+    """Uniform vectors with the found vectors' variance (Kim 2014), for the words the file lacks."""
+    spread = 0.25
+    if len(rows) > 1:
+        spread = math.sqrt(3.0) * torch.tensor(list(rows.values())).std().item()
+    generator = torch.Generator().manual_seed(seed)
+    return torch.empty(size, dim).uniform_(-spread, spread, generator=generator)
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "drga" / "vectors"
+
+
+def _cache_path(path: Path, vocab: Vocabulary, dim: int, seed: int) -> Path:
+    stat = path.stat()
+    digest = hashlib.sha256()
+    for part in (_CACHE_VERSION, path.resolve(), stat.st_size, stat.st_mtime_ns, dim, seed):
+        digest.update(f"{part}\0".encode())
+    digest.update("\n".join(vocab.itos).encode("utf-8", errors="surrogatepass"))
+    return cache_dir() / f"{path.name}.{digest.hexdigest()[:24]}.pt"
+
+
+def _write_cache(cache_file: Path, vectors: PretrainedVectors) -> None:
+    """Atomically; a cache that cannot be written (read-only home) only costs the next load its time."""
+    saved = {k: v for k, v in vars(vectors).items() if k not in ("source", "from_cache")}
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        partial = cache_file.with_suffix(f".tmp{os.getpid()}")
+        torch.save(saved, partial)
+        os.replace(partial, cache_file)
+    except OSError:
+        pass
 
 
 def load_glove(path: str | Path, vocab: Vocabulary, dim: int, seed: int = 0) -> tuple[torch.Tensor, int]:
-    """An embedding matrix [len(vocab), dim] and the number of vocabulary words found in the file.
-
-    Words missing from the file keep a small random vector (seeded); ``<pad>`` is all zeros.
-    Lines of the wrong width raise an error naming the file and line.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"embedding file {path} does not exist")
-    generator = torch.Generator().manual_seed(seed)
-    matrix = torch.empty(len(vocab), dim).uniform_(-0.25, 0.25, generator=generator)
-    matrix[0] = 0.0
-    found = 0
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            parts = line.rstrip("\n").rstrip().split(" ")
-            if len(parts) == 2 and line_number == 1:
-                continue  # word2vec-style header "count dim"
-            if len(parts) != dim + 1:
-                raise ValueError(f"{path}:{line_number}: expected a word and {dim} numbers, got {len(parts) - 1} numbers")
-            index = vocab.stoi.get(parts[0])
-            if index is None or index == 0:
-                continue
-            try:
-                matrix[index] = torch.tensor([float(x) for x in parts[1:]])
-            except ValueError as error:
-                raise ValueError(f"{path}:{line_number}: not a number in the vector of {parts[0]!r}") from error
-            found += 1
-    return matrix, found
+    """The matrix and the number of vocabulary words found (no cache): :func:`load_vectors` for one file."""
+    vectors = load_vectors(path, vocab, dim, seed=seed, cache=False)
+    return vectors.matrix, vectors.found

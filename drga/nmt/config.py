@@ -131,8 +131,8 @@ class TranslationConfig:
         for name in ("train_files", "dev_files", "test_files"):
             if getattr(nmt, name) and len(getattr(nmt, name)) != 2:
                 problems.append(f"nmt.{name} must name two files [source, target], got {getattr(nmt, name)}")
-        if self.experiment.network.embeddings_path:
-            problems.append("network.embeddings_path: pretrained word vectors are not supported for translation")
+        if self.experiment.network.vectors:
+            problems.append("network.vectors: pretrained word vectors are not supported for translation")
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
 

@@ -130,7 +130,7 @@ def prepare_translation_data(
 def build_translation_network(config: TranslationConfig, source_vocab: int, target_vocab: int) -> TranslationNetwork:
     """The configured network from ``[network]`` and the translation options of ``[nmt]``."""
     net, nmt = config.experiment.network, config.nmt
-    hyper = {k: v for k, v in vars(net).items() if k not in ("name", "embeddings_path")}
+    hyper = {k: v for k, v in vars(net).items() if k not in ("name", "vectors")}
     hyper.update(encoder=nmt.encoder, rerun_decoder=nmt.rerun_decoder, share_embeddings=nmt.shared_vocab)
     try:
         network = build_network(net.name, source_vocab, target_vocab, **hyper)
@@ -293,7 +293,8 @@ class TranslationTrainer:
 
     def _consider(self, phase: str, scores: dict[str, TranslationEval], epoch: int) -> bool:
         mode = run_state.selection_mode(phase, scores, self.config.experiment.train.select_mode)
-        return run_state.consider(self, phase, scores, epoch, self._selection_key(scores[mode]))
+        others = {other: self._selection_key(r) for other, r in scores.items() if other != mode}
+        return run_state.consider(self, phase, scores, epoch, self._selection_key(scores[mode]), others)
 
     # ----------------------------------------------------------------------------- checkpoints (drga/run_state.py)
 
@@ -341,19 +342,18 @@ class TranslationTrainer:
         out_dir.mkdir(exist_ok=True)
         signature = ""
         target_lang = self.data.splits.target_lang
-        for label, phase, modes, path, payload in run_state.best_checkpoints(self):
-            row: dict[str, Any] = {"phase": phase, "epoch": payload["epoch"], "checkpoint": str(path)}
-            for mode in modes:
-                greedy, hyps = self.evaluate("test", mode, beam_size=1)
-                (out_dir / f"test.{phase}.{mode}.greedy.{target_lang}").write_text("\n".join(hyps) + "\n", encoding="utf-8")
-                row[f"test_{mode}"] = greedy.as_dict()
-                signature = f"BLEU {greedy.bleu_signature}; chrF {greedy.chrf_signature}"
-                if beam:
-                    searched, hyps = self.evaluate("test", mode, beam_size=beam)
-                    (out_dir / f"test.{phase}.{mode}.beam{beam}.{target_lang}").write_text("\n".join(hyps) + "\n", encoding="utf-8")
-                    row[f"test_{mode}_beam"] = searched.as_dict()
-                row[f"dev_{mode}"] = payload["dev"].get(mode)
-            rows[label] = row
+        for label, phase, mode, path, payload in run_state.best_checkpoints(self):
+            row: dict[str, Any] = rows.setdefault(label, {"phase": phase, "epoch": payload["epoch"], "checkpoint": str(path)})
+            row[f"epoch_{mode}"] = payload["epoch"]
+            greedy, hyps = self.evaluate("test", mode, beam_size=1)
+            (out_dir / f"test.{phase}.{mode}.greedy.{target_lang}").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+            row[f"test_{mode}"] = greedy.as_dict()
+            signature = f"BLEU {greedy.bleu_signature}; chrF {greedy.chrf_signature}"
+            if beam:
+                searched, hyps = self.evaluate("test", mode, beam_size=beam)
+                (out_dir / f"test.{phase}.{mode}.beam{beam}.{target_lang}").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+                row[f"test_{mode}_beam"] = searched.as_dict()
+            row[f"dev_{mode}"] = payload["dev"].get(mode)
         results = {"run_dir": str(self.run_dir), "config": self.config.to_dict(), "results": rows, "history": self.history,
                    "beam_size": beam, "bleu_signature": signature}
         self._print_table(rows, beam, signature)
