@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("networks", help="list the attention networks")
     commands.add_parser("datasets", help="list the data sets and where their files are looked for")
+    commands.add_parser("vectors", help="list the pretrained word vectors known by name, and whether each is on this machine")
     for module_name in EXTENSIONS:
         HANDLERS.update(importlib.import_module(module_name).register(commands))
     return parser
@@ -153,7 +154,23 @@ def cmd_datasets(_: argparse.Namespace) -> int:
     return 0
 
 
-HANDLERS: dict = {"train": cmd_train, "evaluate": cmd_evaluate, "networks": cmd_networks, "datasets": cmd_datasets}
+def cmd_vectors(_: argparse.Namespace) -> int:
+    from drga.data.embeddings import VECTOR_SETS, resolve_vectors
+    from drga.data.locate import DataNotFoundError
+
+    for name, (subdir, filename, dim) in VECTOR_SETS.items():
+        try:
+            where = str(resolve_vectors(name)[0])
+        except DataNotFoundError:
+            where = f"not found ({subdir}/{filename} under the data roots)"
+        print(f"{name:16s} {dim:4d}-d  {where}")
+    print("\nuse one with --set network.vectors=NAME (and network.embedding_dim to match), or give a file's path")
+    return 0
+
+
+HANDLERS: dict = {
+    "train": cmd_train, "evaluate": cmd_evaluate, "networks": cmd_networks, "datasets": cmd_datasets, "vectors": cmd_vectors,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -91,6 +91,8 @@ class AgentConfig:
     """Upper clamp of log σ."""
     normalize_state: bool = True
     """LayerNorm on the state before the MLP (the state mixes α·h, which is ~1/L, with h)."""
+    reward_baseline: Literal["mean-of-k", "self-critical"] = "mean-of-k"
+    """REINFORCE baseline: the mean reward of the K samples (the paper), or the reward of the policy's mean action on the same encoding (self-critical, beyond the paper)."""
     entropy_coef: float = 0.0
     """Weight of the policy-entropy bonus."""
     normalize_advantage: bool = True
@@ -119,6 +121,10 @@ class RewardConfig:
     """√L0: the penalty is smallest when N = √L0·L highlighted tokens."""
     delta: float = 0.85
     """δ: cumulative attention mass that defines the highlighted tokens."""
+    closeness: float = 0.0
+    """Beyond the paper: the agent's reward also loses closeness × TV(α, α′), the total-variation distance between the network's attention and the revised one (0: the paper's eq. 5)."""
+    per_dataset: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Values of sqrt_l0 and delta for particular data sets ([reward.per_dataset.mr] in TOML), tuned on dev by experiments/tune_reward.py; applied for the run's data set unless reward.sqrt_l0 / reward.delta are set themselves."""
 
 
 @dataclass
@@ -156,7 +162,7 @@ class TrainConfig:
     original_attention_loss: float = 0.0
     """Co-training: weight of an extra task loss on the network's own attention (0 = the paper)."""
     task_loss_samples: int = 0
-    """Co-training speed-up, opt-in (changes the math): the network's cross-entropy (eq. 12) back-propagates through only this many of the K action samples per sequence; the others' predictions run without gradient, for their rewards only (an unbiased, noisier gradient; 0: all K, eq. 12 as the study ran it; the authors' public code does the equivalent of 1)."""
+    """Co-training speed-up, opt-in (changes the math): the network's cross-entropy (eq. 12) back-propagates through only this many of the K action samples per sequence; the others' predictions run without gradient, for their rewards only (an unbiased, noisier gradient; 0: all K)."""
     track_examples: int = 0
     """Record the attention of this many fixed dev sentences at every evaluation (tracked_attention.json, TensorBoard images; 0: none)."""
 
@@ -200,6 +206,8 @@ class ExperimentConfig:
             problems.append(f"reward.delta must be in (0, 1], got {self.reward.delta}")
         if not 0 < self.reward.sqrt_l0 <= 1:
             problems.append(f"reward.sqrt_l0 must be in (0, 1], got {self.reward.sqrt_l0}")
+        if not self.reward.closeness >= 0:
+            problems.append(f"reward.closeness must be ≥ 0, got {self.reward.closeness}")
         if self.reward.gamma < 0:
             problems.append(f"reward.gamma must be ≥ 0, got {self.reward.gamma}")
         if not 0 < self.adjust.beta0 <= 1:
@@ -313,8 +321,7 @@ def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str
 #: sets (those always win). The Transformer re-runs its layers for every action sample, so at
 #: K = 5 with eq. 12 through every sample its co-training epoch costs over 4× a plain epoch;
 #: two samples and the gradient through one keep it within the 2.5× budget (2.30–2.42× per
-#: epoch, docs/RESULTS.md, "Throughput"). The authors' public code also trains the network on
-#: one sample.
+#: epoch, docs/RESULTS.md, "Throughput").
 NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
     "transformer": {"agent.samples": 2, "train.task_loss_samples": 1},
 }
@@ -323,7 +330,8 @@ NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
 def load_config(
     path: str | Path | None = None, overrides: list[str] | None = None, report: Callable[[str], None] | None = None
 ) -> ExperimentConfig:
-    """Defaults, then the TOML file, then ``section.key=value`` overrides, then the network's own
+    """Defaults, then the TOML file, then ``section.key=value`` overrides, then the data set's tuned
+    reward values (``reward.per_dataset``) and the network's own
     defaults (``NETWORK_DEFAULTS``) for what neither set, then validation. ``report`` is told
     which network defaults were applied."""
     config = ExperimentConfig()
@@ -344,6 +352,12 @@ def load_config(
         key, value = item.split("=", 1)
         _set(config, key.strip(), value.strip())
         given.add(key.strip())
+    tuned = config.reward.per_dataset.get(config.data.dataset, {})
+    for key, value in tuned.items():
+        if key not in ("sqrt_l0", "delta"):
+            raise ConfigError(f"reward.per_dataset.{config.data.dataset}: only sqrt_l0 and delta are tuned per data set, not '{key}'")
+        if f"reward.{key}" not in given:
+            _set(config, f"reward.{key}", value)
     applied = {key: value for key, value in NETWORK_DEFAULTS.get(config.network.name, {}).items() if key not in given}
     for key, value in applied.items():
         _set(config, key, value)
@@ -369,6 +383,15 @@ def config_to_toml(config: ExperimentConfig) -> str:
             if value is None:
                 lines.append(f"# {key} = (unset)")
             else:
-                lines.append(f"{key} = {json.dumps(value)}")
+                lines.append(f"{key} = {toml_value(value)}")
         lines.append("")
     return "\n".join(lines)
+
+
+def toml_value(value: Any) -> str:
+    """A TOML literal: tables inline, lists, and JSON's spelling of strings, numbers and booleans (TOML's too)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)

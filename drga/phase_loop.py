@@ -219,16 +219,22 @@ def drga_step(
     agent and β's learned factor; in agent pretraining it is only reported.
     """
     beta = trainer.strength()
-    encoding = None
-    if phase == "agent":
-        with torch.no_grad():
-            encoding = trainer.network.encode(batch)
+    with torch.set_grad_enabled(phase == "cotrain"):  # the K samples (and a self-critical pass) share this encoding
+        encoding = trainer.network.encode(batch)
     k, reward = config.agent.samples, config.reward
+    step_beta = beta if phase == "cotrain" else beta.detach()
     r = rollout(
-        trainer.network, trainer.policy, batch, beta if phase == "cotrain" else beta.detach(),
+        trainer.network, trainer.policy, batch, step_beta,
         k, reward.gamma, reward.sqrt_l0, reward.delta, encoding=encoding, task_samples=config.train.task_loss_samples,
     )
-    agent_loss = reinforce_loss(r.log_prob.view(-1, k), r.terms.reward.view(-1, k), config.agent.normalize_advantage)
+    agent_reward = r.terms.reward - reward.closeness * r.shift if reward.closeness > 0 else r.terms.reward  # beyond the paper
+    baseline = None
+    if config.agent.reward_baseline == "self-critical":  # beyond the paper: the reward of the mean action
+        with torch.no_grad():
+            greedy = rollout(trainer.network, trainer.policy, batch, step_beta.detach(), k, reward.gamma, reward.sqrt_l0,
+                             reward.delta, deterministic=True, encoding=encoding)
+        baseline = (greedy.terms.reward - reward.closeness * greedy.shift).view(-1, 1)
+    agent_loss = reinforce_loss(r.log_prob.view(-1, k), agent_reward.view(-1, k), config.agent.normalize_advantage, baseline)
     agent_loss = agent_loss - config.agent.entropy_coef * r.entropy
     if phase == "cotrain":
         reported = task_loss(r)
@@ -257,6 +263,7 @@ def drga_step(
         "highlighted_fraction": terms.highlighted_fraction.mean().item(),
         "beta": beta.item(),
         "policy_sigma": r.policy_std.item(),
+        "attention_shift": r.shift.mean().item(),
     }
 
 

@@ -32,6 +32,27 @@ def saliency_penalty(highlighted: Tensor, length: Tensor, l0: float) -> Tensor:
     return ratio + l0 / ratio
 
 
+def attention_shift(original: Sequence[Tensor], revised: Sequence[Tensor], masks: Sequence[Tensor]) -> Tensor:
+    # Beyond the paper: how far the agent moved attention, TV(α, α′) = ½ Σ_t |α′_t − α_t| per array.
+    """Mean total-variation distance between each original and revised array, per example [B].
+
+    ``original`` [B, K, T(, H)] may have size 1 (or B) where ``revised`` has B·S rows: the
+    rows of ``revised`` are then S samples of each example in a row. Multi-dimensional arrays
+    count each of their H dimensions as one distribution. Arrays without a real token are left out.
+    """
+    total, arrays = None, None
+    for alpha, alpha_revised, mask in zip(original, revised, masks, strict=True):
+        rows = alpha_revised.shape[0]
+        alpha = alpha.repeat_interleave(rows // alpha.shape[0], dim=0) if alpha.shape[0] != rows else alpha
+        distance = 0.5 * (alpha_revised - alpha).abs().sum(dim=mask.dim() - 1)  # [rows, K(, H)]
+        distance = distance.mean(dim=-1) if alpha.dim() == mask.dim() + 1 else distance
+        present = (mask.sum(dim=-1) > 0).to(distance.dtype)
+        site_total, site_arrays = (distance * present).sum(dim=-1), present.sum(dim=-1)
+        total = site_total if total is None else total + site_total
+        arrays = site_arrays if arrays is None else arrays + site_arrays
+    return total / arrays.clamp_min(1.0)
+
+
 @dataclass
 class RewardTerms:
     """The reward and its parts, per example ([B])."""

@@ -14,7 +14,7 @@ from torch import Tensor
 from agents.gaussian_policy import GaussianPolicy, gaussian_log_prob, squash
 from baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.adjust import adjust_attention
-from drga.reward import RewardTerms, drga_reward
+from drga.reward import RewardTerms, attention_shift, drga_reward
 from drga.state import agent_state
 
 
@@ -29,6 +29,7 @@ class Rollout:
     revised: list[Tensor]  #: α′ per site, [B·K, K_site, T(, H)]
     policy_std: Tensor  #: mean σ over real tokens (for logging)
     entropy: Tensor  #: mean policy entropy per token
+    shift: Tensor  #: TV(α, α′) per (sequence, sample), averaged over the arrays (detached), [B·K]
     network: AttentionNetwork = field(repr=False)
     labels: Tensor = field(repr=False)  #: the labels repeated K times, [B·K, ...]
 
@@ -107,7 +108,10 @@ def rollout(
         log_likelihood, [r.detach() for r in revised], masks, gamma, sqrt_l0, delta
     )
     positions = max(float(positions), 1.0)
+    with torch.no_grad():
+        shift = attention_shift(encoding.attention, revised, masks)
     return Rollout(
+        shift=shift,
         log_prob=log_prob.flatten(),
         terms=terms,
         output=output,

@@ -260,3 +260,30 @@ def test_an_untrained_agent_adjusts_gently_by_default():
         total_variation = 0.5 * (revised - alpha).abs().sum(-1).mean().item()
         assert total_variation <= 0.1, total_variation
         assert (revised == 0).float().mean().item() < 0.15  # few tokens zeroed
+
+
+def test_attention_shift_by_hand():
+    from drga.reward import attention_shift
+
+    # one example, two samples; α = [0.5, 0.3, 0.2, pad]
+    alpha = t([[[0.5, 0.3, 0.2, 0.0]]])
+    revised = t([[[0.6, 0.3, 0.1, 0.0]], [[0.5, 0.3, 0.2, 0.0]]])  # [B·S = 2, K = 1, T = 4]
+    mask = t([[[1, 1, 1, 0]], [[1, 1, 1, 0]]], torch.bool)
+    # sample 0: ½(0.1 + 0 + 0.1) = 0.1; sample 1: unchanged, 0
+    assert attention_shift([alpha], [revised], [mask]).tolist() == pytest.approx([0.1, 0.0])
+    # multi-dimensional: each of the H dimensions a distribution, their distances averaged
+    alpha_h = t([[[[0.5, 1.0], [0.5, 0.0]]]])  # [1, 1, T = 2, H = 2]
+    revised_h = t([[[[1.0, 1.0], [0.0, 0.0]]]])
+    assert attention_shift([alpha_h], [revised_h], [t([[[1, 1]]], torch.bool)]).tolist() == pytest.approx([0.25])
+
+
+def test_reinforce_with_a_given_baseline_by_hand():
+    # two samples of one sequence, rewards 1 and 3; the self-critical baseline (mean action's reward) is 2.5
+    log_prob = torch.tensor([[0.0, 0.0]], requires_grad=True)
+    loss = reinforce_loss(log_prob, t([[1.0, 3.0]]), normalize_advantage=False, baseline=t([[2.5]]))
+    loss.backward()
+    # loss = −mean(advantage · log π): advantages −1.5 and +0.5, gradient −advantage / 2
+    assert log_prob.grad[0].tolist() == pytest.approx([0.75, -0.25])
+    mean_baseline = torch.tensor([[0.0, 0.0]], requires_grad=True)
+    reinforce_loss(mean_baseline, t([[1.0, 3.0]]), normalize_advantage=False).backward()
+    assert mean_baseline.grad[0].tolist() == pytest.approx([0.5, -0.5])  # advantages ∓1 around the mean 2

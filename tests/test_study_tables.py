@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import importlib.util
 import json
 from pathlib import Path
@@ -73,3 +74,22 @@ def test_no_finished_runs_is_a_clear_error(tmp_path, study_tables, capsys):
     with pytest.raises(SystemExit):
         study_tables.main([str(tmp_path)])
     assert "no finished runs" in capsys.readouterr().err
+
+
+def test_holm_adjustment_by_hand():
+    from drga.analysis.stats import holm_adjust
+
+    # m = 4: sorted 0.01, 0.02, 0.03, 0.5 → 4·0.01 = 0.04, 3·0.02 = 0.06, max(0.06, 2·0.03) = 0.06, max(0.06, 0.5) = 0.5
+    adjusted = holm_adjust([0.03, 0.5, 0.01, 0.02, float("nan")])
+    assert adjusted[:4] == pytest.approx([0.06, 0.5, 0.04, 0.06])
+    assert math.isnan(adjusted[4])
+
+
+def test_t_interval_by_hand():
+    from drga.analysis.stats import t_interval, t_quantile
+
+    assert t_quantile(0.975, 9) == pytest.approx(2.262157, abs=1e-5)  # the textbook table value
+    assert t_quantile(0.975, 2) == pytest.approx(4.302653, abs=1e-5)
+    # values 1, 2, 3: mean 2, sd 1, half-width 4.302653 / √3
+    low, high = t_interval([1.0, 2.0, 3.0])
+    assert (low, high) == pytest.approx((2 - 4.302653 / math.sqrt(3), 2 + 4.302653 / math.sqrt(3)), abs=1e-5)

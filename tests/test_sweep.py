@@ -177,3 +177,22 @@ def test_sweep_with_the_real_trainer(tmp_path):
     assert all(0 <= float(r["DRGA with-agent"]) <= 1 for r in rows)
     again = subprocess.run(command, capture_output=True, text=True, cwd=root, timeout=600)
     assert again.returncode == 0 and again.stdout.count("[skip]") == 2
+
+
+def test_result_files_are_kept_and_a_fresh_machine_skips_their_runs(tmp_path, fake_cli):
+    results = tmp_path / "committed"
+    first = run_sweep(tmp_path, fake_cli, "--results", str(results))
+    assert first.returncode == 0, first.stderr
+    files = sorted(p.name for p in results.glob("*.json"))
+    assert files == ["d-a-seed0.json", "d-a-seed1.json", "d-b-seed0.json", "d-b-seed1.json"]
+    kept = json.loads((results / "d-a-seed1.json").read_text())
+    assert (kept["net"], kept["dataset"], kept["seed"]) == ("a", "d", 1)
+    assert kept["rows"]["DRGA (co-trained)"]["with-agent"]["test"] == pytest.approx(0.83)
+    assert kept["commit"] and kept["wall_seconds"] is not None
+    # a fresh machine: no run folders, only the committed files; nothing runs again
+    import shutil
+
+    shutil.rmtree(tmp_path / "runs")
+    again = run_sweep(tmp_path, fake_cli, "--results", str(results))
+    assert again.returncode == 0 and calls(tmp_path) == []
+    assert again.stdout.count("[skip]") == 4

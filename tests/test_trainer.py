@@ -197,3 +197,15 @@ def test_results_json_is_valid(tmp_path):
     Trainer(tiny_config(tmp_path, **{"train.cotrain_epochs": 1, "train.fair_baseline": "false"}), log=lambda _: None).run()
     payload = json.loads((tmp_path / "runs" / "tsv-tiny-seed3" / "results.json").read_text())
     assert "baseline (equal budget)" not in payload["results"]
+
+
+def test_beyond_the_paper_variants_train_and_report(tmp_path):
+    config = tiny_config(tmp_path, **{"agent.reward_baseline": "self-critical", "reward.closeness": 1.0,
+                                      "train.pretrain_epochs": 1, "train.cotrain_epochs": 1})
+    results = Trainer(config, log=lambda _: None).run()
+    for record in results["history"]:
+        if record["phase"] in ("agent", "cotrain"):
+            assert math.isfinite(record["reward"]) and 0.0 <= record["attention_shift"] <= 1.0
+    assert 0.0 <= results["results"]["DRGA (co-trained)"]["test_with-agent"]["accuracy"] <= 1.0
+    with pytest.raises(ConfigError, match="reward_baseline"):
+        tiny_config(tmp_path / "x", **{"agent.reward_baseline": "greedy"})

@@ -119,3 +119,41 @@ def bootstrap_ci(values: Sequence[float], resamples: int = 10000, seed: int = 0,
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return float(low), float(high)
+
+
+def holm_adjust(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error over the tests); NaN stays NaN.
+
+    Sorted ascending, the i-th smallest of m gets max over j ≤ i of min(1, (m − j + 1)·p_(j)).
+    """
+    indexed = sorted((p, i) for i, p in enumerate(pvalues) if not math.isnan(p))
+    m = len(indexed)
+    adjusted = [float("nan")] * len(pvalues)
+    running = 0.0
+    for rank, (p, index) in enumerate(indexed):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def t_quantile(probability: float, df: float) -> float:
+    """The ``probability`` quantile (> 0.5) of Student's t with ``df`` degrees of freedom, by bisection."""
+    if not 0.5 < probability < 1.0:
+        raise ValueError(f"probability must be in (0.5, 1), got {probability}")
+    low, high = 0.0, 1e3
+    for _ in range(200):
+        middle = (low + high) / 2
+        if 1.0 - t_two_sided_p(middle, df) / 2.0 < probability:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The t confidence interval of the mean of ``values`` (NaN with fewer than two)."""
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) < 2:
+        return float("nan"), float("nan")
+    half = t_quantile(0.5 + level / 2.0, len(values) - 1) * float(values.std(ddof=1)) / math.sqrt(len(values))
+    return float(values.mean()) - half, float(values.mean()) + half

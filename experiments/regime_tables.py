@@ -1,0 +1,186 @@
+"""Tables of the paper-regime study, rebuilt from the committed per-run result files alone.
+
+    python experiments/regime_tables.py experiments/results/paper-regime [more result folders] \\
+        [--out docs/results/paper-regime.md]
+
+Reads every ``<dataset>-<net>-seed<k>.json`` that ``experiments/sweep.py --results`` wrote and
+prints three tables (markdown):
+
+1. **Baselines and convergence**: test accuracy of the pretrained network (mean ± std over
+   seeds) beside issue 15's targets and the paper's number, the pretraining epochs early
+   stopping needed, and the equal-budget baseline's gain over pretrain-only (under 0.5 points
+   on average means the network was close to convergence when the agent started).
+2. **DRGA against its baselines**: the paper's baseline and DRGA beside ours; Δ of DRGA (with
+   the agent, and net-only) against the equal-budget baseline and against pretrain-only (the
+   paper's own comparison) in separate columns, each with its 95% t interval, the paired t-test
+   over seeds and Holm's correction across every cell of that column.
+3. **Runs**: seeds per cell, the commits the runs' code was at, mean wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from drga.analysis.stats import holm_adjust, paired_t_test, t_interval  # noqa: E402
+
+PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
+
+#: Issue 15's targets for the pretrained baselines (test accuracy %, GloVe 6B 50d, mean of 3 seeds).
+TARGETS = {
+    ("lstm-sa", "mr"): 79.0, ("lstm-sa", "subj"): 92.0, ("lstm-sa", "sst"): 45.0,
+    ("cnn-sa", "mr"): 78.0, ("cnn-sa", "subj"): 91.5, ("cnn-sa", "sst"): 44.0,
+    ("transformer", "mr"): 75.0, ("transformer", "subj"): 90.0, ("transformer", "sst"): 42.0,
+}
+#: The paper's Table II (../shared/paper/tables.md): (baseline, +DRGA); SST is SST-5.
+PAPER = {
+    ("lstm-sa", "mr"): (80.1, 82.4), ("lstm-sa", "sst"): (48.3, 50.6), ("lstm-sa", "subj"): (93.5, 95.5),
+    ("cnn-sa", "mr"): (81.9, 82.3), ("cnn-sa", "sst"): (48.5, 49.5), ("cnn-sa", "subj"): (93.3, 95.6),
+    ("transformer", "mr"): (81.5, 82.4), ("transformer", "sst"): (48.2, 49.9), ("transformer", "subj"): (94.0, 95.8),
+    ("disan", "mr"): (82.9, 82.2), ("disan", "sst"): (51.7, 52.7), ("disan", "subj"): (94.2, 95.5),
+}
+
+
+def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
+    """(net, dataset) → seed → result file content."""
+    cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
+    for folder in folders:
+        for path in sorted(folder.glob("*.json")):
+            result = json.loads(path.read_text(encoding="utf-8"))
+            cells[(result["net"], result["dataset"])][int(result["seed"])] = result
+    return dict(cells)
+
+
+def test_accuracy(result: dict, row: str, mode: str) -> float | None:
+    cell = result["rows"].get(row, {}).get(mode)
+    return None if cell is None else 100.0 * cell["test"]
+
+
+def mean_std(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def order(cells: dict) -> list[tuple[str, str]]:
+    nets = ["lstm-sa", "cnn-sa", "transformer", "disan", "atae-lstm", "ian", "han"]
+    datasets = ["mr", "sst", "subj"]
+    rank = lambda key: (nets.index(key[0]) if key[0] in nets else 99, datasets.index(key[1]) if key[1] in datasets else 99, key)  # noqa: E731
+    return sorted(cells, key=rank)
+
+
+def baseline_table(cells: dict) -> list[str]:
+    lines = [
+        "| network | data set | seeds | pretrain-only test | target | paper | pretraining epochs (mean, range) "
+        "| equal-budget baseline − pretrain-only (points) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key in order(cells):
+        runs = cells[key]
+        pretrain = [v for r in runs.values() if (v := test_accuracy(r, PRETRAIN, "net-only")) is not None]
+        gains = [b - p for r in runs.values()
+                 if (p := test_accuracy(r, PRETRAIN, "net-only")) is not None and (b := test_accuracy(r, BASELINE, "net-only")) is not None]
+        epochs = [r["phases"]["pretrain"]["epochs"] for r in runs.values() if r.get("phases", {}).get("pretrain")]
+        best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in runs.values() if PRETRAIN in r["rows"]]
+        target = TARGETS.get(key)
+        met = "" if target is None or not pretrain else (" ✓" if statistics.mean(pretrain) >= target else " ✗")
+        paper = PAPER.get(key, (None, None))[0]
+        epoch_text = f"{statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}; best {min(best)}–{max(best)})" if epochs else "-"
+        gain_text = f"{statistics.mean(gains):+.2f} ({mean_std(gains)})" if gains else "-"
+        lines.append(
+            f"| {key[0]} | {key[1]} | {len(runs)} | {mean_std(pretrain)} | {target if target else '-'}{met} "
+            f"| {paper if paper else '-'} | {epoch_text} | {gain_text} |"
+        )
+    return lines
+
+
+def comparisons(cells: dict) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
+    return [
+        ("DRGA with agent − equal-budget baseline", (DRGA, "with-agent"), (BASELINE, "net-only")),
+        ("DRGA net-only − equal-budget baseline", (DRGA, "net-only"), (BASELINE, "net-only")),
+        ("DRGA with agent − pretrain-only (the paper's comparison)", (DRGA, "with-agent"), (PRETRAIN, "net-only")),
+    ]
+
+
+def drga_table(cells: dict) -> list[str]:
+    keys = [key for key in order(cells) if any(DRGA in r["rows"] for r in cells[key].values())]
+    stats: dict[str, list[dict]] = {}
+    for title, ours, reference in comparisons(cells):
+        entries = []
+        for key in keys:
+            pairs = [(test_accuracy(r, *reference), test_accuracy(r, *ours)) for r in cells[key].values()]
+            pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+            differences = [b - a for a, b in pairs]
+            _, p = paired_t_test([a for a, _ in pairs], [b for _, b in pairs]) if len(pairs) > 1 else (None, float("nan"))
+            entries.append({"key": key, "n": len(pairs), "diff": differences, "p": p})
+        for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
+            entry["holm"] = adjusted
+        stats[title] = entries
+    header = "| network | data set | seeds | paper: baseline → DRGA | pretrain-only | equal-budget baseline | DRGA with agent | DRGA net-only |"
+    lines = [header, "|---|---|---|---|---|---|---|---|"]
+    for key in keys:
+        runs = cells[key].values()
+        column = lambda row, mode: mean_std([v for r in runs if (v := test_accuracy(r, row, mode)) is not None])  # noqa: E731
+        paper = PAPER.get(key)
+        paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
+        lines.append(f"| {key[0]} | {key[1]} | {len(cells[key])} | {paper_text} | {column(PRETRAIN, 'net-only')} "
+                     f"| {column(BASELINE, 'net-only')} | {column(DRGA, 'with-agent')} | {column(DRGA, 'net-only')} |")
+    for title, entries in stats.items():
+        lines += ["", f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the {len(entries)} cells):", "",
+                  "| network | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|"]
+        for entry in entries:
+            if entry["n"] < 2:
+                lines.append(f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | " + (f"{entry['diff'][0]:+.2f}" if entry["diff"] else "-") + " | - | - | - | too few seeds |")
+                continue
+            low, high = t_interval(entry["diff"])
+            mean = statistics.mean(entry["diff"])
+            verdict = "tie" if not entry["holm"] < 0.05 else ("better" if mean > 0 else "worse")
+            lines.append(f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | {mean:+.2f} | [{low:+.2f}, {high:+.2f}] "
+                         f"| {entry['p']:.3f} | {entry['holm']:.3f} | {verdict} |")
+    return lines
+
+
+def runs_table(cells: dict) -> list[str]:
+    lines = ["| network | data set | seeds | commits | mean wall time per run (s) |", "|---|---|---|---|---|"]
+    for key in order(cells):
+        runs = cells[key]
+        commits = sorted({r.get("commit", "?") for r in runs.values()})
+        walls = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds")]
+        lines.append(f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} "
+                     f"| {statistics.mean(walls):.0f} |" if walls else f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | - |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folders", nargs="+", type=Path, help="folders of per-run result files")
+    parser.add_argument("--out", type=Path, help="write the tables here (markdown) as well as to stdout")
+    args = parser.parse_args(argv)
+    cells = load(args.folders)
+    if not cells:
+        parser.error(f"no result files in {', '.join(map(str, args.folders))}")
+    command = "python experiments/regime_tables.py " + " ".join(str(f) for f in args.folders)
+    text = "\n".join([
+        f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->", "",
+        "### Baselines and convergence (test accuracy %)", "", *baseline_table(cells), "",
+        "### DRGA against its baselines (test accuracy %)", "", *drga_table(cells), "",
+        "### Runs", "", *runs_table(cells), "",
+    ])
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

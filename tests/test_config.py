@@ -1,0 +1,56 @@
+"""Configuration: per-data-set reward values, the equal-budget baseline's epochs, the saved TOML."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from drga.config import ConfigError, config_to_toml, load_config
+from drga.phase_loop import phase_epochs
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+TUNED = """
+[data]
+dataset = "mr"
+[reward.per_dataset.mr]
+sqrt_l0 = 0.3
+delta = 0.9
+[reward.per_dataset.semeval14-laptop]
+sqrt_l0 = 0.5
+"""
+
+
+def test_a_data_sets_tuned_reward_values_apply_unless_set_themselves(tmp_path):
+    path = tmp_path / "study.toml"
+    path.write_text(TUNED)
+    config = load_config(path)
+    assert (config.reward.sqrt_l0, config.reward.delta) == (0.3, 0.9)
+    other = load_config(path, ["data.dataset=subj"])
+    assert (other.reward.sqrt_l0, other.reward.delta) == (0.2, 0.85)  # not tuned for subj: the paper's values
+    explicit = load_config(path, ["reward.sqrt_l0=0.25"])
+    assert (explicit.reward.sqrt_l0, explicit.reward.delta) == (0.25, 0.9)
+    path.write_text(TUNED + "gamma = 0.1\n")
+    with pytest.raises(ConfigError, match="only sqrt_l0 and delta"):
+        load_config(path, ["data.dataset=semeval14-laptop"])
+
+
+def test_the_saved_configuration_is_valid_toml_with_its_tables(tmp_path):
+    path = tmp_path / "study.toml"
+    path.write_text(TUNED)
+    saved = tomllib.loads(config_to_toml(load_config(path)))
+    assert saved["reward"]["per_dataset"] == {"mr": {"sqrt_l0": 0.3, "delta": 0.9}, "semeval14-laptop": {"sqrt_l0": 0.5}}
+    assert saved["agent"]["hidden_sizes"] == [300, 300]
+
+
+def test_the_equal_budget_baseline_defaults_to_the_agent_and_cotraining_epochs():
+    config = load_config(overrides=["train.agent_epochs=3", "train.cotrain_epochs=5"])
+    assert phase_epochs(config.train, "baseline") == 8
+    assert phase_epochs(load_config(overrides=["train.baseline_epochs=2"]).train, "baseline") == 2
+    assert phase_epochs(load_config(overrides=["train.fair_baseline=false"]).train, "baseline") == 0
+    with pytest.raises(ConfigError, match="baseline_epochs"):
+        load_config(overrides=["train.baseline_epochs=-1"])
