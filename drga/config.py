@@ -157,6 +157,8 @@ class TrainConfig:
     """Gradient-norm clip for network and agent (0: none)."""
     patience: int = 3
     """Stop a phase after this many epochs without a better dev score (0: never)."""
+    plateau_lr_factor: float = 1.0
+    """Multiply the network's learning rate by this after every epoch without a better dev score (1: constant); it restarts at lr in each phase."""
     select_mode: Literal["with-agent", "net-only"] = "with-agent"
     """Dev accuracy that picks the best co-training epoch."""
     original_attention_loss: float = 0.0
@@ -220,6 +222,8 @@ class ExperimentConfig:
             problems.append("agent.sb3_batch_size and agent.sb3_action_limit must be positive")
         if not 0 < self.data.train_fraction <= 1:
             problems.append(f"data.train_fraction must be in (0, 1], got {self.data.train_fraction}")
+        if not 0 < self.train.plateau_lr_factor <= 1:
+            problems.append(f"train.plateau_lr_factor must be in (0, 1], got {self.train.plateau_lr_factor}")
         if self.train.baseline_epochs is not None and self.train.baseline_epochs < 0:
             problems.append("train.baseline_epochs must be ≥ 0")
         for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples", "task_loss_samples"):

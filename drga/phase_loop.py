@@ -90,12 +90,14 @@ def run_phase(
     patience: int,
     dev_values: Callable[[Any], Mapping[str, Any]],
     after_evaluation: Callable[[str, int], None] | None = None,
+    plateau_lr_factor: float = 1.0,
 ) -> None:
     """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save.
 
     ``dev_values(result)`` gives the numbers of one mode's dev result for the history record;
     ``after_evaluation(phase, epoch)`` runs after every dev evaluation (classification: the
-    tracked examples).
+    tracked examples); ``plateau_lr_factor`` scales the network's learning rate after every
+    epoch without a better dev score.
     """
     resuming = trainer._resume_payload is not None
     trainer._start_phase(phase, fresh=not resuming)
@@ -119,6 +121,8 @@ def run_phase(
         if after_evaluation is not None:
             after_evaluation(phase, epoch)
         improved = trainer._consider(phase, scores, epoch)
+        if not improved:
+            reduce_learning_rate(trainer.net_optimizer, plateau_lr_factor)
         trainer.progress.epoch = epoch
         if patience and trainer.progress.stale >= patience:
             trainer.progress.done = True
@@ -130,6 +134,14 @@ def run_phase(
         trainer._save_last()
     if epochs and trainer.progress.epoch < epochs:
         trainer.log(f"   early stop: no better dev score for {patience} epochs")
+
+
+def reduce_learning_rate(optimizer: torch.optim.Optimizer | None, factor: float) -> None:
+    """The network's learning rate times ``factor`` after an epoch without a better dev score (a plateau)."""
+    if optimizer is None or factor >= 1.0:
+        return
+    for group in optimizer.param_groups:
+        group["lr"] *= factor
 
 
 def train_one_epoch(trainer, phase: str, epoch: int = 1) -> dict[str, float]:

@@ -113,7 +113,10 @@ class Trainer:
         return phase_loop.run_phases(self)
 
     def _run_phase(self, phase: str) -> None:
-        phase_loop.run_phase(self, phase, self.config.train.patience, EvalResult.as_dict, after_evaluation=self._track)
+        phase_loop.run_phase(
+            self, phase, self.config.train.patience, EvalResult.as_dict, after_evaluation=self._track,
+            plateau_lr_factor=self.config.train.plateau_lr_factor,
+        )
 
     def train_one_epoch(self, phase: str, epoch: int = 1) -> dict[str, float]:
         """Start ``phase`` afresh and train one epoch of it, without evaluation or checkpoints.

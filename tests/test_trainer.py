@@ -209,3 +209,27 @@ def test_beyond_the_paper_variants_train_and_report(tmp_path):
     assert 0.0 <= results["results"]["DRGA (co-trained)"]["test_with-agent"]["accuracy"] <= 1.0
     with pytest.raises(ConfigError, match="reward_baseline"):
         tiny_config(tmp_path / "x", **{"agent.reward_baseline": "greedy"})
+
+
+def test_tune_reward_scores_each_setting_on_dev_from_a_finished_pretraining(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tune_reward", Path(__file__).resolve().parents[1] / "experiments" / "tune_reward.py")
+    tune_reward = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tune_reward)
+    config = tiny_config(tmp_path, **{"train.pretrain_epochs": 1, "train.agent_epochs": 0, "train.cotrain_epochs": 0,
+                                      "train.fair_baseline": "false"})
+    Trainer(config, log=lambda _: None).run()
+    run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
+    report = tune_reward.tune(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")
+    assert [(s["sqrt_l0"], s["delta"]) for s in report["settings"]] == [(0.2, 0.85), (0.5, 0.85)]
+    assert report["chosen"] in ({"sqrt_l0": 0.2, "delta": 0.85}, {"sqrt_l0": 0.5, "delta": 0.85})
+    best = max(report["settings"], key=lambda s: (s["dev_accuracy"], s["dev_reward"]))
+    assert report["chosen"]["sqrt_l0"] == best["sqrt_l0"]
+    # every setting's agent started from the same frozen network: the pretrained one
+    for name in ("l0-0.2-delta-0.85", "l0-0.5-delta-0.85"):
+        saved = load_checkpoint(tmp_path / "tuning" / name / "agent_best.pt")
+        pretrained = load_checkpoint(run_dir / "pretrain_best.pt")
+        assert all(torch.equal(saved["network"][k], pretrained["network"][k]) for k in pretrained["network"])
+    again = tune_reward.tune(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")  # read back, not retrained
+    assert again["settings"] == report["settings"]

@@ -217,7 +217,8 @@ class TranslationTrainer:
         return phase_loop.run_phases(self)
 
     def _run_phase(self, phase: str) -> None:
-        phase_loop.run_phase(self, phase, self.config.experiment.train.patience, TranslationEval.numbers)
+        train = self.config.experiment.train
+        phase_loop.run_phase(self, phase, train.patience, TranslationEval.numbers, plateau_lr_factor=train.plateau_lr_factor)
 
     def train_one_epoch(self, phase: str, epoch: int = 1) -> dict[str, float]:
         """Start ``phase`` afresh and train one epoch of it, without evaluation or checkpoints (benchmarks)."""

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The paper-regime study (issues 15 and 16): LSTM+SA, CNN+SA and the Transformer encoder on MR,
+# SUBJ and SST-5 (phrase-level training), GloVe 6B 50d, pretraining early-stopped on dev, the
+# equal-budget baseline from the same pretrained checkpoint; experiments/configs/paper_regime.toml.
+#
+#   bash experiments/paper_regime.sh [SEEDS...]      # default: seeds 0 1 2
+#
+# Every finished run leaves a small result file in experiments/results/paper-regime/ (commit
+# them as they come): a run whose file exists is skipped, so the study resumes on a fresh
+# machine, and the tables are rebuilt from those files alone:
+#   python experiments/regime_tables.py experiments/results/paper-regime --out docs/results/paper-regime.md
+# Cheapest cells first. On one core each (two runs at a time on two cores): an MR or SUBJ run of
+# LSTM+SA takes about 8-10 minutes, CNN+SA about half, the Transformer about twice; SST-5 trains
+# on ~150k phrases and takes several times an MR run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python}
+SEEDS=${*:-0 1 2}
+sweep() { "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --logdir runs/paper-regime \
+            --results experiments/results/paper-regime --jobs "${JOBS:-2}" --threads-per-run 1 --seeds $SEEDS "$@"; }
+sweep --nets cnn-sa lstm-sa --datasets mr subj
+sweep --nets transformer --datasets mr subj
+sweep --nets cnn-sa lstm-sa transformer --datasets sst
+"$PY" experiments/regime_tables.py experiments/results/paper-regime --out docs/results/paper-regime.md
