@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from drga.analysis.stats import mean_std_text
+
 ROWS = [
     ("baseline, pretrain epochs only", "baseline (pretrain only)", "net-only"),
     ("baseline, equal budget", "baseline (equal budget)", "net-only"),
@@ -46,9 +48,7 @@ def run(dataset: str, seed: int, config: str, logdir: str, extra: list[str]) -> 
 
 
 def mean_std(values: list[float]) -> str:
-    if len(values) == 1:
-        return f"{100 * values[0]:.2f}"
-    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
+    return mean_std_text([100 * v for v in values])
 
 
 def main() -> None:

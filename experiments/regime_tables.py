@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drga.analysis.stats import holm_adjust, paired_t_test, t_interval  # noqa: E402
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_t_test, t_interval  # noqa: E402
 
 PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
 
@@ -63,14 +63,6 @@ def test_accuracy(result: dict, row: str, mode: str) -> float | None:
     return None if cell is None else 100.0 * cell["test"]
 
 
-def mean_std(values: list[float]) -> str:
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
-
-
 def order(cells: dict) -> list[tuple[str, str]]:
     nets = ["lstm-sa", "cnn-sa", "transformer", "disan", "atae-lstm", "ian", "han"]
     datasets = ["mr", "sst", "subj"]
@@ -95,9 +87,9 @@ def baseline_table(cells: dict) -> list[str]:
         met = "" if target is None or not pretrain else (" ✓" if statistics.mean(pretrain) >= target else " ✗")
         paper = PAPER.get(key, (None, None))[0]
         epoch_text = f"{statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}; best {min(best)}–{max(best)})" if epochs else "-"
-        gain_text = f"{statistics.mean(gains):+.2f} ({mean_std(gains)})" if gains else "-"
+        gain_text = f"{statistics.mean(gains):+.2f} ({mean_std_text(gains)})" if gains else "-"
         lines.append(
-            f"| {key[0]} | {key[1]} | {len(runs)} | {mean_std(pretrain)} | {target if target else '-'}{met} "
+            f"| {key[0]} | {key[1]} | {len(runs)} | {mean_std_text(pretrain)} | {target if target else '-'}{met} "
             f"| {paper if paper else '-'} | {epoch_text} | {gain_text} |"
         )
     return lines
@@ -129,7 +121,7 @@ def drga_table(cells: dict) -> list[str]:
     lines = [header, "|---|---|---|---|---|---|---|---|"]
     for key in keys:
         runs = cells[key].values()
-        column = lambda row, mode: mean_std([v for r in runs if (v := test_accuracy(r, row, mode)) is not None])  # noqa: E731
+        column = lambda row, mode: mean_std_text([v for r in runs if (v := test_accuracy(r, row, mode)) is not None])  # noqa: E731
         paper = PAPER.get(key)
         paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
         lines.append(f"| {key[0]} | {key[1]} | {len(cells[key])} | {paper_text} | {column(PRETRAIN, 'net-only')} "

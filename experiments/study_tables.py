@@ -28,7 +28,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from drga.analysis.stats import bootstrap_ci, paired_t_test
+from drga.analysis.stats import bootstrap_ci, mean_std_text, paired_t_test
 from drga.config import tomllib  # the standard library's, or tomli before Python 3.11
 
 #: (row of results.json, evaluation mode) of each model in the tables.
@@ -83,14 +83,6 @@ def accuracy(payload: dict, model: tuple[str, str]) -> float | None:
     return None if result is None else 100.0 * float(result["accuracy"])
 
 
-def mean_std(values: list[float]) -> str:
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
-
-
 def paired_cell(runs: dict[int, dict], model: tuple[str, str]) -> str:
     """Mean paired difference model − equal-budget baseline, p (paired t) and 95% bootstrap CI."""
     pairs = [(accuracy(p, EQUAL_BUDGET), accuracy(p, model)) for p in runs.values()]
@@ -127,7 +119,7 @@ def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for net, dataset in rows:
             runs = cells[(net, dataset)]
-            columns = [mean_std([v for v in (accuracy(p, m) for p in runs.values()) if v is not None])
+            columns = [mean_std_text([v for v in (accuracy(p, m) for p in runs.values()) if v is not None])
                        for m in (PRETRAIN_ONLY, EQUAL_BUDGET, DRGA_NET_ONLY, DRGA_WITH_AGENT)]
             walls = [p["wall_seconds"] for p in runs.values() if p["wall_seconds"] is not None]
             wall = f"{statistics.mean(walls):.0f}" if walls else "-"

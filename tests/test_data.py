@@ -60,7 +60,12 @@ def test_sst_official_splits_and_labels():
 def test_sst_phrase_level_adds_phrases_to_training_only():
     folder = require_data("sst")
     data = load_dataset("sst", data_dir=folder, phrase_level=True)
-    assert len(data.train) > 100_000 and len(data.test) == 2210
+    # every distinct labelled phrase of the 8,543 training trees once (the literature's ~155k)
+    assert len(data.train) == 157_400 and len(data.dev) == 1101 and len(data.test) == 2210
+    assert len({(tuple(e.tokens), e.label) for e in data.train}) == len(data.train)
+    assert "161177 repeats dropped" in data.notes[0]
+    sentences = load_dataset("sst", data_dir=folder)
+    assert len(sentences.train) == 8543 and [e.tokens for e in sentences.test] == [e.tokens for e in data.test]
 
 
 def test_parse_tree_handles_multi_piece_leaves_and_escapes():

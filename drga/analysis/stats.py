@@ -157,3 +157,12 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
         return float("nan"), float("nan")
     half = t_quantile(0.5 + level / 2.0, len(values) - 1) * float(values.std(ddof=1)) / math.sqrt(len(values))
     return float(values.mean()) - half, float(values.mean()) + half
+
+
+def mean_std_text(values: Sequence[float], digits: int = 2) -> str:
+    """``mean ± std`` (sample std) for a results table; the value alone for one, ``-`` for none."""
+    if len(values) == 0:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{float(np.mean(values)):.{digits}f} ± {float(np.std(values, ddof=1)):.{digits}f}"

@@ -190,8 +190,14 @@ def read_trees(path: Path) -> list[Tree]:
 SST_LABELS = ["very negative", "negative", "neutral", "positive", "very positive"]
 
 
-def _sst_examples(trees: list[Tree], binary: bool, phrases: bool, lowercase: bool) -> list[TextExample]:
-    examples = []
+def _sst_examples(trees: list[Tree], binary: bool, phrases: bool, lowercase: bool) -> tuple[list[TextExample], int]:
+    """The examples of some trees, and how many repeated phrases were dropped.
+
+    With ``phrases`` every labelled phrase of every tree is an example, once: a phrase that
+    recurs with the same label (single words, common phrases) is kept only at its first
+    occurrence, as in the literature's ~150k training phrases of SST.
+    """
+    examples, seen, repeated = [], set(), 0
     for tree in trees:
         nodes = list(tree.subtrees()) if phrases else [tree]
         for node in nodes:
@@ -201,8 +207,14 @@ def _sst_examples(trees: list[Tree], binary: bool, phrases: bool, lowercase: boo
                     continue
                 label = int(label > 2)
             tokens = [w.lower() if lowercase else w for w in node.leaves()]
+            if phrases:
+                key = (tuple(tokens), label)
+                if key in seen:
+                    repeated += 1
+                    continue
+                seen.add(key)
             examples.append(TextExample(tokens, label))
-    return examples
+    return examples, repeated
 
 
 def load_sst(
@@ -216,14 +228,16 @@ def load_sst(
     files = ["train.txt", "dev.txt", "test.txt"]
     folder = find_dataset_dir("sst", files, data_dir)
     trees = {name: read_trees(folder / f"{name}.txt") for name in ("train", "dev", "test")}
-    splits = {
-        name: _sst_examples(t, binary, phrase_level and name == "train", lowercase) for name, t in trees.items()
-    }
+    splits, repeated = {}, 0
+    for split, split_trees in trees.items():
+        splits[split], dropped = _sst_examples(split_trees, binary, phrase_level and split == "train", lowercase)
+        repeated += dropped
     labels = ["negative", "positive"] if binary else list(SST_LABELS)
     name = "sst2" if binary else "sst"
     notes = [
         f"{name}: official splits from {folder} ({len(trees['train'])}/{len(trees['dev'])}/{len(trees['test'])} trees)"
-        + (", phrase-level training" if phrase_level else ", sentence-level")
+        + (f", phrase-level training: {len(splits['train'])} distinct labelled phrases ({repeated} repeats dropped)"
+           if phrase_level else ", sentence-level")
     ]
     return DatasetSplits(name, splits["train"], splits["dev"], splits["test"], labels, notes)
 
