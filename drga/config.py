@@ -158,7 +158,9 @@ class TrainConfig:
     patience: int = 3
     """Stop a phase after this many epochs without a better dev score (0: never)."""
     plateau_lr_factor: float = 1.0
-    """Multiply the network's learning rate by this after every epoch without a better dev score (1: constant); it restarts at lr in each phase."""
+    """Multiply the network's learning rate by this after every plateau_patience epochs without a better dev score (1: constant); it restarts at lr in each phase."""
+    plateau_patience: int = 2
+    """Epochs without a better dev score before the learning rate falls by plateau_lr_factor (again after as many more)."""
     select_mode: Literal["with-agent", "net-only"] = "with-agent"
     """Dev accuracy that picks the best co-training epoch."""
     original_attention_loss: float = 0.0
@@ -226,6 +228,8 @@ class ExperimentConfig:
             problems.append(f"train.plateau_lr_factor must be in (0, 1], got {self.train.plateau_lr_factor}")
         if self.train.baseline_epochs is not None and self.train.baseline_epochs < 0:
             problems.append("train.baseline_epochs must be ≥ 0")
+        if self.train.plateau_patience < 1:
+            problems.append(f"train.plateau_patience must be ≥ 1, got {self.train.plateau_patience}")
         for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples", "task_loss_samples"):
             if getattr(self.train, name) < 0:
                 problems.append(f"train.{name} must be ≥ 0")

@@ -91,13 +91,14 @@ def run_phase(
     dev_values: Callable[[Any], Mapping[str, Any]],
     after_evaluation: Callable[[str, int], None] | None = None,
     plateau_lr_factor: float = 1.0,
+    plateau_patience: int = 1,
 ) -> None:
     """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save.
 
     ``dev_values(result)`` gives the numbers of one mode's dev result for the history record;
     ``after_evaluation(phase, epoch)`` runs after every dev evaluation (classification: the
     tracked examples); ``plateau_lr_factor`` scales the network's learning rate after every
-    epoch without a better dev score.
+    ``plateau_patience`` epochs without a better dev score.
     """
     resuming = trainer._resume_payload is not None
     trainer._start_phase(phase, fresh=not resuming)
@@ -121,7 +122,7 @@ def run_phase(
         if after_evaluation is not None:
             after_evaluation(phase, epoch)
         improved = trainer._consider(phase, scores, epoch)
-        if not improved:
+        if not improved and trainer.progress.stale % plateau_patience == 0:
             reduce_learning_rate(trainer.net_optimizer, plateau_lr_factor)
         trainer.progress.epoch = epoch
         if patience and trainer.progress.stale >= patience:

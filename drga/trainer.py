@@ -115,7 +115,7 @@ class Trainer:
     def _run_phase(self, phase: str) -> None:
         phase_loop.run_phase(
             self, phase, self.config.train.patience, EvalResult.as_dict, after_evaluation=self._track,
-            plateau_lr_factor=self.config.train.plateau_lr_factor,
+            plateau_lr_factor=self.config.train.plateau_lr_factor, plateau_patience=self.config.train.plateau_patience,
         )
 
     def train_one_epoch(self, phase: str, epoch: int = 1) -> dict[str, float]:

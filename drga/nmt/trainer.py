@@ -218,7 +218,8 @@ class TranslationTrainer:
 
     def _run_phase(self, phase: str) -> None:
         train = self.config.experiment.train
-        phase_loop.run_phase(self, phase, train.patience, TranslationEval.numbers, plateau_lr_factor=train.plateau_lr_factor)
+        phase_loop.run_phase(self, phase, train.patience, TranslationEval.numbers, plateau_lr_factor=train.plateau_lr_factor,
+                             plateau_patience=train.plateau_patience)
 
     def train_one_epoch(self, phase: str, epoch: int = 1) -> dict[str, float]:
         """Start ``phase`` afresh and train one epoch of it, without evaluation or checkpoints (benchmarks)."""
