@@ -27,6 +27,7 @@ sharded evaluation, and only rank 0 logging and writing files.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -52,6 +53,14 @@ from drga.setup import (
 
 #: Config fields a resumed run may change without changing its results.
 RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads", "train.track_examples"}
+
+
+def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:
+    """The floor every model must beat: always predicting the training split's most frequent label."""
+    counts = Counter(example.label for example in train)
+    label = max(sorted(counts), key=lambda value: counts[value])
+    share = lambda split: sum(example.label == label for example in split) / max(len(split), 1)  # noqa: E731
+    return {"label": label_names[label], "dev_accuracy": share(dev), "test_accuracy": share(test)}
 
 
 class Trainer:
@@ -261,6 +270,7 @@ class Trainer:
         results = {
             "run_dir": str(self.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
             "phases": phase_loop.phase_summary(self.history, self.config.train), "history": self.history,
+            "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
         }
         self.log("\n== test accuracy ==")
         self.log(f"{'model':28s} {'net-only':>9s} {'with-agent':>11s}  (best epoch)")

@@ -119,7 +119,8 @@ def export_result(run: Run, commit: str) -> None:
     compact = {
         "name": run.name, "net": run.net, "dataset": run.dataset, "seed": run.seed, "commit": commit,
         "data_checksum": full.get("data_checksum"), "wall_seconds": float(wall.read_text()) if wall.exists() else None,
-        "phases": full.get("phases"), "rows": rows, "config": full.get("config"), "history": history,
+        "phases": full.get("phases"), "majority_class": full.get("majority_class"), "rows": rows,
+        "config": full.get("config"), "history": history,
     }
     run.result_file.parent.mkdir(parents=True, exist_ok=True)
     partial = run.result_file.with_suffix(".json.tmp")
@@ -140,6 +141,7 @@ def command(run: Run, args: argparse.Namespace) -> list[str]:
 
 def start(run: Run, args: argparse.Namespace) -> None:
     cmd = command(run, args)
+    run.commit = source_commit()  # the code this run starts with (a tree edited meanwhile says -dirty)
     run.folder.mkdir(parents=True, exist_ok=True)
     environment = dict(os.environ, PYTHONUNBUFFERED="1")
     # Several runs on few cores: give each its share instead of letting every one take them all.
