@@ -4,6 +4,8 @@
 # equal-budget baseline from the same pretrained checkpoint; experiments/configs/paper_regime.toml.
 #
 #   bash experiments/paper_regime.sh [SEEDS...]      # default: seeds 0 1 2
+#   RESULTS=DIR LOGDIR=DIR JOBS=N bash experiments/paper_regime.sh ...   # elsewhere (e.g. run from a
+#       frozen worktree of one commit, writing the result files into your checkout)
 #
 # Every finished run leaves a small result file in experiments/results/paper-regime/ (commit
 # them as they come): a run whose file exists is skipped, so the study resumes on a fresh
@@ -16,9 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
 SEEDS=${*:-0 1 2}
-sweep() { "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --logdir runs/paper-regime \
-            --results experiments/results/paper-regime --jobs "${JOBS:-2}" --threads-per-run 1 --seeds $SEEDS "$@"; }
+RESULTS=${RESULTS:-experiments/results/paper-regime}
+sweep() { "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --logdir "${LOGDIR:-runs/paper-regime}" \
+            --results "$RESULTS" --jobs "${JOBS:-2}" --threads-per-run 1 --seeds $SEEDS "$@"; }
 sweep --nets cnn-sa lstm-sa --datasets mr subj
 sweep --nets transformer --datasets mr subj
 sweep --nets cnn-sa lstm-sa transformer --datasets sst
-"$PY" experiments/regime_tables.py experiments/results/paper-regime --out docs/results/paper-regime.md
+"$PY" experiments/regime_tables.py "$RESULTS" --out docs/results/paper-regime.md --curves docs/results/paper-regime-curves.png
