@@ -51,8 +51,9 @@ from drga.setup import (
     state_and_action_size,
 )
 
-#: Config fields a resumed run may change without changing its results.
-RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads", "train.track_examples"}
+#: Config fields a resumed run may change without changing its results (the log folder is where the
+#: run lives, not what it is: a moved run folder resumes).
+RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads", "run.logdir", "train.track_examples"}
 
 
 def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:

@@ -88,7 +88,10 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     monkeypatch.setattr(Trainer, "_train_epoch", original)
     with pytest.raises(RunExistsError):
         Trainer(tiny_config(tmp_path / "b"), log=lambda _: None)
-    resumed = Trainer(tiny_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
+    # the run folder moves (another disk, a renamed study folder): it resumes from where it is now
+    (tmp_path / "b" / "runs").rename(tmp_path / "moved")
+    moved = tiny_config(tmp_path / "b", **{"run.logdir": str(tmp_path / "moved")})
+    resumed = Trainer(moved, resume=True, log=lambda _: None).run()
 
     assert resumed["history"] == uninterrupted["history"] or _same_numbers(resumed["history"], uninterrupted["history"])
     for label, row in uninterrupted["results"].items():
@@ -96,7 +99,7 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
             if key.startswith("test_"):
                 assert resumed["results"][label][key] == row[key], (label, key)
     a = load_checkpoint(tmp_path / "a" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt")
-    b = load_checkpoint(tmp_path / "b" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt")
+    b = load_checkpoint(tmp_path / "moved" / "tsv-tiny-seed3" / "cotrain_best.pt")
     for name, tensor in a["network"].items():
         assert torch.equal(tensor, b["network"][name]), name
 

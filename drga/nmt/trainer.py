@@ -56,7 +56,7 @@ from drga.run_state import PhaseProgress, default_run_name, print_flushed
 from drga.setup import build_policy, build_strength, resolve_device, seed_everything, state_and_action_size
 
 #: Config fields a resumed run may change without changing its results.
-RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads"}
+RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads", "run.logdir"}
 
 
 # --------------------------------------------------------------------------- data
