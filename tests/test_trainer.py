@@ -236,3 +236,17 @@ def test_tune_reward_scores_each_setting_on_dev_from_a_finished_pretraining(tmp_
         assert all(torch.equal(saved["network"][k], pretrained["network"][k]) for k in pretrained["network"])
     again = tune_reward.tune(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")  # read back, not retrained
     assert again["settings"] == report["settings"]
+
+
+def test_each_drga_mode_is_reported_from_the_epoch_of_its_own_best_dev_accuracy(tmp_path):
+    config = tiny_config(tmp_path, **{"train.cotrain_epochs": 3, "train.patience": 0, "train.select_mode": "with-agent"})
+    results = Trainer(config, log=lambda _: None).run()
+    run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
+    row = results["results"]["DRGA (co-trained)"]
+    cotrain = [h for h in results["history"] if h["phase"] == "cotrain"]
+    for mode, checkpoint in (("with-agent", "cotrain_best.pt"), ("net-only", "cotrain_best_net-only.pt")):
+        payload = load_checkpoint(run_dir / checkpoint)
+        assert row[f"epoch_{mode}"] == payload["epoch"]
+        assert row[f"dev_{mode}"]["accuracy"] == payload["dev"][mode]["accuracy"]
+        # no co-training epoch had a better dev accuracy in this mode than the one reported
+        assert payload["dev"][mode]["accuracy"] >= max(h[f"dev_{mode}_accuracy"] for h in cotrain)
