@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,7 +206,26 @@ class ExperimentConfig:
         return {f"{s}.{k}": v for s, values in self.to_dict().items() for k, v in values.items()}
 
     def validate(self) -> None:
-        problems = []
+        """Raise :class:`ConfigError` listing every value that is not finite or out of its range."""
+        problems = [f"{key} must be a finite number, got {value}" for key, value in _numbers(self.to_dict()) if not math.isfinite(value)]
+        if problems:  # a NaN passes every comparison below
+            raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+        positive = {"train.lr": self.train.lr, "agent.lr": self.agent.lr, "data.batch_size": self.data.batch_size,
+                    "data.max_length": self.data.max_length, "data.min_freq": self.data.min_freq,
+                    "network.embedding_dim": self.network.embedding_dim, "network.hidden_size": self.network.hidden_size,
+                    "network.attention_size": self.network.attention_size, "network.classifier_hidden": self.network.classifier_hidden}
+        problems += [f"{key} must be > 0, got {value}" for key, value in positive.items() if not value > 0]
+        non_negative = {"train.weight_decay": self.train.weight_decay, "train.grad_clip": self.train.grad_clip,
+                        "agent.entropy_coef": self.agent.entropy_coef, "adjust.beta_half_life_epochs": self.adjust.beta_half_life_epochs}
+        problems += [f"{key} must be ≥ 0, got {value}" for key, value in non_negative.items() if not value >= 0]
+        if not 0 <= self.network.dropout < 1:
+            problems.append(f"network.dropout must be in [0, 1), got {self.network.dropout}")
+        if not self.agent.log_std_min < self.agent.log_std_max:
+            problems.append(f"agent.log_std_min ({self.agent.log_std_min}) must be below agent.log_std_max ({self.agent.log_std_max})")
+        for dataset, values in self.reward.per_dataset.items():
+            for key, value in values.items():
+                if key in ("sqrt_l0", "delta") and not 0 < value <= 1:
+                    problems.append(f"reward.per_dataset.{dataset}.{key} must be in (0, 1], got {value}")
         if not 0 < self.reward.delta <= 1:
             problems.append(f"reward.delta must be in (0, 1], got {self.reward.delta}")
         if not 0 < self.reward.sqrt_l0 <= 1:
@@ -239,6 +259,20 @@ class ExperimentConfig:
 
 class ConfigError(ValueError):
     """A configuration key or value the toolkit cannot use."""
+
+
+def _numbers(mapping: dict[str, Any], prefix: str = "") -> list[tuple[str, float]]:
+    """Every float in a nested configuration mapping, with its dotted key (lists and tables included)."""
+    found = []
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            found += _numbers(value, name + ".")
+        elif isinstance(value, (list, tuple)):
+            found += [(f"{name}[{i}]", float(v)) for i, v in enumerate(value) if isinstance(v, float)]
+        elif isinstance(value, float):
+            found.append((name, value))
+    return found
 
 
 def coerce_value(value: Any, annotation: Any, where: str) -> Any:

@@ -70,3 +70,21 @@ def test_the_learning_rate_falls_on_a_plateau_and_restarts_in_each_phase():
     assert optimizer.param_groups[0]["lr"] == pytest.approx(1.25e-4)
     with pytest.raises(ConfigError, match="plateau_lr_factor"):
         load_config(overrides=["train.plateau_lr_factor=0"])
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["reward.gamma=nan", "reward.sqrt_l0=inf", "train.lr=nan", "train.lr=0", "agent.lr=-1e-3", "data.batch_size=0",
+     "network.dropout=1.0", "network.dropout=-0.1", "agent.log_std_min=2", "train.grad_clip=-1", "adjust.beta0=nan",
+     "reward.closeness=nan", "train.weight_decay=-0.1", "data.max_length=0", "agent.init_log_std=nan"],
+)
+def test_non_finite_and_out_of_range_values_are_refused_before_anything_runs(override):
+    with pytest.raises(ConfigError, match=override.split("=")[0].replace(".", r"\.")):
+        load_config(overrides=[override])
+
+
+def test_a_non_finite_tuned_value_is_refused(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("[reward.per_dataset.mr]\nsqrt_l0 = nan\n")
+    with pytest.raises(ConfigError, match=r"reward\.per_dataset\.mr\.sqrt_l0"):
+        load_config(path)
