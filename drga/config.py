@@ -30,6 +30,12 @@ class DataConfig:
     """Folder of the data set (or a data root); default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data."""
     tsv_path: str | None = None
     """For dataset=tsv: a label<TAB>text file (split 80/10/10) or a folder with train/dev/test.tsv."""
+    tsv_header: Literal["auto", "yes", "no"] = "auto"
+    """For dataset=tsv: skip a header line: auto (when the first label is a column name such as 'label' or 'class'), yes or no."""
+    encoding: str = "utf-8"
+    """For dataset=tsv: the files' text encoding (a UTF-8 byte-order mark is always stripped)."""
+    encoding_errors: Literal["strict", "replace"] = "strict"
+    """For dataset=tsv: undecodable bytes stop the load with their file, line and offset (strict), or are read as U+FFFD with a warning that counts the lines (replace)."""
     split_seed: int = 1234
     """Seed of the stratified 80/10/10 split for data sets without an official one (not the training seed)."""
     max_length: int = 100

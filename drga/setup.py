@@ -79,6 +79,9 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
         split_seed=data.split_seed,
         lowercase=data.lowercase,
         phrase_level=data.phrase_level,
+        tsv_header=data.tsv_header,
+        encoding=data.encoding,
+        encoding_errors=data.encoding_errors,
     )
     # A text network may read aspect data (it ignores the aspect); every other mismatch is an error.
     if required != splits.provides and not (required == "text" and splits.provides == "aspect"):

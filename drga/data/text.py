@@ -9,6 +9,7 @@ training seed does not change it (so seeds vary the model, not the test set).
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -245,62 +246,161 @@ def load_sst(
 # --- user data: label<TAB>text ----------------------------------------------------------
 
 
-def read_tsv(path: Path, lowercase: bool) -> tuple[list[tuple[str, list[str]]], int]:
-    rows, empty = [], 0
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            line = line.rstrip("\n").rstrip("\r")
-            if not line.strip():
+#: First-line labels taken for a header row when ``tsv_header`` is "auto".
+HEADER_LABELS = {"label", "labels", "class", "classes", "category", "target", "y", "sentiment", "polarity"}
+
+
+@dataclass
+class TsvFile:
+    """The rows of one ``label<TAB>text`` file and what reading it skipped or repaired."""
+
+    rows: list[tuple[str, list[str], int]]  #: (label as written, tokens, line number)
+    empty: int = 0  #: lines with a label but no text
+    header: bool = False  #: the first line was a header and was skipped
+    replaced: int = 0  #: lines that held undecodable bytes, read with U+FFFD (``encoding_errors="replace"``)
+
+
+def read_tsv(path: Path, lowercase: bool, header: str = "auto", encoding: str = "utf-8", encoding_errors: str = "strict") -> TsvFile:
+    """Read ``label<TAB>text`` lines; a UTF-8 byte-order mark is stripped.
+
+    ``header``: "auto" skips a first line whose label is a column name (:data:`HEADER_LABELS`),
+    "yes" always skips the first line, "no" never. Bytes that are not ``encoding`` stop the
+    load with the file, line and byte offset, unless ``encoding_errors`` is "replace", which
+    reads them as U+FFFD and counts the lines.
+    """
+    raw = path.read_bytes()
+    codec = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    try:
+        text = raw.decode(codec, errors="strict")
+        replaced = 0
+    except UnicodeDecodeError as error:
+        if encoding_errors != "replace":
+            line = raw[: error.start].count(b"\n") + 1
+            raise DataFormatError(
+                f"{path}:{line}: byte 0x{raw[error.start]:02x} at offset {error.start} is not valid {encoding}; "
+                "fix the file, or load it with data.encoding (another encoding) or data.encoding_errors=replace"
+            ) from None
+        text = raw.decode(codec, errors="replace")
+        replaced = sum(1 for line in text.splitlines() if "\ufffd" in line)
+        warnings.warn(f"{path}: {replaced} lines held bytes that are not valid {encoding}; they were read with U+FFFD", stacklevel=2)
+    result = TsvFile(rows=[], replaced=replaced)
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if "\t" not in line:
+            raise DataFormatError(f"{path}:{line_number}: expected 'label<TAB>text', found no tab")
+        label, body = line.split("\t", 1)
+        if not result.rows and not result.header and line_number == _first_line(text):
+            if header == "yes" or (header == "auto" and label.strip().lower() in HEADER_LABELS):
+                result.header = True
                 continue
-            if "\t" not in line:
-                raise DataFormatError(f"{path}:{line_number}: expected 'label<TAB>text', found no tab")
-            label, text = line.split("\t", 1)
-            if not label.strip():
-                raise DataFormatError(f"{path}:{line_number}: empty label")
-            tokens = _tokenize(text, lowercase)
-            if not tokens:
-                empty += 1
-                continue
-            rows.append((label.strip(), tokens))
-    return rows, empty
+        if not label.strip():
+            raise DataFormatError(f"{path}:{line_number}: empty label")
+        tokens = _tokenize(body, lowercase)
+        if not tokens:
+            result.empty += 1
+            continue
+        result.rows.append((label, tokens, line_number))
+    return result
+
+
+def _first_line(text: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            return number
+    return 0
+
+
+def _canonical_label(label: str) -> str:
+    """The spelling-free form of a label: stripped, lowercase, and numbers as numbers (1, 1.0, 01)."""
+    value = label.strip().lower()
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return repr(int(number)) if number.is_integer() else repr(number)
+
+
+def _check_label_spellings(files: dict[Path, TsvFile]) -> list[str]:
+    """The label names, each written one way; labels that differ only in spelling are an error."""
+    spellings: dict[str, dict[str, tuple[Path, int]]] = {}
+    for path, tsv in files.items():
+        for label, _, line_number in tsv.rows:
+            spellings.setdefault(_canonical_label(label), {}).setdefault(label, (path, line_number))
+    clashes = {key: forms for key, forms in spellings.items() if len(forms) > 1}
+    if clashes:
+        described = "; ".join(
+            " vs ".join(f"{form!r} ({where.name}:{line})" for form, (where, line) in forms.items()) for forms in clashes.values()
+        )
+        raise DataFormatError(f"labels that differ only in spelling would become different classes: {described}; write each label one way")
+    return sorted(next(iter(forms)) for forms in spellings.values())
+
+
+def _notes_for(location: Path, files: dict[Path, TsvFile]) -> list[str]:
+    notes = []
+    for path, tsv in files.items():
+        if tsv.header:
+            notes.append(f"tsv: {path.name}: first line read as a header and skipped (data.tsv_header)")
+        if tsv.empty:
+            notes.append(f"tsv: {path.name}: skipped {tsv.empty} lines with empty text")
+        if tsv.replaced:
+            notes.append(f"tsv: {path.name}: {tsv.replaced} lines had undecodable bytes, read with U+FFFD")
+    return notes
 
 
 def load_tsv(
-    data_dir=None, tsv_path: str | os.PathLike | None = None, split_seed: int = 1234, lowercase: bool = True, **_: object
+    data_dir=None,
+    tsv_path: str | os.PathLike | None = None,
+    split_seed: int = 1234,
+    lowercase: bool = True,
+    tsv_header: str = "auto",
+    encoding: str = "utf-8",
+    encoding_errors: str = "strict",
+    **_: object,
 ) -> DatasetSplits:
     """Users' own data: a folder with train.tsv, dev.tsv, test.tsv, or one .tsv file (split 80/10/10).
 
-    Each line is ``label<TAB>text``; labels are any strings, numbered in sorted order.
+    Each line is ``label<TAB>text``; labels are any strings, numbered in sorted order. A label
+    written two ways (``1`` and ``1.0``, ``pos`` and ``Pos``, `` 1``) is refused, as is a dev or
+    test label that training never has; see :func:`read_tsv` for headers and encodings.
     """
     location = tsv_path or data_dir
     if location is None:
         raise ValueError("the tsv data set needs a path: --tsv PATH (a .tsv file or a folder with train/dev/test.tsv)")
     location = Path(location).expanduser()
-    notes: list[str] = []
+    read = lambda path: read_tsv(path, lowercase, tsv_header, encoding, encoding_errors)  # noqa: E731
     if location.is_dir():
         missing = [n for n in ("train.tsv", "dev.tsv", "test.tsv") if not (location / n).is_file()]
         if missing:
             raise FileNotFoundError(f"{location} lacks {', '.join(missing)} (expected train.tsv, dev.tsv and test.tsv)")
-        parts = {n: read_tsv(location / f"{n}.tsv", lowercase) for n in ("train", "dev", "test")}
-        label_names = sorted({label for rows, _ in parts.values() for label, _ in rows})
+        files = {location / f"{n}.tsv": read(location / f"{n}.tsv") for n in ("train", "dev", "test")}
+        label_names = _check_label_spellings(files)
+        trained = {label for label, _, _ in files[location / "train.tsv"].rows}
+        for path, tsv in files.items():
+            unseen = sorted({label for label, _, _ in tsv.rows} - trained)
+            if unseen:
+                first = next(line for label, _, line in tsv.rows if label == unseen[0])
+                raise DataFormatError(
+                    f"{path}:{first}: label {unseen[0]!r} never occurs in train.tsv"
+                    + (f" (nor do {', '.join(map(repr, unseen[1:]))})" if len(unseen) > 1 else "")
+                    + "; a model cannot learn a class it is never shown"
+                )
+        label_names = sorted(trained)
         index = {name: i for i, name in enumerate(label_names)}
-        splits = {n: [TextExample(t, index[l]) for l, t in rows] for n, (rows, _) in parts.items()}
-        empty = sum(e for _, e in parts.values())
-        train, dev, test = splits["train"], splits["dev"], splits["test"]
-        notes.append(f"tsv: official train/dev/test from {location}")
+        train, dev, test = ([TextExample(t, index[label]) for label, t, _ in tsv.rows] for tsv in files.values())
+        notes = [f"tsv: official train/dev/test from {location}"]
     elif location.is_file():
-        rows, empty = read_tsv(location, lowercase)
-        label_names = sorted({label for label, _ in rows})
+        files = {location: read(location)}
+        label_names = _check_label_spellings(files)
         index = {name: i for i, name in enumerate(label_names)}
-        train, dev, test = stratified_split([TextExample(t, index[l]) for l, t in rows], split_seed)
-        notes.append(f"tsv: {len(rows)} rows from {location}, stratified 80/10/10 with split seed {split_seed}")
+        rows = files[location].rows
+        train, dev, test = stratified_split([TextExample(t, index[label]) for label, t, _ in rows], split_seed)
+        notes = [f"tsv: {len(rows)} rows from {location}, stratified 80/10/10 with split seed {split_seed}"]
     else:
         raise FileNotFoundError(f"TSV data not found at {location}")
     if len(label_names) < 2:
         raise DataFormatError(f"{location}: needs at least two distinct labels, found {label_names}")
-    if empty:
-        notes.append(f"tsv: skipped {empty} lines with empty text")
-    return DatasetSplits("tsv", train, dev, test, label_names, notes)
+    return DatasetSplits("tsv", train, dev, test, label_names, notes + _notes_for(location, files))
 
 
 LoaderFn = Callable[..., DatasetSplits]
