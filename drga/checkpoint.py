@@ -1,7 +1,9 @@
-"""Checkpoints: written atomically, read with ``weights_only=True``, checked before use."""
+"""Checkpoints: written atomically with a checksum of their tensors, read with ``weights_only=True``,
+checked before use (checksum, finite weights, format)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -10,17 +12,49 @@ from typing import Any
 import torch
 from torch import nn
 
+from drga.errors import UserError
+
 #: 2: β's learned factor is exp(log_factor) (was exp(−softplus(rho))); the Transformer's head
 #: revision is additive; the networks' classifier dropout masks are drawn in ``encode``.
 FORMAT_VERSION = 2
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError, ValueError):
     """A checkpoint that cannot be used here (missing, corrupt, or from another network)."""
 
 
+#: The entries of a model checkpoint that hold module weights (checked to be finite at load).
+WEIGHT_ENTRIES = ("network", "policy", "strength")
+
+
+def tensor_checksum(payload: Any) -> str:
+    """SHA-256 of every tensor in a (nested) payload, in key order: their dtypes, shapes and bytes."""
+    digest = hashlib.sha256()
+
+    def visit(value: Any, where: str) -> None:
+        if isinstance(value, torch.Tensor):
+            flat = value.detach().cpu().contiguous().reshape(-1)
+            digest.update(f"{where}:{flat.dtype}:{tuple(value.shape)}\0".encode())
+            digest.update(flat.view(torch.uint8).numpy().tobytes())
+        elif isinstance(value, dict):
+            for key in sorted(value, key=str):
+                if key != "tensor_checksum":
+                    visit(value[key], f"{where}/{key}")
+        elif isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                visit(item, f"{where}[{index}]")
+
+    visit(payload, "")
+    return digest.hexdigest()
+
+
 def save_atomic(payload: dict[str, Any], path: str | Path) -> None:
-    """Write to a temporary file in the same folder, then rename: a crash never leaves half a file."""
+    """Write to a temporary file in the same folder, then rename: a crash never leaves half a file.
+
+    A dict payload gets ``tensor_checksum`` (:func:`tensor_checksum`), which :func:`load_checkpoint`
+    verifies."""
+    if isinstance(payload, dict):
+        payload = {**payload, "tensor_checksum": tensor_checksum(payload)}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -45,6 +79,13 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         found = payload.get("format") if isinstance(payload, dict) else None
         hint = "; it was written by an older version of the toolkit: retrain it" if isinstance(found, int) and found < FORMAT_VERSION else ""
         raise CheckpointError(f"{path} is not a DRGA checkpoint of format {FORMAT_VERSION}{hint}")
+    expected = payload.get("tensor_checksum")
+    if expected is not None and tensor_checksum(payload) != expected:
+        raise CheckpointError(f"{path} is corrupted: its tensors do not match the checksum written with them")
+    for entry in WEIGHT_ENTRIES:
+        for name, tensor in (payload.get(entry) or {}).items():
+            if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                raise CheckpointError(f"{path}: the {entry}'s {name} holds NaN or infinite values; it cannot be used")
     return payload
 
 

@@ -11,14 +11,15 @@ from pathlib import Path
 from drga.allocator import keep_freed_memory
 from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, load_config
-from drga.data import DATASETS, DataFormatError, DataNotFoundError
+from drga.data import DATASETS
+from drga.errors import UserError
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
 EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.nmt.cli")
 
 #: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
-USER_ERRORS = (ConfigError, DataNotFoundError, DataFormatError, CheckpointError, FileNotFoundError, FileExistsError)
+USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, PermissionError)
 
 
 def _network_names() -> list[str]:
@@ -36,6 +37,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="drga", description="Retrofit attention networks with a deep-RL agent (DRGA).")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error (also: DRGA_DEBUG=1)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser("train", help="run the three DRGA phases (and the equal-budget baseline)")
@@ -49,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--run-name", help="run folder name (default <dataset>-<net>-seed<seed>)")
     train.add_argument("--resume", action="store_true", help="continue the interrupted run in the run folder")
     train.add_argument("--overwrite", action="store_true", help="replace a finished or interrupted run in the run folder")
+    train.add_argument("--force", action="store_true", help="with --resume: continue although the data changed since the run started")
     train.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
     train.add_argument("--track-examples", type=int, metavar="N", help="record the attention of N fixed dev sentences at every evaluation (for drga analyze)")
 
@@ -92,7 +95,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if config.data.dataset not in DATASETS:
         raise ConfigError(f"unknown dataset '{config.data.dataset}'; choose one of: {', '.join(sorted(DATASETS))}")
     try:  # under torchrun (docs/distributed.md) the trainer joins a process group; leave it at the end
-        Trainer(config, resume=args.resume, overwrite=args.overwrite).run()
+        Trainer(config, resume=args.resume, overwrite=args.overwrite, force=args.force).run()
     finally:
         distributed.cleanup()
     return 0
@@ -180,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except USER_ERRORS as error:
-        if os.environ.get("DRGA_DEBUG"):
+        if args.debug or os.environ.get("DRGA_DEBUG"):
             raise
         print(f"drga {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, get_args, get_origin, get_type_hints
 
+from drga.errors import UserError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -189,7 +191,7 @@ class RunConfig:
     run_name: str | None = None
     """Run folder name; default <dataset>-<net>-seed<seed>."""
     threads: int = 0
-    """torch CPU threads (0: torch's default)."""
+    """torch CPU threads (0: torch's default). The same seed gives the same numbers at the same thread count on the same machine (tested); another thread count splits the parallel sums of matrix products differently, so float rounding, and after enough steps any number, may differ."""
     progress: bool = True
     """Show progress bars."""
 
@@ -263,7 +265,7 @@ class ExperimentConfig:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A configuration key or value the toolkit cannot use."""
 
 

@@ -34,6 +34,7 @@ from torch.utils.tensorboard import SummaryWriter
 from drga import distributed
 from drga.checkpoint import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state, save_atomic
 from drga.config import ExperimentConfig
+from drga.errors import UserError
 
 #: The final report's rows: label, the phase whose best checkpoint it reads, its evaluation modes.
 FINAL_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -44,7 +45,7 @@ FINAL_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-class RunExistsError(FileExistsError):
+class RunExistsError(UserError, FileExistsError):
     """The run folder already holds a run; resume it or choose another name."""
 
 

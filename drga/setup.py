@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Sequence
 
 import numpy as np
@@ -56,7 +57,7 @@ class PreparedData:
     test: list[EncodedExample]
     reports: list[str]
 
-    @property
+    @cached_property
     def checksum(self) -> str:
         """A fingerprint of what the run trains and is scored on: every split's token ids and
         labels, and the vocabulary (the same files, split and settings give the same value)."""

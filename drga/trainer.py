@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from drga import distributed
+from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.evaluation import EvalResult, evaluate
 from drga import phase_loop, run_state  # the phase loop, run folder and checkpoints both trainers share
@@ -51,8 +52,9 @@ from drga.setup import (
     state_and_action_size,
 )
 
-#: Config fields a resumed run may change without changing its results (the log folder is where the
-#: run lives, not what it is: a moved run folder resumes).
+#: Config fields a resumed run may change (the log folder is where the run lives, not what it is:
+#: a moved run folder resumes). All but run.threads leave every number as an uninterrupted run's;
+#: another thread count can change float rounding (see run.threads).
 RESUMABLE_CHANGES = {"run.device", "run.progress", "run.threads", "run.logdir", "train.track_examples"}
 
 
@@ -66,9 +68,16 @@ def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:
 
 class Trainer:
     def __init__(
-        self, config: ExperimentConfig, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = print_flushed
+        self,
+        config: ExperimentConfig,
+        resume: bool = False,
+        overwrite: bool = False,
+        log: Callable[[str], None] = print_flushed,
+        force: bool = False,
     ):
+        """``force``: resume even when the data differ from the run's (their fingerprint is in every checkpoint)."""
         config.validate()
+        self.force = force
         self.config = config
         self.log = log
         self.run_dir = Path(config.run.logdir) / default_run_name(config)
@@ -233,7 +242,7 @@ class Trainer:
     def _model_payload(self, phase: str, epoch: int, scores: dict[str, EvalResult] | None = None) -> dict[str, Any]:
         return run_state.model_payload(
             self, phase, epoch, scores, self.config.to_dict(), self.config.network.name,
-            vocab=list(self.data.vocab.itos), label_names=list(self.data.splits.label_names),
+            vocab=list(self.data.vocab.itos), label_names=list(self.data.splits.label_names), data_checksum=self.data.checksum,
         )
 
     def _save_last(self) -> None:
@@ -245,7 +254,16 @@ class Trainer:
 
     def _load_resume(self, path: Path) -> dict[str, Any]:
         saved = lambda mapping: config_from_dict(mapping).flat()  # noqa: E731  (keys newer than the checkpoint: defaults)
-        return run_state.resume_from(self, path, saved, self.config.flat(), RESUMABLE_CHANGES)
+        payload = run_state.resume_from(self, path, saved, self.config.flat(), RESUMABLE_CHANGES)
+        recorded = payload.get("data_checksum")
+        if recorded is not None and recorded != self.data.checksum:
+            if not self.force:
+                raise CheckpointError(
+                    f"cannot resume {path}: the data differ from those the run was trained on (fingerprint {recorded}, "
+                    f"now {self.data.checksum}); restore the data, start a new run, or resume anyway with --force"
+                )
+            self.log(f"resuming on changed data (--force): fingerprint {recorded} → {self.data.checksum}")
+        return payload
 
     def _restore_optimizers(self, payload: dict[str, Any]) -> None:
         run_state.restore_optimizers(self, payload)

@@ -250,3 +250,54 @@ def test_each_drga_mode_is_reported_from_the_epoch_of_its_own_best_dev_accuracy(
         assert row[f"dev_{mode}"]["accuracy"] == payload["dev"][mode]["accuracy"]
         # no co-training epoch had a better dev accuracy in this mode than the one reported
         assert payload["dev"][mode]["accuracy"] >= max(h[f"dev_{mode}_accuracy"] for h in cotrain)
+
+
+def test_checkpoints_are_verified_and_a_resume_on_changed_data_needs_force(tmp_path, monkeypatch):
+    from drga.checkpoint import save_atomic
+
+    config = tiny_config(tmp_path, **{"train.pretrain_epochs": 1, "train.agent_epochs": 0, "train.cotrain_epochs": 0,
+                                      "train.fair_baseline": "false"})
+    Trainer(config, log=lambda _: None).run()
+    run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
+    best = run_dir / "pretrain_best.pt"
+    payload = torch.load(best, weights_only=True)
+    assert payload["data_checksum"] and len(payload["tensor_checksum"]) == 64
+    # bytes altered after writing (a flipped bit, NaN written in): refused at load
+    name = next(iter(payload["network"]))
+    payload["network"][name].view(-1)[0] += 1.0
+    torch.save(payload, run_dir / "altered.pt")
+    with pytest.raises(CheckpointError, match="corrupted"):
+        load_checkpoint(run_dir / "altered.pt")
+    # non-finite weights with a matching checksum (a diverged run): refused too
+    payload["network"][name].view(-1)[0] = float("nan")
+    save_atomic({k: v for k, v in payload.items() if k != "tensor_checksum"}, run_dir / "diverged.pt")
+    with pytest.raises(CheckpointError, match="NaN or infinite"):
+        load_checkpoint(run_dir / "diverged.pt")
+    assert main(["evaluate", str(run_dir / "diverged.pt")]) == 2
+    # the same file name with different data: the resume is refused unless forced
+    data = Path(config.data.tsv_path)
+    label, text = data.read_text().split("\n", 1)[0].split("\t")  # same words, same split and vocabulary: another order
+    data.write_text(data.read_text().replace(f"{label}\t{text}\n", f"{label}\t{' '.join(reversed(text.split()))}\n", 1))
+    with pytest.raises(CheckpointError, match="the data differ"):
+        Trainer(config, resume=True, log=lambda _: None)
+    said = []
+    Trainer(config, resume=True, force=True, log=said.append)
+    assert any("resuming on changed data (--force)" in line for line in said)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_same_seed_at_the_same_thread_count_gives_identical_numbers(tmp_path, threads):
+    """What run.threads promises: reproducible at a fixed thread count (not across thread counts)."""
+    previous = torch.get_num_threads()
+    try:
+        overrides = {"run.threads": threads, "train.pretrain_epochs": 1, "train.cotrain_epochs": 1}
+        first = Trainer(tiny_config(tmp_path / "a", **overrides), log=lambda _: None).run()
+        second = Trainer(tiny_config(tmp_path / "b", **overrides), log=lambda _: None).run()
+    finally:
+        torch.set_num_threads(previous)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(first["history"]) == strip(second["history"])
+    for label, row in first["results"].items():
+        for key, value in row.items():
+            if key.startswith("test_"):
+                assert second["results"][label][key] == value

@@ -60,7 +60,7 @@ def read_aspect_file(path: Path, lowercase: bool = True) -> list[TextExample]:
 def load_semeval(name: str, data_dir=None, split_seed: int = 1234, lowercase: bool = True, **_: object) -> DatasetSplits:
     """SemEval aspect-term polarity, 3 classes; official test, dev = stratified 10% of train."""
     if name not in SEMEVAL_FILES:
-        raise ValueError(f"unknown SemEval data set '{name}'; choose one of {', '.join(SEMEVAL_FILES)}")
+        raise DataFormatError(f"unknown SemEval data set '{name}'; choose one of {', '.join(SEMEVAL_FILES)}")
     subdir, train_file, test_file = SEMEVAL_FILES[name]
     folder = find_dataset_dir(subdir, [train_file, test_file], data_dir)
     train_all = read_aspect_file(folder / train_file, lowercase)

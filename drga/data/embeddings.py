@@ -25,6 +25,7 @@ import gzip
 import hashlib
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -32,6 +33,7 @@ from typing import IO
 import torch
 
 from drga.data.locate import find_dataset_dir
+from drga.errors import UserError
 from drga.data.vocab import Vocabulary
 
 #: Short name → (data subfolder, file name, width) of the vector sets the toolkit knows.
@@ -46,7 +48,7 @@ VECTOR_SETS: dict[str, tuple[str, str, int]] = {
 _CACHE_VERSION = 1
 
 
-class VectorFileError(ValueError):
+class VectorFileError(UserError, ValueError):
     """A vector file the toolkit cannot use as a whole (wrong width, no usable row)."""
 
 
@@ -173,6 +175,9 @@ def _read(path: Path, vocab: Vocabulary, dim: int, seed: int) -> PretrainedVecto
                 rows[index] = values
     if not rows and bad_rows:
         raise VectorFileError(f"{path}: no usable row for this vocabulary ({bad_rows} unusable rows)")
+    if bad_rows:
+        where = ", ".join(map(str, bad_lines)) + (", ..." if bad_rows > len(bad_lines) else "")
+        warnings.warn(f"{path}: skipped {bad_rows} unusable rows (lines {where})", stacklevel=3)
     matrix = _random_rows(len(vocab), dim, seed, rows)
     for index, values in rows.items():
         matrix[index] = torch.tensor(values)

@@ -6,11 +6,13 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from drga.errors import UserError
+
 #: Where the repository lives; ``../shared/data`` is looked up beside it as well as beside the cwd.
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-class DataNotFoundError(FileNotFoundError):
+class DataNotFoundError(UserError, FileNotFoundError):
     """The data set's files are in none of the places searched."""
 
 

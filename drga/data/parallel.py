@@ -134,7 +134,7 @@ MULTI30K_FILES = {
 def load_multi30k(data_dir: str | os.PathLike | None = None, source_lang: str = "en", target_lang: str = "de", **_: object) -> ParallelSplits:
     """Multi30k task 1 (Elliott et al. 2016), English→German: 29,000 / 1,014 / 1,000 (test2016) pairs."""
     if {source_lang, target_lang} != {"en", "de"}:
-        raise ValueError(f"Multi30k here has English and German only, not {source_lang}→{target_lang}")
+        raise DataFormatError(f"Multi30k here has English and German only, not {source_lang}→{target_lang}")
     required = [f"{stem}.{lang}.gz" for stem in MULTI30K_FILES.values() for lang in ("en", "de")]
     folder = find_dataset_dir("multi30k", required, data_dir)
     notes: list[str] = []
@@ -177,14 +177,14 @@ def load_parallel(
     for split, files in explicit.items():
         if files:
             if len(files) != 2:
-                raise ValueError(f"nmt.{split}_files must name two files, [source, target]; got {list(files)}")
+                raise DataFormatError(f"nmt.{split}_files must name two files, [source, target]; got {list(files)}")
             paths = [Path(f).expanduser() for f in files]
         elif folder is not None:
             if not folder.is_dir():
                 raise FileNotFoundError(f"parallel data folder {folder} does not exist")
             paths = _find_pair(folder, split, source_lang, target_lang)
         else:
-            raise ValueError(
+            raise DataFormatError(
                 "the parallel data set needs files: --data-dir DIR with train/val/test.{src,tgt}, "
                 "or --set nmt.train_files=SRC,TGT (and nmt.dev_files, nmt.test_files)"
             )
@@ -204,7 +204,7 @@ PARALLEL_DATASETS = {
 def load_parallel_dataset(name: str, **options: object) -> ParallelSplits:
     """The translation data set ``name`` (see :data:`PARALLEL_DATASETS`)."""
     if name not in PARALLEL_DATASETS:
-        raise ValueError(f"unknown translation data set '{name}'; choose one of: {', '.join(sorted(PARALLEL_DATASETS))}")
+        raise DataFormatError(f"unknown translation data set '{name}'; choose one of: {', '.join(sorted(PARALLEL_DATASETS))}")
     return PARALLEL_DATASETS[name](**options)  # type: ignore[arg-type]
 
 

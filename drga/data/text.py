@@ -16,7 +16,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from drga.data.locate import find_dataset_dir
+from drga.data.locate import DataNotFoundError, find_dataset_dir
+from drga.errors import UserError
 
 
 @dataclass
@@ -47,7 +48,7 @@ class DatasetSplits:
         return len(self.label_names)
 
 
-class DataFormatError(ValueError):
+class DataFormatError(UserError, ValueError):
     """A data file holds a line the loader cannot read; the message names file and line."""
 
 
@@ -366,7 +367,7 @@ def load_tsv(
     """
     location = tsv_path or data_dir
     if location is None:
-        raise ValueError("the tsv data set needs a path: --tsv PATH (a .tsv file or a folder with train/dev/test.tsv)")
+        raise DataNotFoundError("the tsv data set needs a path: --tsv PATH (a .tsv file or a folder with train/dev/test.tsv)")
     location = Path(location).expanduser()
     read = lambda path: read_tsv(path, lowercase, tsv_header, encoding, encoding_errors)  # noqa: E731
     if location.is_dir():

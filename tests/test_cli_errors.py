@@ -1,0 +1,89 @@
+"""Every user error of the command line is one message and exit status 2, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from drga.cli import main
+from tests.test_trainer import write_keyword_tsv
+
+
+@pytest.fixture
+def files(tmp_path):
+    good = write_keyword_tsv(tmp_path / "good.tsv")
+    (tmp_path / "bad.toml").write_text("[train\nlr = ")
+    (tmp_path / "header.tsv").write_text("0\tgood words here\n1\tbad words here\n1.0\tmore words\n" * 4)
+    (tmp_path / "garbage.tsv").write_bytes(b"\x00\xff\xfe\x80garbage\tbytes\n" * 3)
+    (tmp_path / "one_label.tsv").write_text("pos\tsome words\n" * 12)
+    (tmp_path / "no_tab.tsv").write_text("pos some words without a tab\n")
+    (tmp_path / "vectors.txt").write_text("good 1 2 3\n")
+    (tmp_path / "not_a_checkpoint.pt").write_bytes(b"definitely not a torch file")
+    torch.save({"format": 1, "kind": "model"}, tmp_path / "old_format.pt")
+    (tmp_path / "runs" / "tsv-lstm-sa-seed0").mkdir(parents=True)
+    (tmp_path / "runs" / "tsv-lstm-sa-seed0" / "last.pt").write_bytes(b"x")
+    return tmp_path, good
+
+
+def bad_inputs(tmp: str, good: str) -> list[list[str]]:
+    tsv = ["--dataset", "tsv", "--tsv", good, "--logdir", f"{tmp}/runs"]
+    return [
+        ["train", *tsv, "--set", "reward.gamma=nan"],
+        ["train", *tsv, "--set", "train.lr=0"],
+        ["train", *tsv, "--set", "data.batch_size=0"],
+        ["train", *tsv, "--set", "network.dropout=1.5"],
+        ["train", *tsv, "--set", "agent.samples=1"],
+        ["train", *tsv, "--set", "agent.log_std_min=3"],
+        ["train", *tsv, "--set", "nosection.key=1"],
+        ["train", *tsv, "--set", "train.lrr=0.1"],
+        ["train", *tsv, "--set", "train.lr"],
+        ["train", *tsv, "--set", "train.pretrain_epochs=many"],
+        ["train", *tsv, "--config", f"{tmp}/missing.toml"],
+        ["train", *tsv, "--config", f"{tmp}/bad.toml"],
+        ["train", "--dataset", "nosuch"],
+        ["train", "--dataset", "tsv"],
+        ["train", "--dataset", "tsv", "--tsv", f"{tmp}/missing.tsv"],
+        ["train", "--dataset", "tsv", "--tsv", f"{tmp}/header.tsv"],
+        ["train", "--dataset", "tsv", "--tsv", f"{tmp}/garbage.tsv"],
+        ["train", "--dataset", "tsv", "--tsv", f"{tmp}/one_label.tsv"],
+        ["train", "--dataset", "tsv", "--tsv", f"{tmp}/no_tab.tsv"],
+        ["train", *tsv, "--net", "nosuch"],
+        ["train", *tsv, "--net", "ian", "--run-name", "ian"],
+        ["train", *tsv, "--net", "seq2seq-luong", "--run-name", "nmt"],
+        ["train", *tsv, "--set", f"network.vectors={tmp}/missing_vectors.txt", "--run-name", "v1"],
+        ["train", *tsv, "--set", f"network.vectors={tmp}/vectors.txt", "--run-name", "v2"],
+        ["train", *tsv, "--set", "network.vectors=glove-typo", "--run-name", "v3"],
+        ["train", *tsv, "--device", "cuda:7"],
+        ["train", *tsv, "--resume", "--run-name", "never-ran"],
+        ["train", *tsv],  # the run folder already holds a run
+        ["train", *tsv, "--net", "transformer", "--set", "network.heads=7", "--run-name", "heads"],
+        ["train", *tsv, "--agent", "sb3-sac"],
+        ["evaluate", f"{tmp}/missing.pt"],
+        ["evaluate", f"{tmp}/not_a_checkpoint.pt"],
+        ["evaluate", f"{tmp}/old_format.pt"],
+        ["analyze", f"{tmp}/missing.pt", "--dataset", "subj"],
+        ["compare", f"{tmp}/no_runs_here", f"{tmp}/nor_here"],
+        ["translate", f"{tmp}/missing.pt"],
+    ]
+
+
+def test_thirty_odd_bad_inputs_each_give_one_message_and_status_2(files, capsys):
+    tmp, good = files
+    cases = bad_inputs(str(tmp), str(good))
+    assert len(cases) >= 30
+    for argv in cases:
+        try:
+            status = main(argv)
+        except SystemExit as exit_:  # argparse's own usage errors
+            status = exit_.code
+        out, err = capsys.readouterr()
+        assert status == 2, (argv, status, err[-400:])
+        assert "Traceback" not in err and "Traceback" not in out, argv
+        message = [line for line in err.splitlines() if "error:" in line]
+        assert message, (argv, err[-400:])
+
+
+def test_debug_shows_the_traceback(files):
+    tmp, good = files
+    with pytest.raises(Exception, match="reward.gamma"):
+        main(["--debug", "train", "--dataset", "tsv", "--tsv", str(good), "--set", "reward.gamma=nan"])
