@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -38,6 +39,9 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="drga", description="Retrofit attention networks with a deep-RL agent (DRGA).")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error (also: DRGA_DEBUG=1)")
+    volume = parser.add_mutually_exclusive_group()
+    volume.add_argument("--quiet", action="store_true", help="print warnings and errors only (the drga logger at WARNING)")
+    volume.add_argument("--verbose", action="store_true", help="print debug messages too (the drga logger at DEBUG)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser("train", help="run the three DRGA phases (and the equal-budget baseline)")
@@ -89,7 +93,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.no_progress or not sys.stderr.isatty():
         overrides.append("run.progress=false")
     first_process = not distributed.launched_by_torchrun() or os.environ.get("RANK") == "0"
-    config = load_config(args.config, overrides, report=lambda line: print(f"config  {line}", flush=True) if first_process else None)
+    config = load_config(args.config, overrides, report=lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None)
     if config.network.name not in _network_names():
         raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(_network_names())}")
     if config.data.dataset not in DATASETS:
@@ -176,8 +180,23 @@ HANDLERS: dict = {
 }
 
 
+def configure_logging(quiet: bool = False, verbose: bool = False) -> None:
+    """The command line's handler for the ``drga`` logger: plain lines on stdout, flushed as they come."""
+    logger = logging.getLogger("drga")
+    for handler in list(logger.handlers):
+        if getattr(handler, "_drga_cli", False):
+            logger.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler._drga_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.quiet, args.verbose)
     keep_freed_memory()  # CPU training: freed tensors stay mapped for the next step (drga/allocator.py)
     handler = HANDLERS[args.command]
     try:

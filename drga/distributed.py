@@ -245,9 +245,3 @@ def shard(batches: BatchIterator, pad_empty: bool) -> BatchIterator | ShardedBat
         return batches
     return ShardedBatches(batches, rank(), world_size(), pad_empty)
 
-
-class NullWriter:
-    """A SummaryWriter that writes nothing, for ranks other than 0."""
-
-    def __getattr__(self, name: str) -> Callable[..., None]:
-        return lambda *args, **kwargs: None

@@ -101,6 +101,8 @@ def run_phase(
     ``plateau_patience`` epochs without a better dev score.
     """
     resuming = trainer._resume_payload is not None
+    if not resuming:
+        trainer.progress.start_step = trainer.global_step  # TensorBoard's step axis of this arm starts here
     trainer._start_phase(phase, fresh=not resuming)
     if resuming:
         trainer._restore_optimizers(trainer._resume_payload)
@@ -111,6 +113,8 @@ def run_phase(
         if after_evaluation is not None:
             after_evaluation(phase, 0)
         trainer._consider(phase, scores, epoch=0)
+        counts = ("examples", "sentences", "tokens")  # sizes, not scores
+        trainer.writer.dev(phase, {mode: dev_values(r) for mode, r in scores.items()}, 0, skip=counts)
     epochs = trainer._epochs(phase)
     trainer.log(f"\n== phase {phase}: {epochs} epochs ==")
     while not trainer.progress.done and trainer.progress.epoch < epochs:
@@ -200,6 +204,7 @@ def train_epoch(
     trainer.network.train(phase != "agent")
     trainer.policy.train()
     sums: dict[str, float] = {}
+    interval_started, interval_sequences = time.perf_counter(), 0
     bar = tqdm(trainer.train_batches, desc=f"{phase} {epoch}/{epochs}", leave=False, disable=not config.run.progress)
     for step, batch in enumerate(bar, start=1):
         batch = batch.to(trainer.device)
@@ -209,9 +214,12 @@ def train_epoch(
         for key, value in stats.items():
             sums[key] = sums.get(key, 0.0) + value
         trainer.global_step += 1
+        interval_sequences += batch.size
         if trainer.global_step % 10 == 0:
-            for key, value in stats.items():
-                trainer.writer.add_scalar(f"{phase}/train/{key}", value, trainer.global_step)
+            now = time.perf_counter()
+            speed = {"sequences_per_second": interval_sequences / max(now - interval_started, 1e-9)}
+            trainer.writer.scalars(phase, {**stats, **speed}, trainer.global_step - trainer.progress.start_step)
+            interval_started, interval_sequences = now, 0
         bar.set_postfix({k: f"{v / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
     return {key: value / max(len(trainer.train_batches), 1) for key, value in sums.items()}
 
@@ -257,17 +265,27 @@ def drga_step(
         total = loss + agent_loss
         ddp_loss = getattr(trainer, "_ddp_loss", None)  # drga/trainer.py under torchrun: DDP all-reduces the gradients
         (total if ddp_loss is None else ddp_loss(total)).backward()
-        trainer._clip(list(trainer.network.parameters()) + list(trainer.strength.parameters()))
-        trainer._clip(trainer.policy.parameters())
+        network_norm = trainer._clip(list(trainer.network.parameters()) + list(trainer.strength.parameters()))
+        agent_norm = trainer._clip(trainer.policy.parameters())
         trainer.net_optimizer.step()
         trainer.agent_optimizer.step()
         trainer.strength.advance()
     else:
         with torch.no_grad():
             reported = task_loss(r)
-        trainer._step(trainer.agent_optimizer, agent_loss, trainer.policy.parameters())
+        network_norm = None
+        agent_norm = trainer._step(trainer.agent_optimizer, agent_loss, trainer.policy.parameters())
     terms = r.terms
+    advantage = agent_reward.view(-1, k) - (agent_reward.view(-1, k).mean(dim=1, keepdim=True) if baseline is None else baseline)
+    signals = {
+        "policy_entropy": r.entropy.item(),
+        "zeroed_fraction": r.zeroed_fraction.item(),
+        "advantage_std": advantage.std().item() if advantage.numel() > 1 else 0.0,
+        "grad_norm_agent": float(agent_norm) if agent_norm is not None else float("nan"),
+        **({"grad_norm_network": float(network_norm)} if network_norm is not None else {}),
+    }
     return {
+        **signals,
         "task_loss": reported.item(),
         "agent_loss": agent_loss.item(),
         "reward": terms.reward.mean().item(),
@@ -280,15 +298,20 @@ def drga_step(
     }
 
 
-def optimizer_step(optimizer: torch.optim.Optimizer, loss: Tensor, params, grad_clip: float) -> None:
-    """Zero the gradients, back-propagate ``loss``, clip ``params`` to ``grad_clip`` (0: no clipping), step."""
+def optimizer_step(optimizer: torch.optim.Optimizer, loss: Tensor, params, grad_clip: float) -> Tensor:
+    """Zero the gradients, back-propagate ``loss``, clip ``params`` to ``grad_clip`` (0: no clipping), step;
+    the gradient norm before clipping."""
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    clip_gradients(params, grad_clip)
+    norm = clip_gradients(params, grad_clip)
     optimizer.step()
+    return norm
 
 
-def clip_gradients(params, grad_clip: float) -> None:
-    """Clip the gradient norm of the parameters that have a gradient (``grad_clip`` 0: none)."""
-    if grad_clip > 0:
-        nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], grad_clip)
+def clip_gradients(params, grad_clip: float) -> Tensor:
+    """Clip the gradient norm of the parameters that have a gradient (``grad_clip`` 0: no clipping);
+    the norm before clipping (0 when none has a gradient)."""
+    with_grad = [p for p in params if p.grad is not None]
+    if not with_grad:
+        return torch.zeros(())
+    return nn.utils.clip_grad_norm_(with_grad, grad_clip if grad_clip > 0 else float("inf"))

@@ -30,6 +30,7 @@ class Rollout:
     policy_std: Tensor  #: mean σ over real tokens (for logging)
     entropy: Tensor  #: mean policy entropy per token
     shift: Tensor  #: TV(α, α′) per (sequence, sample), averaged over the arrays (detached), [B·K]
+    zeroed_fraction: Tensor  #: share of the real tokens' weights that eqs. 3–4 set to 0 (detached)
     network: AttentionNetwork = field(repr=False)
     labels: Tensor = field(repr=False)  #: the labels repeated K times, [B·K, ...]
 
@@ -110,8 +111,13 @@ def rollout(
     positions = max(float(positions), 1.0)
     with torch.no_grad():
         shift = attention_shift(encoding.attention, revised, masks)
+        zeroed, real = revised[0].new_zeros(()), revised[0].new_zeros(())
+        for alpha, mask in zip(revised, masks):
+            on_real = mask.unsqueeze(-1).expand_as(alpha) if alpha.dim() > mask.dim() else mask
+            zeroed, real = zeroed + ((alpha == 0) & on_real).sum(), real + on_real.sum()
     return Rollout(
         shift=shift,
+        zeroed_fraction=zeroed / real.clamp_min(1),
         log_prob=log_prob.flatten(),
         terms=terms,
         output=output,

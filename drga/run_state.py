@@ -22,14 +22,14 @@ modules) stay in the trainers.
 from __future__ import annotations
 
 import json
-import math
+import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import torch
-from torch.utils.tensorboard import SummaryWriter
+from drga.monitor import ARMS, PhaseWriters
 
 from drga import distributed
 from drga.checkpoint import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state, save_atomic
@@ -59,6 +59,7 @@ class PhaseProgress:
     #: Co-training: the best key of each dev mode other than the selecting one, whose own best
     #: epoch is kept too (``<phase>_best_<mode>.pt``), so every reported row is selected in its own mode.
     best_by_mode: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    start_step: int = 0  #: the run's global step when the phase began (TensorBoard's axis counts from it)
 
 
 class RunTrainer(Protocol):
@@ -77,7 +78,7 @@ class RunTrainer(Protocol):
     global_step: int
     net_optimizer: torch.optim.Optimizer | None
     agent_optimizer: torch.optim.Optimizer | None
-    writer: SummaryWriter
+    writer: PhaseWriters
 
     def _model_payload(self, phase: str, epoch: int, scores: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
 
@@ -89,9 +90,15 @@ def default_run_name(config: ExperimentConfig) -> str:
     return config.run.run_name or f"{config.data.dataset}-{config.network.name}-seed{config.run.seed}"
 
 
-def print_flushed(line: str) -> None:
-    """Log lines reach a file or a pipe as they happen, not when a buffer fills."""
-    print(line, flush=True)
+#: The toolkit's logger: ``logging.getLogger("drga")``. The command line sends it to stdout
+#: (``--quiet``: warnings only; ``--verbose``: debug too); a library user configures it with the
+#: standard logging calls, and without a handler sees warnings only.
+LOGGER = logging.getLogger("drga")
+
+
+def log_info(line: str) -> None:
+    """A trainer's default ``log``: one INFO record of the ``drga`` logger per line."""
+    LOGGER.info(line)
 
 
 # --------------------------------------------------------------------------- the run folder
@@ -114,18 +121,20 @@ def prepare_run_dir(run_dir: Path, resume: bool, overwrite: bool) -> Path:
     return last
 
 
-def open_run_folder(run_dir: Path, config_toml: str, flat_config: Mapping[str, Any], resume: bool, global_step: int) -> SummaryWriter:
-    """Create the folder, write ``config.toml``, open TensorBoard (from ``global_step`` when resuming).
+def open_run_folder(run_dir: Path, config_toml: str, resume_at: tuple[str, int] | None = None) -> PhaseWriters:
+    """Create the folder, write ``config.toml``, and open TensorBoard's per-arm runs (``drga/monitor.py``).
 
-    A fresh run also gets the hyperparameter table as TensorBoard text.
+    ``resume_at`` = (phase, step of that phase): a resumed run drops that arm's events from the step on.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.toml").write_text(config_toml, encoding="utf-8")
-    writer = SummaryWriter(str(run_dir / "tb"), purge_step=global_step if resume else None)
-    if not resume:
-        table = "\n".join(f"|{k}|{v}|" for k, v in flat_config.items())
-        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + table)
-    return writer
+    purge = {ARMS[resume_at[0]]: resume_at[1]} if resume_at else None
+    return PhaseWriters(run_dir / "tb", purge)
+
+
+def phase_step(trainer: RunTrainer) -> int:
+    """Updates since the current phase began: the step axis every arm shares (``drga/monitor.py``)."""
+    return trainer.global_step - trainer.progress.start_step
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -211,6 +220,7 @@ def resume_from(
         index=progress["index"], epoch=progress["epoch"], done=progress["done"],
         best=tuple(progress["best"]) if progress["best"] else None, stale=progress["stale"],
         best_by_mode={mode: tuple(key) for mode, key in progress.get("best_by_mode", {}).items()},
+        start_step=int(progress.get("start_step", 0)),
     )
     trainer.history = list(payload["history"])
     trainer.global_step = int(payload["global_step"])
@@ -269,14 +279,10 @@ def consider(
 
 
 def log_dev_scalars(
-    writer: SummaryWriter, phase: str, values: Mapping[str, Mapping[str, Any]], step: int, skip: tuple[str, ...] = ()
+    writer: PhaseWriters, phase: str, values: Mapping[str, Mapping[str, Any]], step: int, skip: tuple[str, ...] = ()
 ) -> None:
-    """TensorBoard ``<phase>/dev/<mode>/<key>`` for every finite number of every mode's dev scores."""
-    for mode, numbers in values.items():
-        for key, value in numbers.items():
-            if key in skip or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                continue
-            writer.add_scalar(f"{phase}/dev/{mode}/{key}", value, step)
+    """TensorBoard ``dev/<key>_<mode>`` in the phase's arm for every finite number of every mode's dev scores."""
+    writer.dev(phase, values, step, skip)
 
 
 def epoch_line(
@@ -303,12 +309,30 @@ def best_checkpoints(trainer: RunTrainer) -> Iterator[tuple[str, str, str, Path,
             yield label, phase, mode, chosen, trainer._load_model(chosen)
 
 
+def arm_metrics(rows: Mapping[str, Mapping[str, Any]], metric: str = "accuracy") -> dict[str, dict[str, float]]:
+    """Per phase, the final report's ``hparam/{dev,test}_<metric>_<mode>`` numbers (the HParams tab's columns)."""
+    metrics: dict[str, dict[str, float]] = {}
+    for row in rows.values():
+        for key, value in row.items():
+            split, _, mode = key.partition("_")
+            if split in ("dev", "test") and mode in ("net-only", "with-agent") and isinstance(value, Mapping):
+                number = value.get(metric)
+                if isinstance(number, (int, float)):
+                    metrics.setdefault(row["phase"], {})[f"hparam/{split}_{metric}_{mode.replace('-', '_')}"] = float(number)
+    return metrics
+
+
 def publish_results(
-    trainer: RunTrainer, results: dict[str, Any], metrics: Mapping[str, float], flat_config: Mapping[str, Any], note: str = ""
+    trainer: RunTrainer,
+    results: dict[str, Any],
+    metrics: Mapping[str, Mapping[str, float]],
+    flat_config: Mapping[str, Any],
+    note: str = "",
 ) -> None:
-    """Write ``results.json``, the TensorBoard hparams (configuration → test ``metrics``), and say where they are."""
+    """Write ``results.json``, each arm's HParams entry (configuration → its final ``metrics``), and say where they are."""
     (trainer.run_dir / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
-    hparams = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in flat_config.items()}
-    trainer.writer.add_hparams(hparams, dict(metrics), run_name="hparams")
+    for phase, values in metrics.items():
+        trainer.writer.hparams(phase, {"arm": ARMS.get(phase, phase), **flat_config}, values)
+    trainer.writer.flush()
     trainer.log(f"\nresults: {trainer.run_dir / 'results.json'}{note}")
     trainer.log(f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tb'}")

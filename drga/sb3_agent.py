@@ -255,8 +255,7 @@ class SB3AgentPhase:
             window.append(record)
             step = start_step + int(steps / self.steps_per_batch)
             if step >= next_log:
-                for key, value in self._summarise(window).items():
-                    trainer.writer.add_scalar(f"agent/train/{key}", value, step)
+                trainer.writer.scalars("agent", self._summarise(window), step - trainer.progress.start_step)
                 window, next_log = [], (step // 10 + 1) * 10
 
         with private_rng(self._seed(epoch), self.device):

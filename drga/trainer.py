@@ -38,9 +38,10 @@ from drga import distributed
 from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.evaluation import EvalResult, evaluate
+from drga.monitor import NullWriters
 from drga import phase_loop, run_state  # the phase loop, run folder and checkpoints both trainers share
 from drga.phase_loop import PHASES  # noqa: F401  (drga.trainer.PHASES, as before)
-from drga.run_state import PhaseProgress, RunExistsError, default_run_name, print_flushed  # noqa: F401  (RunExistsError, as before)
+from drga.run_state import PhaseProgress, RunExistsError, default_run_name, log_info  # noqa: F401  (RunExistsError, as before)
 from drga.setup import (
     batch_iterators,
     build_attention_network,
@@ -72,7 +73,7 @@ class Trainer:
         config: ExperimentConfig,
         resume: bool = False,
         overwrite: bool = False,
-        log: Callable[[str], None] = print_flushed,
+        log: Callable[[str], None] = log_info,
         force: bool = False,
     ):
         """``force``: resume even when the data differ from the run's (their fingerprint is in every checkpoint)."""
@@ -117,9 +118,10 @@ class Trainer:
         resume_payload = self._load_resume(last) if resume else None
 
         if self.main:
-            self.writer = run_state.open_run_folder(self.run_dir, config_to_toml(config), config.flat(), resume, self.global_step)
+            resume_at = (self.plan[self.progress.index], run_state.phase_step(self)) if resume and self.progress.index < len(self.plan) else None
+            self.writer = run_state.open_run_folder(self.run_dir, config_to_toml(config), resume_at)
         else:
-            self.writer = distributed.NullWriter()
+            self.writer = NullWriters()
         self._resume_payload = resume_payload
         self.tracker = self._make_tracker(resume)
 
@@ -174,8 +176,8 @@ class Trainer:
         cfg = self.config
         if phase in ("pretrain", "baseline"):
             loss = -self.network.log_likelihood(self.network(batch), batch.labels).mean()  # eq. 12
-            self._step(self.net_optimizer, loss, self.network.parameters())
-            return {"task_loss": loss.item()}
+            norm = self._step(self.net_optimizer, loss, self.network.parameters())
+            return {"task_loss": loss.item(), "grad_norm_network": float(norm)}
 
         # DRGA: encode once, K sampled adjustments of α, reward (eq. 5), REINFORCE (eqs. 6–7).
         own_attention_loss = None
@@ -187,15 +189,15 @@ class Trainer:
         task_loss = lambda r: -r.log_likelihood.mean()  # noqa: E731  (eq. 12 on the revised attention)
         return phase_loop.drga_step(self, phase, batch, cfg, task_loss, own_attention_loss)
 
-    def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor, params) -> None:
-        phase_loop.optimizer_step(optimizer, self._ddp_loss(loss), params, self.config.train.grad_clip)
+    def _step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor, params) -> torch.Tensor:
+        return phase_loop.optimizer_step(optimizer, self._ddp_loss(loss), params, self.config.train.grad_clip)
 
     def _ddp_loss(self, loss: torch.Tensor) -> torch.Tensor:
         """What to back-propagate: ``loss``; under torchrun passed through DDP, which all-reduces the gradients."""
         return distributed.ddp_loss(self._replica, loss, getattr(self.train_batches, "share", 1.0))
 
-    def _clip(self, params) -> None:
-        phase_loop.clip_gradients(params, self.config.train.grad_clip)
+    def _clip(self, params) -> torch.Tensor:
+        return phase_loop.clip_gradients(params, self.config.train.grad_clip)
 
     # ----------------------------------------------------------------------------- selection
 
@@ -230,7 +232,7 @@ class Trainer:
             return
         policy = self.policy if phase in ("agent", "cotrain") else None  # before that the agent is untrained
         entry = self.tracker.record(phase, epoch, self.global_step, self.network, policy, self.strength().detach())
-        self.writer.add_image(f"{phase}/tracked_attention", self.tracker.image(entry), self.global_step, dataformats="HWC")
+        self.writer.image(phase, "tracked_attention", self.tracker.image(entry), run_state.phase_step(self))
 
     def _consider(self, phase: str, scores: dict[str, EvalResult], epoch: int) -> bool:
         mode = run_state.selection_mode(phase, scores, self.config.train.select_mode)
@@ -272,7 +274,7 @@ class Trainer:
 
     def _log_epoch(self, phase, epoch, epochs, scores, train_stats, improved, elapsed) -> None:
         values = {mode: r.as_dict() for mode, r in scores.items()}
-        run_state.log_dev_scalars(self.writer, phase, values, self.global_step, skip=("examples",))
+        run_state.log_dev_scalars(self.writer, phase, values, run_state.phase_step(self), skip=("examples",))
         parts = [f"dev acc {mode} {r.accuracy:.4f}" for mode, r in scores.items()]
         if "reward" in train_stats:
             parts.append(f"reward {train_stats['reward']:.3f} N/L {train_stats['highlighted_fraction']:.2f} β {train_stats['beta']:.3f}")
@@ -298,12 +300,7 @@ class Trainer:
             epochs = sorted({row[key] for key in row if key.startswith("epoch_")})
             where = f"epoch {row['epoch']}" if len(epochs) <= 1 else f"epochs net-only {row['epoch_net-only']}, with-agent {row['epoch_with-agent']}"
             self.log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row['phase']} {where})")
-        metrics = {
-            f"hparam/{row['phase']}_{key.replace('-', '_')}": row[key]["accuracy"]
-            for label, row in rows.items()
-            for key in row
-            if key.startswith("test_")
-        }
+        metrics = run_state.arm_metrics(rows)
         if self.main:
             run_state.publish_results(self, results, metrics, self.config.flat())
         return results

@@ -273,8 +273,8 @@ def test_tracking_records_every_evaluation(trained):
     assert final[position["bad"]] < 0 and final[position["good"]] > final[position["bad"]]  # the keywords' sides
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    events = EventAccumulator(str(run_dir / "tb"), size_guidance={"images": 0}).Reload()
-    assert "cotrain/tracked_attention" in events.Tags()["images"]
+    events = EventAccumulator(str(run_dir / "tb" / "drga"), size_guidance={"images": 0}).Reload()
+    assert "tracked_attention" in events.Tags()["images"]
 
 
 def test_tracking_survives_resume(tmp_path, monkeypatch):

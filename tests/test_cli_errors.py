@@ -87,3 +87,36 @@ def test_debug_shows_the_traceback(files):
     tmp, good = files
     with pytest.raises(Exception, match="reward.gamma"):
         main(["--debug", "train", "--dataset", "tsv", "--tsv", str(good), "--set", "reward.gamma=nan"])
+
+
+def test_the_drga_logger_carries_training_output_and_quiet_silences_it(tmp_path, capsys):
+    import logging
+
+    from drga.config import load_config
+    from drga.trainer import Trainer
+
+    good = write_keyword_tsv(tmp_path / "good.tsv")
+    settings = ["network.embedding_dim=8", "network.hidden_size=8", "network.attention_size=8", "network.classifier_hidden=8",
+                "agent.hidden_sizes=8", "train.pretrain_epochs=1", "train.agent_epochs=0", "train.cotrain_epochs=0",
+                "train.fair_baseline=false"]
+    common = ["train", "--dataset", "tsv", "--tsv", str(good), "--logdir", str(tmp_path / "runs"), "--no-progress"]
+    common += [arg for setting in settings for arg in ("--set", setting)]
+    assert main([*common, "--run-name", "loud"]) == 0
+    loud = capsys.readouterr().out
+    assert "== phase pretrain" in loud and "== test accuracy ==" in loud
+    assert main(["--quiet", *common, "--run-name", "quiet"]) == 0
+    assert capsys.readouterr().out == ""
+    # a library user's own handler receives the same lines through the standard logging calls
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("drga")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        config = load_config(overrides=["data.dataset=tsv", f"data.tsv_path={good}", f"run.logdir={tmp_path / 'runs'}",
+                                        "run.run_name=library", "run.progress=false", *settings])
+        Trainer(config).run()
+    finally:
+        logger.removeHandler(handler)
+    assert any("== test accuracy ==" in record.getMessage() for record in records)

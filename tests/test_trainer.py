@@ -301,3 +301,30 @@ def test_the_same_seed_at_the_same_thread_count_gives_identical_numbers(tmp_path
         for key, value in row.items():
             if key.startswith("test_"):
                 assert second["results"][label][key] == value
+
+
+def test_tensorboard_overlays_the_arms_with_the_same_tags_on_one_step_axis(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config = tiny_config(tmp_path, **{"train.patience": 0})
+    Trainer(config, log=lambda _: None).run()
+    tb = tmp_path / "runs" / "tsv-tiny-seed3" / "tb"
+    assert sorted(p.name for p in tb.iterdir()) == ["agent", "baseline", "drga", "pretrain"]
+    events = {arm: EventAccumulator(str(tb / arm)).Reload() for arm in ("baseline", "drga", "agent")}
+    tags = {arm: set(e.Tags()["scalars"]) for arm, e in events.items()}
+    assert {"dev/accuracy_net_only", "train/task_loss", "train/sequences_per_second"} <= tags["baseline"] & tags["drga"]
+    assert "dev/accuracy_with_agent" in tags["drga"] & tags["agent"]
+    signals = ["agent/attention_shift", "agent/zeroed_fraction", "agent/highlighted_fraction", "agent/beta", "agent/policy_sigma",
+               "agent/policy_entropy", "agent/reward", "agent/reward_log_likelihood", "agent/reward_penalty",
+               "agent/advantage_std", "agent/grad_norm_agent", "train/grad_norm_network", "train/sequences_per_second"]
+    for tag in signals:
+        values = [event.value for event in events["drga"].Scalars(tag)]
+        assert values and all(math.isfinite(v) for v in values), tag
+    # one step axis: both arms count network updates from the same pretrained network, epoch 0 at step 0
+    baseline_steps = [e.step for e in events["baseline"].Scalars("dev/accuracy_net_only")]
+    drga_steps = [e.step for e in events["drga"].Scalars("dev/accuracy_net_only")]
+    assert baseline_steps[0] == drga_steps[0] == 0 and drga_steps == baseline_steps[: len(drga_steps)]
+    # the HParams tab: one entry per arm with its final numbers
+    hparams = EventAccumulator(str(tb / "drga")).Reload()
+    assert "hparam/test_accuracy_with_agent" in hparams.Tags()["scalars"]
+    assert "hparam/test_accuracy_net_only" in EventAccumulator(str(tb / "baseline")).Reload().Tags()["scalars"]

@@ -52,7 +52,7 @@ from drga.data.subword import SubwordTokenizer
 from drga.nmt.config import TranslationConfig, config_to_toml, translation_config_from_dict
 from drga.nmt.evaluation import MODES, TranslationEval, decode_pairs, decode_settings, evaluate_translation
 from drga import phase_loop, run_state  # the phase loop, run folder and checkpoints both trainers share
-from drga.run_state import PhaseProgress, default_run_name, print_flushed
+from drga.run_state import PhaseProgress, default_run_name, log_info
 from drga.setup import build_policy, build_strength, resolve_device, seed_everything, state_and_action_size
 
 #: Config fields a resumed run may change without changing its results.
@@ -163,7 +163,7 @@ class TranslationTrainer:
     """
 
     def __init__(
-        self, config: TranslationConfig, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = print_flushed
+        self, config: TranslationConfig, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = log_info
     ):
         config.validate()
         self.config = config
@@ -203,7 +203,8 @@ class TranslationTrainer:
         self.agent_optimizer: torch.optim.Optimizer | None = None
         resume_payload = self._load_resume(last) if resume else None
 
-        self.writer = run_state.open_run_folder(self.run_dir, config_to_toml(config), config.flat(), resume, self.global_step)
+        resume_at = (self.plan[self.progress.index], run_state.phase_step(self)) if resume and self.progress.index < len(self.plan) else None
+        self.writer = run_state.open_run_folder(self.run_dir, config_to_toml(config), resume_at)
         (self.run_dir / "source.spm.model").write_bytes(self.data.source_tokenizer.model_proto)
         (self.run_dir / "target.spm.model").write_bytes(self.data.target_tokenizer.model_proto)
         self._resume_payload = resume_payload
@@ -251,11 +252,11 @@ class TranslationTrainer:
         labels = batch.labels.repeat_interleave(exp.agent.samples, dim=0)
         return phase_loop.drga_step(self, phase, batch, exp, lambda r: token_loss(r.output, labels, smoothing))
 
-    def _step(self, optimizer: torch.optim.Optimizer, loss: Tensor, params) -> None:
-        phase_loop.optimizer_step(optimizer, loss, params, self.config.experiment.train.grad_clip)
+    def _step(self, optimizer: torch.optim.Optimizer, loss: Tensor, params) -> Tensor:
+        return phase_loop.optimizer_step(optimizer, loss, params, self.config.experiment.train.grad_clip)
 
-    def _clip(self, params) -> None:
-        phase_loop.clip_gradients(params, self.config.experiment.train.grad_clip)
+    def _clip(self, params) -> Tensor:
+        return phase_loop.clip_gradients(params, self.config.experiment.train.grad_clip)
 
     # ----------------------------------------------------------------------------- evaluation
 
@@ -326,9 +327,8 @@ class TranslationTrainer:
 
     def _log_epoch(self, phase, epoch, epochs, scores: dict[str, TranslationEval], train_stats, improved, elapsed) -> None:
         values = {mode: r.numbers() for mode, r in scores.items()}
-        run_state.log_dev_scalars(self.writer, phase, values, self.global_step, skip=("sentences", "tokens"))
-        for key, value in train_stats.items():
-            self.writer.add_scalar(f"{phase}/epoch/{key}", value, self.global_step)
+        run_state.log_dev_scalars(self.writer, phase, values, run_state.phase_step(self), skip=("sentences", "tokens"))
+        self.writer.scalars(phase, train_stats, run_state.phase_step(self), tag=lambda key: f"epoch/{key}")
         parts = [f"dev {mode} ppl {r.perplexity:.2f} BLEU {r.bleu:.2f}" for mode, r in scores.items()]
         if "reward" in train_stats:
             parts.append(
@@ -359,10 +359,7 @@ class TranslationTrainer:
         results = {"run_dir": str(self.run_dir), "config": self.config.to_dict(), "results": rows, "history": self.history,
                    "beam_size": beam, "bleu_signature": signature}
         self._print_table(rows, beam, signature)
-        metrics = {
-            f"hparam/{row['phase']}_{key.replace('-', '_')}_bleu": row[key]["bleu"]
-            for row in rows.values() for key in row if key.startswith("test_") and row[key].get("bleu") is not None
-        }
+        metrics = run_state.arm_metrics(rows, "bleu")
         run_state.publish_results(self, results, metrics, self.config.flat(), note=f"; translations in {out_dir}")
         return results
 
