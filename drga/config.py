@@ -50,6 +50,8 @@ class DataConfig:
     """SST only: train on every labelled phrase of the training trees."""
     batch_size: int = 64
     """Sentences per batch; under torchrun the global batch, split across the processes (docs/distributed.md)."""
+    agent_holdout: float = 0.0
+    """Beyond the paper: hold out this fraction of the training split (stratified by label, seeded by split_seed) from every phase that trains the network; the agent learns on it alone, so its reward log P(y|X) comes from sentences the network has not fit (0: the paper, the agent learns on the training batches)."""
     train_fraction: float = 1.0
     """Use only this fraction of the training split (quick runs, learning curves)."""
     max_sentences: int = 40
@@ -250,6 +252,10 @@ class ExperimentConfig:
             problems.append("agent.sb3_n_envs must be ≥ 1 and agent.sb3_total_steps, agent.sb3_n_steps ≥ 0")
         if self.agent.sb3_batch_size < 1 or self.agent.sb3_action_limit <= 0:
             problems.append("agent.sb3_batch_size and agent.sb3_action_limit must be positive")
+        if not 0 <= self.data.agent_holdout < 0.5:
+            problems.append(f"data.agent_holdout must be in [0, 0.5), got {self.data.agent_holdout}")
+        if self.data.agent_holdout > 0 and self.agent.algorithm != "reinforce":
+            problems.append("data.agent_holdout works with agent.algorithm = reinforce only")
         if not 0 < self.data.train_fraction <= 1:
             problems.append(f"data.train_fraction must be in (0, 1], got {self.data.train_fraction}")
         if not 0 < self.train.plateau_lr_factor <= 1:

@@ -119,7 +119,7 @@ def run_phase(
     trainer.log(f"\n== phase {phase}: {epochs} epochs ==")
     while not trainer.progress.done and trainer.progress.epoch < epochs:
         epoch = trainer.progress.epoch + 1
-        trainer.train_batches.set_epoch(PHASES.index(phase) * 10_000 + epoch)
+        epoch_batches(trainer, phase).set_epoch(PHASES.index(phase) * 10_000 + epoch)
         started = time.time()
         train_stats = trainer._train_epoch(phase, epoch, epochs)
         scores = trainer._evaluate_dev(phase)
@@ -205,7 +205,8 @@ def train_epoch(
     trainer.policy.train()
     sums: dict[str, float] = {}
     interval_started, interval_sequences = time.perf_counter(), 0
-    bar = tqdm(trainer.train_batches, desc=f"{phase} {epoch}/{epochs}", leave=False, disable=not config.run.progress)
+    batches = epoch_batches(trainer, phase)
+    bar = tqdm(batches, desc=f"{phase} {epoch}/{epochs}", leave=False, disable=not config.run.progress)
     for step, batch in enumerate(bar, start=1):
         batch = batch.to(trainer.device)
         if before_step is not None:
@@ -221,7 +222,14 @@ def train_epoch(
             trainer.writer.scalars(phase, {**stats, **speed}, trainer.global_step - trainer.progress.start_step)
             interval_started, interval_sequences = now, 0
         bar.set_postfix({k: f"{v / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
-    return {key: value / max(len(trainer.train_batches), 1) for key, value in sums.items()}
+    return {key: value / max(len(batches), 1) for key, value in sums.items()}
+
+
+def epoch_batches(trainer, phase: str):
+    """What an epoch of ``phase`` passes over: the training batches, or for the agent phase the
+    agent's held-out batches when ``data.agent_holdout`` keeps some (beyond the paper)."""
+    held_out = getattr(trainer, "agent_batches", None)
+    return held_out if phase == "agent" and held_out is not None else trainer.train_batches
 
 
 def drga_step(
@@ -248,14 +256,22 @@ def drga_step(
         trainer.network, trainer.policy, batch, step_beta,
         k, reward.gamma, reward.sqrt_l0, reward.delta, encoding=encoding, task_samples=config.train.task_loss_samples,
     )
-    agent_reward = r.terms.reward - reward.closeness * r.shift if reward.closeness > 0 else r.terms.reward  # beyond the paper
+    acting, acting_encoding, acting_batch = r, encoding, batch  # the rollout the agent learns from
+    held_out = getattr(trainer, "agent_batches", None)
+    if phase == "cotrain" and held_out is not None:  # beyond the paper: the agent learns on sentences the network never fit
+        acting_batch = held_out.batch_at(trainer.global_step).to(batch.tokens.device)
+        with torch.no_grad():
+            acting_encoding = trainer.network.encode(acting_batch)
+        acting = rollout(trainer.network, trainer.policy, acting_batch, beta.detach(), k, reward.gamma, reward.sqrt_l0,
+                         reward.delta, encoding=acting_encoding)
+    agent_reward = acting.terms.reward - reward.closeness * acting.shift if reward.closeness > 0 else acting.terms.reward
     baseline = None
     if config.agent.reward_baseline == "self-critical":  # beyond the paper: the reward of the mean action
         with torch.no_grad():
-            greedy = rollout(trainer.network, trainer.policy, batch, step_beta.detach(), k, reward.gamma, reward.sqrt_l0,
-                             reward.delta, deterministic=True, encoding=encoding)
+            greedy = rollout(trainer.network, trainer.policy, acting_batch, step_beta.detach(), k, reward.gamma, reward.sqrt_l0,
+                             reward.delta, deterministic=True, encoding=acting_encoding)
         baseline = (greedy.terms.reward - reward.closeness * greedy.shift).view(-1, 1)
-    agent_loss = reinforce_loss(r.log_prob.view(-1, k), agent_reward.view(-1, k), config.agent.normalize_advantage, baseline)
+    agent_loss = reinforce_loss(acting.log_prob.view(-1, k), agent_reward.view(-1, k), config.agent.normalize_advantage, baseline)
     agent_loss = agent_loss - config.agent.entropy_coef * r.entropy
     if phase == "cotrain":
         reported = task_loss(r)
@@ -275,11 +291,11 @@ def drga_step(
             reported = task_loss(r)
         network_norm = None
         agent_norm = trainer._step(trainer.agent_optimizer, agent_loss, trainer.policy.parameters())
-    terms = r.terms
+    terms = acting.terms
     advantage = agent_reward.view(-1, k) - (agent_reward.view(-1, k).mean(dim=1, keepdim=True) if baseline is None else baseline)
     signals = {
-        "policy_entropy": r.entropy.item(),
-        "zeroed_fraction": r.zeroed_fraction.item(),
+        "policy_entropy": acting.entropy.item(),
+        "zeroed_fraction": acting.zeroed_fraction.item(),
         "advantage_std": advantage.std().item() if advantage.numel() > 1 else 0.0,
         "grad_norm_agent": float(agent_norm) if agent_norm is not None else float("nan"),
         **({"grad_norm_network": float(network_norm)} if network_norm is not None else {}),
@@ -293,8 +309,8 @@ def drga_step(
         "reward_penalty": (reward.gamma * terms.penalty).mean().item(),
         "highlighted_fraction": terms.highlighted_fraction.mean().item(),
         "beta": beta.item(),
-        "policy_sigma": r.policy_std.item(),
-        "attention_shift": r.shift.mean().item(),
+        "policy_sigma": acting.policy_std.item(),
+        "attention_shift": acting.shift.mean().item(),
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Sequence
 
@@ -26,6 +26,7 @@ from drga.data import (
     encode_examples,
     load_dataset,
     load_vectors,
+    stratified_split,
 )
 from drga.state import agent_state
 
@@ -56,6 +57,8 @@ class PreparedData:
     dev: list[EncodedExample]
     test: list[EncodedExample]
     reports: list[str]
+    #: ``data.agent_holdout``: training examples held out from the network, for the agent alone.
+    agent_train: list[EncodedExample] = field(default_factory=list)
 
     @cached_property
     def checksum(self) -> str:
@@ -95,8 +98,11 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
         keep = max(1, int(round(len(train) * data.train_fraction)))
         order = np.random.default_rng(data.split_seed).permutation(len(train))[:keep]
         train = [train[i] for i in sorted(order)]
+    held_out: list = []
+    if data.agent_holdout > 0:  # beyond the paper: the agent's own slice of the training split
+        train, held_out, _ = stratified_split(train, data.split_seed + 1, (1.0 - data.agent_holdout, data.agent_holdout, 0.0))
     if vocab is None:
-        vocab = Vocabulary.build((ex.tokens for ex in train), min_freq=data.min_freq)
+        vocab = Vocabulary.build((ex.tokens for ex in train + held_out), min_freq=data.min_freq)
     encoded, reports = {}, list(splits.notes)
     for name, examples in (("train", train), ("dev", splits.dev), ("test", splits.test)):
         if not examples:
@@ -105,8 +111,12 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
             examples, vocab, data.max_length, data.max_sentences, data.max_sentence_length
         )
         reports.append(report.describe(name))
+    agent_train: list[EncodedExample] = []
+    if held_out:
+        agent_train, report = encode_examples(held_out, vocab, data.max_length, data.max_sentences, data.max_sentence_length)
+        reports.append(report.describe(f"agent-only (held out from the network, data.agent_holdout = {data.agent_holdout})"))
     reports.append(f"vocabulary: {len(vocab)} words (min frequency {data.min_freq})")
-    return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports)
+    return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports, agent_train)
 
 
 def batch_iterators(config: ExperimentConfig, data: PreparedData) -> tuple[BatchIterator, BatchIterator, BatchIterator]:

@@ -42,6 +42,7 @@ from drga.monitor import NullWriters
 from drga import phase_loop, run_state  # the phase loop, run folder and checkpoints both trainers share
 from drga.phase_loop import PHASES  # noqa: F401  (drga.trainer.PHASES, as before)
 from drga.run_state import PhaseProgress, RunExistsError, default_run_name, log_info  # noqa: F401  (RunExistsError, as before)
+from drga.data import BatchIterator
 from drga.setup import (
     batch_iterators,
     build_attention_network,
@@ -100,6 +101,11 @@ class Trainer:
         for line in self.data.reports:
             self.log(f"data  {line}")
         self.train_batches, self.dev_batches, self.test_batches = batch_iterators(config, self.data)
+        #: data.agent_holdout (beyond the paper): the agent's own batches, held out from the network
+        self.agent_batches = BatchIterator(self.data.agent_train, config.data.batch_size, shuffle=True, seed=config.run.seed) \
+            if self.data.agent_train else None
+        if self.agent_batches is not None and distributed.active():
+            raise ConfigError("data.agent_holdout trains in one process only; run it without torchrun")
         # Under torchrun each process takes its shard of every global batch (training and evaluation).
         self.train_batches = distributed.shard(self.train_batches, pad_empty=True)
         self.dev_batches = distributed.shard(self.dev_batches, pad_empty=False)

@@ -328,3 +328,33 @@ def test_tensorboard_overlays_the_arms_with_the_same_tags_on_one_step_axis(tmp_p
     hparams = EventAccumulator(str(tb / "drga")).Reload()
     assert "hparam/test_accuracy_with_agent" in hparams.Tags()["scalars"]
     assert "hparam/test_accuracy_net_only" in EventAccumulator(str(tb / "baseline")).Reload().Tags()["scalars"]
+
+
+def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, monkeypatch):
+    """data.agent_holdout (beyond the paper): the network's phases never see the held-out slice;
+    the agent phase passes over it alone, and co-training's REINFORCE reads batches from it."""
+    config = tiny_config(tmp_path, **{"data.agent_holdout": 0.25, "train.pretrain_epochs": 1, "train.cotrain_epochs": 1})
+    trainer = Trainer(config, log=lambda _: None)
+    held_ids = [tuple(e.ids) for e in trainer.data.agent_train]
+    assert held_ids and len(trainer.data.agent_train) == pytest.approx(0.25 * (len(trainer.data.train) + len(held_ids)), abs=2)
+    from drga.setup import prepare_data
+
+    whole = prepare_data(tiny_config(tmp_path / "whole", **{"train.pretrain_epochs": 1}))
+    assert len(trainer.data.train) + len(held_ids) == len(whole.train)  # a partition of the training split
+    assert sorted(map(tuple, (e.ids for e in whole.train))) == sorted([*map(tuple, (e.ids for e in trainer.data.train)), *held_ids])
+    seen = {"network": [], "agent": []}
+    original = Trainer._train_step
+
+    def spy(self, phase, batch):
+        seen["agent" if phase == "agent" else "network"].append(batch.size)
+        return original(self, phase, batch)
+
+    monkeypatch.setattr(Trainer, "_train_step", spy)
+    results = trainer.run()
+    assert sum(seen["agent"]) == len(held_ids)  # one agent epoch = one pass over the held-out slice
+    cotrain = [h for h in results["history"] if h["phase"] == "cotrain"]
+    assert cotrain and math.isfinite(cotrain[0]["reward"])
+    # the held-out batch of a step is a pure function of the step (resume draws the same)
+    assert torch.equal(trainer.agent_batches.batch_at(7).tokens, trainer.agent_batches.batch_at(7).tokens)
+    with pytest.raises(ConfigError, match="agent_holdout"):
+        tiny_config(tmp_path / "x", **{"data.agent_holdout": 0.6})

@@ -189,14 +189,22 @@ class BatchIterator:
         for indices in self.index_batches():
             yield collate([self.examples[i] for i in indices])
 
-    def index_batches(self) -> list[list[int]]:
-        """The batches of this epoch as lists of example indices, in order."""
+    def batch_at(self, step: int) -> Batch:
+        """The ``step``-th batch of an endless sequence of epochs (epoch step // len, then its batch
+        step % len): a pure function of the step, so a resumed run draws the same batches."""
+        epoch, index = divmod(step, len(self))
+        return collate([self.examples[i] for i in self.index_batches(epoch=1_000_000 + epoch)[index]])
+
+    def index_batches(self, epoch: int | None = None) -> list[list[int]]:
+        """The batches of this epoch (or of ``epoch``, leaving the iterator's own as it is) as lists
+        of example indices, in order."""
+        epoch = self.epoch if epoch is None else epoch
         n = len(self.examples)
         if not self.shuffle:
             order = sorted(range(n), key=lambda i: len(self.examples[i].ids))
             batches = [order[i : i + self.batch_size] for i in range(0, n, self.batch_size)]
         else:
-            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
             permutation = torch.randperm(n, generator=generator).tolist()
             pool = self.batch_size * 50
             batches = []
