@@ -121,7 +121,7 @@ class EncoderLayer(nn.Module):
         """V [B, H, T, d_k], the values every head mixes."""
         return self._split(self.value(x))
 
-    def apply(self, x: Tensor, weights: Tensor, mask: Tensor, keep: tuple, copies: int = 1, values: Tensor | None = None) -> Tensor:
+    def mix(self, x: Tensor, weights: Tensor, mask: Tensor, keep: tuple, copies: int = 1, values: Tensor | None = None) -> Tensor:
         """The layer's output given its attention weights: A·V, output projection, residuals, FFN.
 
         ``keep``: :meth:`dropout_masks`, one per example; ``copies``: x holds each example that
@@ -132,10 +132,10 @@ class EncoderLayer(nn.Module):
         mixed = (weights @ values).transpose(1, 2).reshape(x.shape)
         return self._rest(x, self.output(mixed), mask, keep, copies)
 
-    def apply_repeated(
+    def mix_repeated(
         self, x: Tensor, weights: Tensor, mask: Tensor, keep: tuple, repeats: int, values: Tensor | None = None
     ) -> Tensor:
-        """:meth:`apply` to ``x.repeat_interleave(repeats, 0)`` with one weight matrix per copy.
+        """:meth:`mix` to ``x.repeat_interleave(repeats, 0)`` with one weight matrix per copy.
 
         x [B, T, D], weights [B·R, H, T, T], mask [B·R, T]. The output projection is linear, so
         (concat_h A_h V_h) W_Oᵀ = Σ_h A_h (V_h W_O,hᵀ): the values and their projection are
@@ -214,7 +214,7 @@ class TransformerClassifier(AttentionNetwork):
         building the agent's sites (the same output as ``predict(encode(batch), own attention)``)."""
         _, x = self._embed(batch)
         for layer in self.layers:
-            x = layer.apply(x, layer.weights(x, batch.mask), batch.mask, layer.dropout_masks(x))
+            x = layer.mix(x, layer.weights(x, batch.mask), batch.mask, layer.dropout_masks(x))
         pooling = self.pooling(x, self.pool_query.expand(batch.size, -1), batch.mask)
         return self._classify(pooling, x, self._classifier_masks(x), copies=1)
 
@@ -229,7 +229,7 @@ class TransformerClassifier(AttentionNetwork):
             inputs.append(x)
             matrices.append(weights)
             layer_masks.append(layer.dropout_masks(x))
-            x = layer.apply(x, weights, mask, layer_masks[-1], values=first_values if index == 0 else None)
+            x = layer.mix(x, weights, mask, layer_masks[-1], values=first_values if index == 0 else None)
         matrices_t = torch.stack(matrices, dim=1)  # [B, L, H, T, T]
         b, t = mask.shape
         head_arrays = column_mean(matrices_t.flatten(1, 2), mask)  # [B, L·H, T]
@@ -269,11 +269,11 @@ class TransformerClassifier(AttentionNetwork):
             revised = revise_matrices(matrices.flatten(1, 2), original, heads).view_as(matrices)
             for index, (layer, keep) in enumerate(zip(self.layers, dropout["layers"])):
                 if index == 0 and base is not None:  # layer 1's input is the same for every copy
-                    x = layer.apply_repeated(base.cache["embedded"], revised[:, 0], mask, keep, copies, base.cache["first_values"])
+                    x = layer.mix_repeated(base.cache["embedded"], revised[:, 0], mask, keep, copies, base.cache["first_values"])
                 elif index == 0:
-                    x = layer.apply(cache["embedded"], revised[:, 0], mask, keep, copies, cache["first_values"])
+                    x = layer.mix(cache["embedded"], revised[:, 0], mask, keep, copies, cache["first_values"])
                 else:
-                    x = layer.apply(x, revised[:, index], mask, keep, copies)
+                    x = layer.mix(x, revised[:, index], mask, keep, copies)
         return self._classify(pooling[:, 0], x, dropout["classifier"], copies)
 
     def _classifier_masks(self, x: Tensor) -> tuple[Tensor | None, ...]:

@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from drga import __version__
 from drga.allocator import keep_freed_memory
 from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, load_config
@@ -38,6 +39,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="drga", description="Retrofit attention networks with a deep-RL agent (DRGA).")
+    parser.add_argument("--version", action="version", version=f"drga {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error (also: DRGA_DEBUG=1)")
     volume = parser.add_mutually_exclusive_group()
     volume.add_argument("--quiet", action="store_true", help="print warnings and errors only (the drga logger at WARNING)")

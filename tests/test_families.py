@@ -417,3 +417,19 @@ def test_the_k_samples_of_a_sequence_share_one_dropout_mask(name):
     assert torch.allclose(grouped, output, atol=1e-5)
     # while a fresh encoding draws fresh masks: dropout is on
     assert not torch.allclose(network.predict(network.encode(batch).repeat_interleave(k), revised), output)
+
+
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_nn_module_apply_works_on_every_network(name):
+    """Weight-initialisation code every PyTorch user writes: ``model.apply(init)`` (the Transformer's
+    layer once defined an ``apply`` of its own, which broke it)."""
+    network = build_network(name, vocab_size=20, num_classes=3, **SMALL)
+    seen = []
+
+    def init(module):
+        seen.append(type(module).__name__)
+        if isinstance(module, torch.nn.Linear):
+            torch.nn.init.zeros_(module.bias) if module.bias is not None else None
+
+    assert network.apply(init) is network
+    assert "Linear" in seen or "Conv1d" in seen

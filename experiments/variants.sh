@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Beyond the paper (issue 16, item 4): DRGA variants on LSTM+SA × MR, SUBJ, SST-5 in the paper
+# regime (experiments/configs/paper_regime.toml), each variant one setting on top of it:
+#
+#   holdout          data.agent_holdout=0.2: the agent learns on a fifth of the training split that
+#                    the network never trains on, so log P(y|X) in its reward is informative
+#   self-critical    agent.reward_baseline=self-critical: REINFORCE's baseline is the reward of
+#                    the policy's mean action instead of the mean of the K samples
+#   closeness        reward.closeness=0.5: the reward also loses 0.5 · TV(α, α′)
+#   own-attention    train.original_attention_loss=0.5: co-training also trains the network on
+#                    its own attention
+#
+#   bash experiments/variants.sh [VARIANT ...]        # default: all four; SEEDS="0 1 2" to choose seeds
+#
+# Each run leaves its result file in experiments/results/variant-<name>/ (commit them as they
+# come; finished runs are skipped). Every variant run repeats pretraining and the equal-budget
+# baseline from the same seed, so its rows pair with its own baselines; the tables:
+#   python experiments/regime_tables.py experiments/results/variant-<name>
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python}
+SEEDS=${SEEDS:-0 1 2 3 4 5 6 7 8 9}
+declare -A SETTING=(
+  [holdout]="data.agent_holdout=0.2"
+  [self-critical]="agent.reward_baseline=self-critical"
+  [closeness]="reward.closeness=0.5"
+  [own-attention]="train.original_attention_loss=0.5"
+)
+VARIANTS=${*:-holdout self-critical closeness own-attention}
+for variant in $VARIANTS; do
+  [[ -n "${SETTING[$variant]:-}" ]] || { echo "unknown variant '$variant' (one of: ${!SETTING[*]})" >&2; exit 2; }
+  "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --set "${SETTING[$variant]}" \
+      --nets lstm-sa --datasets mr subj sst --seeds $SEEDS --jobs "${JOBS:-2}" --threads-per-run 1 \
+      --logdir "${LOGDIR:-runs/variants}/$variant" --results "experiments/results/variant-$variant"
+done
