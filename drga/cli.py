@@ -7,11 +7,9 @@ import importlib
 import logging
 import os
 import sys
-from pathlib import Path
 
 from drga import __version__
 from drga.allocator import keep_freed_memory
-from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, load_config
 from drga.data import DATASETS
 from drga.errors import UserError

@@ -22,7 +22,7 @@ What the trainer does with it (docs/distributed.md):
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import torch
 import torch.distributed as dist

@@ -14,7 +14,6 @@ import dataclasses
 
 import pytest
 import torch
-from torch import nn
 
 from agents.gaussian_policy import GaussianPolicy
 from baselines import NETWORK_INPUTS, build_network
