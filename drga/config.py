@@ -152,6 +152,8 @@ class AdjustConfig:
 class TrainConfig:
     pretrain_epochs: int = 10
     """Phase 1: epochs of network pretraining."""
+    init_from: str | None = None
+    """A model checkpoint of this network on this data (another run's pretrain_best.pt, or your own network's) to start from instead of pretraining: pretraining is skipped and the checkpoint is reported as the pretrain-only baseline."""
     agent_epochs: int = 5
     """Phase 2: epochs of agent pretraining with the network frozen."""
     cotrain_epochs: int = 10

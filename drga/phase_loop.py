@@ -48,7 +48,7 @@ def phase_epochs(train: TrainConfig, phase: str) -> int:
     unless ``train.baseline_epochs`` says otherwise (0 without ``train.fair_baseline``)."""
     budget = train.agent_epochs + train.cotrain_epochs if train.baseline_epochs is None else train.baseline_epochs
     return {
-        "pretrain": train.pretrain_epochs,
+        "pretrain": 0 if train.init_from else train.pretrain_epochs,
         "baseline": budget if train.fair_baseline else 0,
         "agent": train.agent_epochs,
         "cotrain": train.cotrain_epochs,

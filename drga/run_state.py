@@ -300,7 +300,7 @@ def best_checkpoints(trainer: RunTrainer) -> Iterator[tuple[str, str, str, Path,
     of ``<phase>_best.pt`` comes first."""
     for label, phase, modes in FINAL_ROWS:
         path = trainer.run_dir / f"{phase}_best.pt"
-        if phase not in trainer.plan or not path.exists():
+        if not path.exists() or (phase not in trainer.plan and phase != "pretrain"):  # train.init_from: pretrain's row
             continue
         own = {mode: trainer.run_dir / f"{phase}_best_{mode}.pt" for mode in modes}
         ordered = sorted(modes, key=lambda mode: own[mode].exists())

@@ -27,6 +27,7 @@ sharded evaluation, and only rank 0 logging and writing files.
 from __future__ import annotations
 
 import copy
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -35,7 +36,7 @@ import torch
 from torch import nn
 
 from drga import distributed
-from drga.checkpoint import CheckpointError
+from drga.checkpoint import CheckpointError, load_checkpoint
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.evaluation import EvalResult, evaluate
 from drga.monitor import NullWriters
@@ -129,7 +130,23 @@ class Trainer:
         else:
             self.writer = NullWriters()
         self._resume_payload = resume_payload
+        if config.train.init_from and self.main and not resume:
+            self._adopt_pretrained(Path(config.train.init_from))
         self.tracker = self._make_tracker(resume)
+
+    def _adopt_pretrained(self, source: Path) -> None:
+        """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``."""
+        try:
+            payload = load_checkpoint(source)
+        except CheckpointError as error:
+            raise ConfigError(f"train.init_from: {error}") from None
+        if payload.get("net_name") != self.config.network.name:
+            raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
+        if payload.get("vocab") != list(self.data.vocab.itos) or payload.get("label_names") != list(self.data.splits.label_names):
+            raise ConfigError(f"train.init_from: {source} was trained with another vocabulary or label set than this data gives")
+        self._load_model(source, policy=False)  # its network must fit this configuration (sizes)
+        shutil.copyfile(source, self.run_dir / "pretrain_best.pt")
+        self.log(f"start  from {source} (pretraining skipped)")
 
     # ----------------------------------------------------------------------------- phases
 
@@ -294,8 +311,10 @@ class Trainer:
             row[f"test_{mode}"] = self._evaluate(self.test_batches, mode).as_dict()
             row[f"dev_{mode}"] = payload["dev"].get(mode)
             row[f"epoch_{mode}"] = payload["epoch"]
+        pretrained = self.run_dir / "pretrain_best.pt"
         results = {
             "run_dir": str(self.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
+            "pretrain_checksum": load_checkpoint(pretrained).get("tensor_checksum") if pretrained.exists() else None,
             "phases": phase_loop.phase_summary(self.history, self.config.train), "history": self.history,
             "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
         }

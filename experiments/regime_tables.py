@@ -58,6 +58,26 @@ def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
     return dict(cells)
 
 
+def borrow_baselines(cells: dict, reference: dict) -> int:
+    """Fill the pretrain-only and equal-budget rows of runs that started from another run's pretrained
+    network (``train.init_from``) with that run's, when both started from the same network (equal
+    ``pretrain_checksum``); the number of runs filled. A run whose network differs is an error."""
+    filled = 0
+    for key, runs in cells.items():
+        for seed, result in runs.items():
+            if BASELINE in result["rows"]:
+                continue
+            source = reference.get(key, {}).get(seed)
+            if source is None:
+                continue
+            if not result.get("pretrain_checksum") or result.get("pretrain_checksum") != source.get("pretrain_checksum"):
+                raise SystemExit(f"{result['name']}: its pretrained network is not the reference run's; it cannot borrow its baselines")
+            result["rows"] = {**{row: source["rows"][row] for row in (PRETRAIN, BASELINE) if row in source["rows"]}, **result["rows"]}
+            result.setdefault("phases", {}).setdefault("pretrain", (source.get("phases") or {}).get("pretrain"))
+            filled += 1
+    return filled
+
+
 def test_accuracy(result: dict, row: str, mode: str) -> float | None:
     cell = result["rows"].get(row, {}).get(mode)
     return None if cell is None else 100.0 * cell["test"]
@@ -195,11 +215,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="folders of per-run result files")
     parser.add_argument("--out", type=Path, help="write the tables here (markdown) as well as to stdout")
     parser.add_argument("--curves", type=Path, help="write the dev learning curves of every cell to this PNG")
+    parser.add_argument("--reference", type=Path,
+                        help="result folder whose baselines runs started with train.init_from from its pretrained networks share")
     args = parser.parse_args(argv)
     cells = load(args.folders)
     if not cells:
         parser.error(f"no result files in {', '.join(map(str, args.folders))}")
+    if args.reference:
+        borrow_baselines(cells, load([args.reference]))
     command = "python experiments/regime_tables.py " + " ".join(str(f) for f in args.folders)
+    command += f" --reference {args.reference}" if args.reference else ""
     if args.curves:
         learning_curves(cells, args.curves)
     text = "\n".join([

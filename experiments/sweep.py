@@ -120,6 +120,7 @@ def export_result(run: Run, commit: str) -> None:
         "name": run.name, "net": run.net, "dataset": run.dataset, "seed": run.seed, "commit": commit,
         "data_checksum": full.get("data_checksum"), "wall_seconds": float(wall.read_text()) if wall.exists() else None,
         "phases": full.get("phases"), "majority_class": full.get("majority_class"), "rows": rows,
+        "pretrain_checksum": full.get("pretrain_checksum"),
         "config": full.get("config"), "history": history,
     }
     run.result_file.parent.mkdir(parents=True, exist_ok=True)
@@ -134,8 +135,8 @@ def command(run: Run, args: argparse.Namespace) -> list[str]:
            "--logdir", str(run.folder.parent), "--run-name", run.name, "--no-progress"]
     if args.config:
         cmd += ["--config", args.config]
-    for item in args.set:
-        cmd += ["--set", item]
+    for item in args.set:  # {seed}, {dataset} and {net} stand for the run's
+        cmd += ["--set", item.replace("{seed}", str(run.seed)).replace("{dataset}", run.dataset).replace("{net}", run.net)]
     return cmd + (["--resume"] if run.interrupted else [])
 
 
@@ -287,7 +288,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads-per-run", type=int, default=0,
                         help="torch threads per run (default: $OMP_NUM_THREADS if set, else cores / jobs)")
     parser.add_argument("--config", help="TOML file for every run")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override for every run (repeatable)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override for every run (repeatable); {seed}, {dataset} and {net} stand for the run's")
     parser.add_argument("--logdir", default="runs/sweep", help="parent folder of the run folders")
     parser.add_argument("--out", help="results table (markdown; a .csv beside it); default <logdir>/sweep_results.md")
     parser.add_argument("--results", help="folder of the per-run result files to commit (see above)")

@@ -13,9 +13,13 @@
 #   bash experiments/variants.sh [VARIANT ...]        # default: all four; SEEDS="0 1 2" to choose seeds
 #
 # Each run leaves its result file in experiments/results/variant-<name>/ (commit them as they
-# come; finished runs are skipped). Every variant run repeats pretraining and the equal-budget
-# baseline from the same seed, so its rows pair with its own baselines; the tables:
-#   python experiments/regime_tables.py experiments/results/variant-<name>
+# come; finished runs are skipped). By default every variant run repeats pretraining and the
+# equal-budget baseline of its seed (deterministic: the same network as the main study's);
+# with REUSE=runs/paper-regime it starts from that study's pretrained network of the same
+# (data set, network, seed) instead (train.init_from; those run folders must be on this disk)
+# and skips the baseline, whose rows the tables then take from the main study's result files,
+# after checking that both runs started from the same network:
+#   python experiments/regime_tables.py experiments/results/variant-<name> [--reference experiments/results/paper-regime]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
@@ -27,9 +31,13 @@ declare -A SETTING=(
   [own-attention]="train.original_attention_loss=0.5"
 )
 VARIANTS=${*:-holdout self-critical closeness own-attention}
+REUSED=()
+if [[ -n "${REUSE:-}" ]]; then
+  REUSED=(--set "train.init_from=$REUSE/{dataset}-{net}-seed{seed}/pretrain_best.pt" --set train.fair_baseline=false)
+fi
 for variant in $VARIANTS; do
   [[ -n "${SETTING[$variant]:-}" ]] || { echo "unknown variant '$variant' (one of: ${!SETTING[*]})" >&2; exit 2; }
-  "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --set "${SETTING[$variant]}" \
+  "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --set "${SETTING[$variant]}" "${REUSED[@]}" \
       --nets lstm-sa --datasets mr subj sst --seeds $SEEDS --jobs "${JOBS:-2}" --threads-per-run 1 \
       --logdir "${LOGDIR:-runs/variants}/$variant" --results "experiments/results/variant-$variant"
 done

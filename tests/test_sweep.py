@@ -196,3 +196,10 @@ def test_result_files_are_kept_and_a_fresh_machine_skips_their_runs(tmp_path, fa
     again = run_sweep(tmp_path, fake_cli, "--results", str(results))
     assert again.returncode == 0 and calls(tmp_path) == []
     assert again.stdout.count("[skip]") == 4
+
+
+def test_set_values_name_the_runs_seed_dataset_and_net(tmp_path, fake_cli):
+    result = run_sweep(tmp_path, fake_cli, "--set", "train.init_from=runs/x/{dataset}-{net}-seed{seed}/pretrain_best.pt")
+    assert result.returncode == 0, result.stderr
+    sets = sorted(line[-1] for line in calls(tmp_path) if line[1] == "fresh")
+    assert sets == [f"train.init_from=runs/x/d-{net}-seed{seed}/pretrain_best.pt" for net in "ab" for seed in (0, 1)]

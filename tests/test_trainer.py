@@ -358,3 +358,22 @@ def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, mo
     assert torch.equal(trainer.agent_batches.batch_at(7).tokens, trainer.agent_batches.batch_at(7).tokens)
     with pytest.raises(ConfigError, match="agent_holdout"):
         tiny_config(tmp_path / "x", **{"data.agent_holdout": 0.6})
+
+
+def test_a_run_can_start_from_another_runs_pretrained_network(tmp_path):
+    first = Trainer(tiny_config(tmp_path / "a", **{"train.cotrain_epochs": 1}), log=lambda _: None).run()
+    source = tmp_path / "a" / "runs" / "tsv-tiny-seed3" / "pretrain_best.pt"
+    config = tiny_config(tmp_path / "b", **{"train.init_from": str(source), "train.fair_baseline": "false", "train.cotrain_epochs": 1})
+    said = []
+    second = Trainer(config, log=said.append).run()
+    assert [h["phase"] for h in second["history"]] == ["agent", "cotrain"]  # no pretraining
+    assert any("pretraining skipped" in line for line in said)
+    assert second["pretrain_checksum"] == first["pretrain_checksum"] is not None
+    assert second["results"]["baseline (pretrain only)"]["test_net-only"] == first["results"]["baseline (pretrain only)"]["test_net-only"]
+    # the agent starts from the same frozen network: the same agent phase as the first run's
+    assert second["history"][0]["dev_with-agent_accuracy"] == [h for h in first["history"] if h["phase"] == "agent"][0]["dev_with-agent_accuracy"]
+    other = tiny_config(tmp_path / "c", **{"train.init_from": str(source), "network.embedding_dim": 6})
+    with pytest.raises(CheckpointError, match="does not fit"):
+        Trainer(other, log=lambda _: None)
+    with pytest.raises(ConfigError, match="train.init_from"):
+        Trainer(tiny_config(tmp_path / "d", **{"train.init_from": str(tmp_path / "nothing.pt")}), log=lambda _: None)
