@@ -17,7 +17,21 @@ from drga.state import agent_state_size, build_agent_state
 
 __version__ = "0.1.0"
 
+#: The Gymnasium id of the attention-retrofit environment, registered by ``import drga`` with a
+#: string entry point (gymnasium imports ``envs`` only when the environment is made).
+ENV_ID = "drga/AttentionRetrofit-v0"
+
+
+def _register_environment() -> None:
+    import gymnasium
+
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="envs.attention_retrofit:AttentionRetrofitEnv")
+
+
+_register_environment()
+
 __all__ = [
     "adjust_attention", "AdjustmentStrength", "beta_schedule", "RewardTerms", "count_highlighted",
-    "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state",
+    "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state", "ENV_ID",
 ]

@@ -93,3 +93,28 @@ def test_env_rejects_bad_arguments(tiny_env):
     env = AttentionRetrofitEnv(network, examples, collate)
     with pytest.raises(IndexError):
         env.reset(options={"index": 99})
+
+
+def test_the_environment_is_made_by_id_after_import_drga_alone():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import sys
+        import gymnasium
+        import drga
+        assert "envs" not in sys.modules  # registered by name; nothing of envs imported yet
+        from tests.tiny_network import TinyAttentionNet, keyword_examples
+        from drga.data import collate
+        examples, vocab_size = keyword_examples(4, seed=0)
+        env = gymnasium.make(drga.ENV_ID, network=TinyAttentionNet(vocab_size, 2), examples=examples, collate=collate)
+        observation, info = env.reset(seed=0)
+        print(type(env.unwrapped).__name__, observation.shape[0] > 0)
+        """
+    )
+    root = __file__.rsplit("/tests/", 1)[0]
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120)
+    assert result.returncode == 0, result.stderr[-1500:]
+    assert result.stdout.split() == ["AttentionRetrofitEnv", "True"]
