@@ -340,6 +340,11 @@ def coerce_value(value: Any, annotation: Any, where: str) -> Any:
 RENAMED_KEYS = {"network.embeddings_path": "network.vectors"}
 
 
+def set_value(config: ExperimentConfig, dotted: str, value: Any) -> None:
+    """Set ``section.key`` of ``config`` to ``value``, checked and converted to the field's type."""
+    _set(config, dotted, value)
+
+
 def _set(config: ExperimentConfig, dotted: str, value: Any) -> None:
     dotted = RENAMED_KEYS.get(dotted, dotted)
     if "." not in dotted:
@@ -416,14 +421,20 @@ def load_config(
             raise ConfigError(f"reward.per_dataset.{config.data.dataset}: only sqrt_l0 and delta are tuned per data set, not '{key}'")
         if f"reward.{key}" not in given:
             _set(config, f"reward.{key}", value)
+    apply_network_defaults(config, given, report)
+    config.validate()
+    return config
+
+
+def apply_network_defaults(config: ExperimentConfig, given: set[str], report: Callable[[str], None] | None = None) -> None:
+    """The network's own defaults (``NETWORK_DEFAULTS``) for the settings not in ``given`` (the same
+    whether the configuration came from the command line, a TOML file or the Python API)."""
     applied = {key: value for key, value in NETWORK_DEFAULTS.get(config.network.name, {}).items() if key not in given}
     for key, value in applied.items():
         _set(config, key, value)
     if applied and report is not None:
         settings = " ".join(f"{key}={value}" for key, value in applied.items())
         report(f"{config.network.name} defaults: {settings} (set them to override)")
-    config.validate()
-    return config
 
 
 def config_from_dict(mapping: dict[str, Any]) -> ExperimentConfig:

@@ -45,6 +45,7 @@ from drga.phase_loop import PHASES  # noqa: F401  (drga.trainer.PHASES, as befor
 from drga.run_state import PhaseProgress, RunExistsError, default_run_name, log_info  # noqa: F401  (RunExistsError, as before)
 from drga.data import BatchIterator
 from drga.setup import (
+    PreparedData,
     batch_iterators,
     build_attention_network,
     build_policy,
@@ -77,8 +78,12 @@ class Trainer:
         overwrite: bool = False,
         log: Callable[[str], None] = log_info,
         force: bool = False,
+        network: nn.Module | None = None,
+        data: PreparedData | None = None,
     ):
-        """``force``: resume even when the data differ from the run's (their fingerprint is in every checkpoint)."""
+        """``force``: resume even when the data differ from the run's (their fingerprint is in every checkpoint).
+        ``network`` and ``data`` (the Python API, drga/api.py): a network instance of the user's and
+        prepared data, instead of those the configuration names."""
         config.validate()
         self.force = force
         self.config = config
@@ -98,7 +103,7 @@ class Trainer:
             torch.set_num_threads(config.run.threads)
 
         seed_everything(config.run.seed)
-        self.data = prepare_data(config)
+        self.data = data if data is not None else prepare_data(config)
         for line in self.data.reports:
             self.log(f"data  {line}")
         self.train_batches, self.dev_batches, self.test_batches = batch_iterators(config, self.data)
@@ -111,7 +116,9 @@ class Trainer:
         self.train_batches = distributed.shard(self.train_batches, pad_empty=True)
         self.dev_batches = distributed.shard(self.dev_batches, pad_empty=False)
         self.test_batches = distributed.shard(self.test_batches, pad_empty=False)
-        self.network = build_attention_network(config, self.data.vocab, self.data.splits.num_classes, self.log).to(self.device)
+        if network is None:
+            network = build_attention_network(config, self.data.vocab, self.data.splits.num_classes, self.log)
+        self.network = network.to(self.device)
         self.state_size, self.action_size = state_and_action_size(self.network, first_batch(self.data.train).to(self.device))
         self.policy = build_policy(config, self.state_size, self.action_size).to(self.device)
         self.strength = build_strength(config, len(self.train_batches)).to(self.device)

@@ -33,3 +33,21 @@ def test_custom_network_guide_runs_as_written(tmp_path, monkeypatch, capsys):
     reward = float(re.search(r"episode reward: (-?[0-9.]+)", printed).group(1))
     assert reward < 0  # log P(y|X) ≤ 0 minus a positive penalty
     assert (tmp_path / "runs" / "docs-example" / "subj-my-gru-seed0" / "cotrain_best.pt").exists()
+
+
+def test_notebook_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    require_data("subj")
+    monkeypatch.chdir(tmp_path)
+    blocks = python_blocks((DOCS / "notebook.md").read_text())
+    assert len(blocks) == 2
+    user_lines = [line for line in blocks[1].splitlines() if line.strip() and not line.startswith(("from ", "import "))]
+    assert len(user_lines) <= 10  # the retrofit itself, imports aside
+    namespace: dict = {"__name__": "notebook_example"}
+    for block in blocks:
+        exec(compile(block, "docs/notebook.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "DRGA (co-trained)" in printed and "baseline (equal budget)" in printed
+    result = namespace["result"]
+    assert 0.0 <= result.accuracy("DRGA (co-trained)", "with-agent") <= 1.0
+    assert (result.run_dir / "cotrain_best.pt").exists()
+    assert result.config.network.name == "bilinear-gru" and result.config.agent.hidden_sizes == [32, 32]
