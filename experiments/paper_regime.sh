@@ -19,9 +19,12 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
 SEEDS=${*:-0 1 2}
 RESULTS=${RESULTS:-experiments/results/paper-regime}
+# A failed run does not stop the study: every sweep runs, then the script exits with the worst status.
+STATUS=0
 sweep() { "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --logdir "${LOGDIR:-runs/paper-regime}" \
-            --results "$RESULTS" --jobs "${JOBS:-2}" --threads-per-run 1 --seeds $SEEDS "$@"; }
+            --results "$RESULTS" --jobs "${JOBS:-2}" --threads-per-run 1 --seeds $SEEDS "$@" || STATUS=$?; }
 sweep --nets cnn-sa lstm-sa --datasets mr subj
 sweep --nets transformer --datasets mr subj
 sweep --nets cnn-sa lstm-sa transformer --datasets sst
 "$PY" experiments/regime_tables.py "$RESULTS" --out docs/results/paper-regime.md --curves docs/results/paper-regime-curves.png
+exit $STATUS
