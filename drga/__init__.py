@@ -10,10 +10,22 @@ The method's equations, one implementation each:
 - :func:`agents.reinforce.reinforce_loss` (eqs. 6–7)
 """
 
-from drga.adjust import adjust_attention
-from drga.beta import AdjustmentStrength, beta_schedule
-from drga.reward import RewardTerms, count_highlighted, drga_reward, saliency_penalty
-from drga.state import agent_state_size, build_agent_state
+import importlib
+from typing import Any
+
+#: Exported names → their modules, imported when first used (PEP 562), so that ``import drga``
+#: and ``drga --help`` do not load torch.
+_EXPORTS = {
+    "adjust_attention": "drga.adjust", "AdjustmentStrength": "drga.beta", "beta_schedule": "drga.beta",
+    "RewardTerms": "drga.reward", "count_highlighted": "drga.reward", "drga_reward": "drga.reward",
+    "saliency_penalty": "drga.reward", "agent_state_size": "drga.state", "build_agent_state": "drga.state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'drga' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 

@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = commands.add_parser("train", help="run the three DRGA phases (and the equal-budget baseline)")
     _add_data_arguments(train)
-    train.add_argument("--net", help=f"attention network: {', '.join(_network_names())}")
+    train.add_argument("--net", help="attention network (`drga networks` lists them)")
     train.add_argument("--agent", help="phase 2 learner (agent.algorithm): reinforce, sb3-ppo or sb3-a2c (docs/sb3.md)")
     train.add_argument("--config", help="TOML file with [data], [network], [agent], [reward], [adjust], [train], [run] tables")
     train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override one setting (repeatable)")

@@ -120,3 +120,16 @@ def test_the_drga_logger_carries_training_output_and_quiet_silences_it(tmp_path,
     finally:
         logger.removeHandler(handler)
     assert any("== test accuracy ==" in record.getMessage() for record in records)
+
+
+def test_help_and_version_answer_without_importing_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from drga.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print('torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip().endswith("False"), result.stderr[-800:]
+    version = subprocess.run([sys.executable, "-m", "drga.cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert version.stdout.startswith("drga ")

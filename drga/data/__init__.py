@@ -1,14 +1,27 @@
-"""Data: finding files, loading benchmarks, vocabularies, batching, pretrained vectors."""
+"""Data: finding files, loading benchmarks, vocabularies, batching, pretrained vectors.
 
-from drga.data.batching import BatchIterator, EncodedExample, EncodingReport, collate, encode_examples
-from drga.data.embeddings import VECTOR_SETS, PretrainedVectors, VectorFileError, load_glove, load_vectors
-from drga.data.locate import DataNotFoundError, candidate_roots, find_dataset_dir
-from drga.data.text import DATASETS, DataFormatError, DatasetSplits, TextExample, load_dataset, parse_tree, stratified_split
-from drga.data.vocab import Vocabulary
+The names below are imported from their modules when first used (PEP 562): the loaders need
+numpy only, batching and vectors need torch.
+"""
 
-__all__ = [
-    "BatchIterator", "EncodedExample", "EncodingReport", "collate", "encode_examples", "load_glove",
-    "load_vectors", "PretrainedVectors", "VectorFileError", "VECTOR_SETS",
-    "DataNotFoundError", "candidate_roots", "find_dataset_dir", "DATASETS", "DataFormatError",
-    "DatasetSplits", "TextExample", "load_dataset", "parse_tree", "stratified_split", "Vocabulary",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "BatchIterator": "drga.data.batching", "EncodedExample": "drga.data.batching", "EncodingReport": "drga.data.batching",
+    "collate": "drga.data.batching", "encode_examples": "drga.data.batching",
+    "VECTOR_SETS": "drga.data.embeddings", "PretrainedVectors": "drga.data.embeddings", "VectorFileError": "drga.data.embeddings",
+    "load_glove": "drga.data.embeddings", "load_vectors": "drga.data.embeddings",
+    "DataNotFoundError": "drga.data.locate", "candidate_roots": "drga.data.locate", "find_dataset_dir": "drga.data.locate",
+    "DATASETS": "drga.data.text", "DataFormatError": "drga.data.text", "DatasetSplits": "drga.data.text",
+    "TextExample": "drga.data.text", "load_dataset": "drga.data.text", "parse_tree": "drga.data.text",
+    "stratified_split": "drga.data.text", "Vocabulary": "drga.data.vocab",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'drga.data' has no attribute {name!r}")
