@@ -27,15 +27,16 @@ from torch import nn
 
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
+from drga.data.tokenize import raw_text_tokens
 from drga.run_state import log_info
 from drga.setup import PreparedData
 
 Pair = tuple[Any, Any]
 
 
-def whitespace_tokenizer(text: str) -> list[str]:
-    """The default: lowercase, split on whitespace (pass your own ``tokenizer`` for raw text)."""
-    return text.lower().split()
+def default_tokenizer(text: str) -> list[str]:
+    """The default for strings: lowercased words and punctuation marks (drga/data/tokenize.py)."""
+    return raw_text_tokens(text, lowercase=True)
 
 
 @dataclass
@@ -63,7 +64,7 @@ class TextData:
         dev: Iterable[Pair] | None = None,
         test: Iterable[Pair] | None = None,
         *,
-        tokenizer: Callable[[str], list[str]] = whitespace_tokenizer,
+        tokenizer: Callable[[str], list[str]] = default_tokenizer,
         split_seed: int = 1234,
         max_length: int = 100,
         min_freq: int = 1,
@@ -202,4 +203,4 @@ def _qualified(name: str) -> str:
     return f"{sections[0]}.{name}"
 
 
-__all__: Sequence[str] = ["TextData", "RetrofitResult", "retrofit", "whitespace_tokenizer"]
+__all__: Sequence[str] = ["TextData", "RetrofitResult", "retrofit", "default_tokenizer"]

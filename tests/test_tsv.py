@@ -88,3 +88,14 @@ def test_any_well_formed_file_loads_every_row_with_its_own_labels(tmp_path_facto
     assert splits.label_names == sorted(set(chosen[:n]))
     loaded = sorted(splits.label_names[e.label] for e in splits.train + splits.dev + splits.test)
     assert loaded == sorted(chosen[:n])
+
+
+def test_raw_text_is_split_into_words_and_punctuation_by_the_tokenizers_library(tmp_path):
+    from drga.data.tokenize import raw_text_tokens
+
+    assert raw_text_tokens("It's a film, isn't it? (e-mail me: $5.99)") == [
+        "it's", "a", "film", ",", "isn't", "it", "?", "(", "e-mail", "me", ":", "$", "5.99", ")"]
+    assert raw_text_tokens("Naïve CAFÉ!", lowercase=False) == ["Naïve", "CAFÉ", "!"]
+    splits = load_tsv(tsv_path=write(tmp_path / "d.tsv", ["0\tgood,film!", "1\tbad... plot"] * 10))
+    assert sorted({tuple(e.tokens) for e in splits.train + splits.dev + splits.test}) == [
+        ("bad", ".", ".", ".", "plot"), ("good", ",", "film", "!")]

@@ -9,24 +9,19 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 from pathlib import Path
 
 from drga.data.locate import DataNotFoundError, find_dataset_dir
+from drga.data.tokenize import raw_text_tokens
 from drga.data.text import DataFormatError, DatasetSplits, TextExample, stratified_split
 
 AG_NEWS_LABELS = ["World", "Sports", "Business", "Sci/Tech"]
-
-# Words (with inner apostrophes, hyphens, dots of numbers) or single punctuation marks: the CSV
-# text is raw, unlike the pre-tokenized sentence benchmarks.
-_TOKEN = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*|[^\w\s]")
-
 
 def tokenize_news(text: str, lowercase: bool = True) -> list[str]:
     """Tokens of raw news text; the files' backslash line breaks and ``#36;`` escapes are undone."""
     text = text.replace("\\", " ").replace("#36;", "$").replace("#39;", "'").replace("&lt;", "<").replace("&gt;", ">")
     text = text.replace("&amp;", "&").replace("quot;", '"')
-    return _TOKEN.findall(text.lower() if lowercase else text)
+    return raw_text_tokens(text, lowercase)  # the CSV text is raw, unlike the pre-tokenized sentence benchmarks
 
 
 def read_ag_news_csv(path: Path, lowercase: bool = True) -> list[TextExample]:

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from drga.data.locate import DataNotFoundError, find_dataset_dir
+from drga.data.tokenize import raw_text_tokens
 from drga.errors import UserError
 
 
@@ -297,7 +298,7 @@ def read_tsv(path: Path, lowercase: bool, header: str = "auto", encoding: str = 
                 continue
         if not label.strip():
             raise DataFormatError(f"{path}:{line_number}: empty label")
-        tokens = _tokenize(body, lowercase)
+        tokens = raw_text_tokens(body, lowercase)  # users' text is raw: punctuation split off (drga/data/tokenize.py)
         if not tokens:
             result.empty += 1
             continue
