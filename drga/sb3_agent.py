@@ -24,8 +24,8 @@ the trainer's as always. Design (docs/sb3.md has the reasoning and the compariso
 - Co-training: unchanged — the network and the agent co-train by REINFORCE, the agent starting
   from the SB3-learned policy (phase 2's best, converted).
 - TensorBoard: SB3's own scalars in ``tb/<algorithm>/`` (x = environment steps), and the
-  trainer's ``agent/train/*`` curves on the trainer's step axis (one step = one REINFORCE
-  batch's worth of environment steps) so the two learners' curves overlay.
+  trainer's ``agent/*`` curves in ``tb/agent`` on the phase's step axis (one step = one
+  REINFORCE batch's worth of environment steps) so the two learners' curves overlay.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from drga.config import load_config
 from drga.setup import prepare_data
 
-TAGS = ("agent/train/reward", "cotrain/train/reward")
+#: The trainer's training reward: (TensorBoard run, tag) of phase 2 and of co-training (drga/monitor.py).
+TAGS = (("agent", "agent/reward"), ("drga", "agent/reward"))
 
 
 def train(agent: str, args: argparse.Namespace) -> Path:
@@ -88,11 +89,10 @@ def main() -> None:
                 f"| {agent} | {r['epoch']} | {r['reward']:.3f} | {r['highlighted_fraction']:.2f} | {r['policy_sigma']:.3f} "
                 f"| {100 * r['dev_with-agent_accuracy']:.2f} |"
             )
-        start = sum(1 for r in history if r["phase"] in ("pretrain", "baseline")) * batches  # trainer step before phase 2
         curves[agent] = {
-            "trainer": scalars(run_dir / "tb", TAGS),
+            "trainer": {run: scalars(run_dir / "tb" / run, (tag,)).get(tag, []) for run, tag in TAGS},
             "sb3": scalars(run_dir / "tb" / agent, ("rollout/ep_rew_mean",)).get("rollout/ep_rew_mean", []),
-            "start": start,
+            "start": 0,  # each arm's step axis starts at its phase
         }
     text = "\n".join(accuracy + [""] + training)
     print("\n" + text)
@@ -112,13 +112,13 @@ def plot(curves: dict, steps_per_batch: float, path: str) -> None:
     figure, (phase2, cotrain) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [3, 2]})
     for index, (agent, curve) in enumerate(curves.items()):
         color = f"C{index}"
-        points = curve["trainer"].get(TAGS[0], [])
+        points = curve["trainer"][TAGS[0][0]]
         phase2.plot([(s - curve["start"]) * steps_per_batch for s, _ in points], [v for _, v in points], "o", color=color,
-                    label=f"{agent}: agent/train/reward")
+                    label=f"{agent}: agent/reward (tb/agent)")
         if curve["sb3"]:
             phase2.plot([s for s, _ in curve["sb3"]], [v for _, v in curve["sb3"]], "-", color=color, linewidth=1,
                         label=f"{agent}: rollout/ep_rew_mean (SB3, last 100 episodes)")
-        points = curve["trainer"].get(TAGS[1], [])
+        points = curve["trainer"][TAGS[1][0]]
         cotrain.plot([s for s, _ in points], [v for _, v in points], "o-", color=color, label=agent)
     phase2.set(title="phase 2: agent on the frozen network", xlabel="environment steps", ylabel="training reward (eq. 5)")
     cotrain.set(title="phase 3: co-training (REINFORCE in all)", xlabel="trainer step", ylabel="training reward (eq. 5)")
