@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/drga train --config experiments/configs/demo.toml --overwrite
+	$(BIN)/drga train --config demo --overwrite
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

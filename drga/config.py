@@ -400,9 +400,7 @@ def load_config(
     config = ExperimentConfig()
     given: set[str] = set()
     if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {path} does not exist")
+        path = resolve_config_path(path)
         try:
             mapping = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as error:
@@ -435,6 +433,22 @@ def apply_network_defaults(config: ExperimentConfig, given: set[str], report: Ca
     if applied and report is not None:
         settings = " ".join(f"{key}={value}" for key, value in applied.items())
         report(f"{config.network.name} defaults: {settings} (set them to override)")
+
+
+#: Configs that ship with the package (``drga/configs/``), found by name: ``--config demo``.
+BUNDLED_CONFIGS = Path(__file__).parent / "configs"
+
+
+def resolve_config_path(name_or_path: str | Path) -> Path:
+    """A TOML file's path, or the bundled config of that name (``demo`` → drga/configs/demo.toml)."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    bundled = BUNDLED_CONFIGS / f"{name_or_path}.toml"
+    if path.suffix == "" and len(path.parts) == 1 and bundled.is_file():
+        return bundled
+    names = ", ".join(sorted(p.stem for p in BUNDLED_CONFIGS.glob("*.toml")))
+    raise ConfigError(f"config file {path} does not exist (bundled configs, by name: {names})")
 
 
 def config_from_dict(mapping: dict[str, Any]) -> ExperimentConfig:

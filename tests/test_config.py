@@ -88,3 +88,11 @@ def test_a_non_finite_tuned_value_is_refused(tmp_path):
     path.write_text("[reward.per_dataset.mr]\nsqrt_l0 = nan\n")
     with pytest.raises(ConfigError, match=r"reward\.per_dataset\.mr\.sqrt_l0"):
         load_config(path)
+
+
+def test_bundled_configs_are_found_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # anywhere: the name, not a path
+    demo = load_config("demo")
+    assert demo.run.run_name == "demo-subj-lstm-sa" and demo.network.vectors == "glove-6b-50d"
+    with pytest.raises(ConfigError, match="bundled configs, by name: demo"):
+        load_config("nosuch")
