@@ -10,6 +10,8 @@ PYTHON ?= python3
 VENV ?= .venv
 # The CPU wheel; an unpinned torch would pull several GB of CUDA packages on a machine without one.
 TORCH_SPEC ?= torch==2.13.0
+# Extra pip options for the torch install only, e.g. TORCH_PIP="--index-url URL" for a CUDA build.
+TORCH_PIP ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 
@@ -20,7 +22,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet $(TORCH_PIP) "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
