@@ -24,7 +24,7 @@ import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
-from agents.gaussian_policy import GaussianPolicy, squash
+from drga.agents.gaussian_policy import GaussianPolicy, squash
 
 
 def pre_squash(action: Tensor, eps: float = 1e-6) -> Tensor:

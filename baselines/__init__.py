@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from typing import Callable
 
-from baselines.atae_lstm import ATAELSTM
-from baselines.cnn_sa import CNNSelfAttention
-from baselines.disan import DiSAN
-from baselines.han import HierarchicalAttentionNetwork
-from baselines.ian import IAN
-from baselines.lstm_sa import LSTMSelfAttention
-from baselines.transformer import TransformerClassifier
-from baselines.seq2seq_luong import LuongSeq2Seq
-from baselines.transformer_nmt import TransformerNMT
-from baselines.nmt_common import TranslationNetwork
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.atae_lstm import ATAELSTM
+from drga.baselines.cnn_sa import CNNSelfAttention
+from drga.baselines.disan import DiSAN
+from drga.baselines.han import HierarchicalAttentionNetwork
+from drga.baselines.ian import IAN
+from drga.baselines.lstm_sa import LSTMSelfAttention
+from drga.baselines.transformer import TransformerClassifier
+from drga.baselines.seq2seq_luong import LuongSeq2Seq
+from drga.baselines.transformer_nmt import TransformerNMT
+from drga.baselines.nmt_common import TranslationNetwork
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 NetworkFactory = Callable[..., AttentionNetwork]
 

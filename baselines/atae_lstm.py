@@ -22,9 +22,9 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
-from baselines.lstm_sa import AdditiveSelfAttention
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.common import check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
+from drga.baselines.lstm_sa import AdditiveSelfAttention
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 
 class ATAELSTM(AttentionNetwork):

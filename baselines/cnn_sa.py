@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, head_dropout_masks, make_embedding, run_head
-from baselines.lstm_sa import AdditiveSelfAttention
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.common import check_tokens, head_dropout_masks, make_embedding, run_head
+from drga.baselines.lstm_sa import AdditiveSelfAttention
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 
 class CNNSelfAttention(AttentionNetwork):

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from baselines.protocol import masked_softmax
+from drga.baselines.protocol import masked_softmax
 
 
 def make_embedding(vocab_size: int, dim: int, embeddings: Tensor | None, freeze: bool) -> nn.Embedding:

@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.common import check_tokens, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 
 class Source2TokenAttention(nn.Module):

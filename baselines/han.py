@@ -26,8 +26,8 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import ContextVectorAttention, check_tokens, even_hidden, head_dropout_masks, make_embedding, masked_mean, run_head, run_rnn
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.common import ContextVectorAttention, check_tokens, even_hidden, head_dropout_masks, make_embedding, masked_mean, run_head, run_rnn
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 
 class HierarchicalAttentionNetwork(AttentionNetwork):

@@ -19,8 +19,8 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import BilinearAttention, check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.common import BilinearAttention, check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 
 class IAN(AttentionNetwork):

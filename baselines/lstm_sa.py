@@ -7,8 +7,8 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.common import even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 
 class AdditiveSelfAttention(nn.Module):

@@ -45,7 +45,7 @@ from typing import Any, Callable, Mapping
 import torch
 from torch import Tensor
 
-from baselines.protocol import AttentionNetwork, AttentionSite, NetworkEncoding
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, NetworkEncoding
 
 #: Special ids shared by every translation vocabulary (see drga.data.subword).
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3

@@ -37,8 +37,8 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import check_tokens, even_hidden, masked_mean, run_rnn
-from baselines.nmt_common import (
+from drga.baselines.common import check_tokens, even_hidden, masked_mean, run_rnn
+from drga.baselines.nmt_common import (
     Adjuster,
     CrossAttentionEncoding,
     DecoderState,
@@ -46,7 +46,7 @@ from baselines.nmt_common import (
     cross_attention_site,
     decoder_input,
 )
-from baselines.protocol import Batch, masked_softmax
+from drga.baselines.protocol import Batch, masked_softmax
 
 
 class LuongSeq2Seq(TranslationNetwork):

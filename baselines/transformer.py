@@ -50,9 +50,9 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, head_dropout_masks, make_embedding, run_head
-from baselines.lstm_sa import AdditiveSelfAttention
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, head_dropout_masks, make_embedding, run_head
+from drga.baselines.lstm_sa import AdditiveSelfAttention
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 
 
 def sinusoidal_positions(length: int, dim: int, device: torch.device, dtype: torch.dtype) -> Tensor:

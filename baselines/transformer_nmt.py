@@ -39,8 +39,8 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.common import check_tokens
-from baselines.nmt_common import (
+from drga.baselines.common import check_tokens
+from drga.baselines.nmt_common import (
     Adjuster,
     CrossAttentionEncoding,
     DecoderState,
@@ -48,8 +48,8 @@ from baselines.nmt_common import (
     cross_attention_site,
     decoder_input,
 )
-from baselines.protocol import Batch, masked_softmax
-from baselines.transformer import sinusoidal_positions
+from drga.baselines.protocol import Batch, masked_softmax
+from drga.baselines.transformer import sinusoidal_positions
 
 
 class MultiHeadAttention(nn.Module):

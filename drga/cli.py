@@ -23,7 +23,7 @@ USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError,
 
 
 def _network_names() -> list[str]:
-    from baselines import NETWORKS
+    from drga.baselines import NETWORKS
 
     return sorted(NETWORKS)
 
@@ -142,7 +142,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_networks(_: argparse.Namespace) -> int:
-    from baselines import NETWORK_INPUTS, NETWORKS
+    from drga.baselines import NETWORK_INPUTS, NETWORKS
 
     for name in sorted(NETWORKS):
         doc = (NETWORKS[name].__doc__ or "").strip().splitlines()[0]

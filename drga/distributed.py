@@ -28,7 +28,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-from baselines.protocol import Batch
+from drga.baselines.protocol import Batch
 from drga.data import BatchIterator, collate
 from drga.setup import resolve_device
 

@@ -11,8 +11,8 @@ from typing import Iterable, Literal
 
 import torch
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.protocol import AttentionNetwork, Batch
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import RewardConfig
 from drga.reward import RewardTerms, drga_reward
 from drga.rollout import rollout

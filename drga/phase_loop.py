@@ -31,7 +31,7 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from agents.reinforce import reinforce_loss
+from drga.agents.reinforce import reinforce_loss
 from drga.config import ExperimentConfig, TrainConfig
 from drga.rollout import Rollout, rollout
 from drga.run_state import PhaseProgress

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import torch
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.protocol import AttentionNetwork
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
 from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
 from drga.config import ExperimentConfig, config_from_dict

@@ -11,8 +11,8 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
-from agents.gaussian_policy import GaussianPolicy, gaussian_log_prob, squash
-from baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
+from drga.agents.gaussian_policy import GaussianPolicy, gaussian_log_prob, squash
+from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.adjust import adjust_attention
 from drga.reward import RewardTerms, attention_shift, drga_reward
 from drga.state import agent_state

@@ -48,13 +48,13 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, Flatten
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from torch import nn
 
-from agents.gaussian_policy import squash
-from agents.sb3_policy import gaussian_policy_from_sb3
-from baselines.protocol import AttentionNetwork
+from drga.agents.gaussian_policy import squash
+from drga.agents.sb3_policy import gaussian_policy_from_sb3
+from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.data import BatchIterator, EncodedExample, collate
-from envs.attention_retrofit import AttentionRetrofitEnv
+from drga.envs.attention_retrofit import AttentionRetrofitEnv
 
 if TYPE_CHECKING:
     from drga.trainer import Trainer

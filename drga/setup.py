@@ -11,9 +11,9 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines import NETWORK_INPUTS, build_network
-from baselines.protocol import AttentionNetwork, Batch
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines import NETWORK_INPUTS, build_network
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig
 from drga.data.embeddings import VectorFileError

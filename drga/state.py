@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from baselines.protocol import AttentionSite
+from drga.baselines.protocol import AttentionSite
 
 
 def agent_state_size(word_dim: int, hidden_dim: int, query_dim: int) -> int:

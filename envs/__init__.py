@@ -5,11 +5,11 @@
 
 import gymnasium
 
-from envs.attention_retrofit import AttentionRetrofitEnv
+from drga.envs.attention_retrofit import AttentionRetrofitEnv
 
 ENV_ID = "drga/AttentionRetrofit-v0"
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="envs.attention_retrofit:AttentionRetrofitEnv")
+    gymnasium.register(id=ENV_ID, entry_point="drga.envs.attention_retrofit:AttentionRetrofitEnv")
 
 __all__ = ["AttentionRetrofitEnv", "ENV_ID"]

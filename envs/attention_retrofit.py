@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from baselines.protocol import AttentionNetwork, Batch
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.adjust import adjust_attention
 from drga.beta import AdjustmentStrength
 from drga.reward import count_highlighted, drga_reward

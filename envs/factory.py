@@ -5,7 +5,7 @@ from __future__ import annotations
 from drga.data import collate
 from drga.pretrained import load_trained
 from drga.setup import prepare_data
-from envs.attention_retrofit import AttentionRetrofitEnv
+from drga.envs.attention_retrofit import AttentionRetrofitEnv
 
 
 def env_from_checkpoint(

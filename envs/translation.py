@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from baselines.nmt_common import TranslationNetwork
+from drga.baselines.nmt_common import TranslationNetwork
 from drga.data.parallel import EncodedPair, collate_parallel
-from envs.attention_retrofit import AttentionRetrofitEnv
+from drga.envs.attention_retrofit import AttentionRetrofitEnv
 
 
 def translation_env(network: TranslationNetwork, pairs: Sequence[EncodedPair], **options: Any) -> AttentionRetrofitEnv:

@@ -3,12 +3,12 @@ import torch
 from stable_baselines3 import SAC
 from torch import nn
 
-from agents.sb3_policy import SB3PolicyAdapter
-from baselines.protocol import AttentionNetwork, AttentionSite, NetworkEncoding, masked_softmax
+from drga.agents.sb3_policy import SB3PolicyAdapter
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, NetworkEncoding, masked_softmax
 from drga.config import RewardConfig
 from drga.data import BatchIterator, Vocabulary, collate, encode_examples, load_dataset
 from drga.evaluation import evaluate
-from envs import AttentionRetrofitEnv
+from drga.envs import AttentionRetrofitEnv
 
 
 class BagOfWordsAttention(AttentionNetwork):

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-import baselines
+import drga.baselines as baselines
 from drga import distributed
 from drga.config import load_config
 from drga.trainer import Trainer

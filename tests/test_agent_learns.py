@@ -7,7 +7,7 @@ mass onto the keyword and raise the reward.
 
 import torch
 
-from agents import GaussianPolicy, reinforce_loss
+from drga.agents import GaussianPolicy, reinforce_loss
 from drga.data import BatchIterator, collate
 from drga.rollout import rollout
 from drga.state import build_agent_state

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-import baselines
-from baselines.protocol import AttentionSite, Batch, NetworkEncoding
+import drga.baselines as baselines
+from drga.baselines.protocol import AttentionSite, Batch, NetworkEncoding
 from drga.analysis import explainability, highlighted, modified_words, saliency, stats
 from drga.analysis.attention import (
     AnalysisError,

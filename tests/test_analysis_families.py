@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-import baselines
+import drga.baselines as baselines
 from drga.analysis import highlighted
 from drga.analysis.attention import (
     AttentionRecord,

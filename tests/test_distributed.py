@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import baselines
+import drga.baselines as baselines
 from drga.config import load_config
 from tests.distributed_worker import MODULES, SnapshotTrainer
 from tests.tiny_network import TinyAttentionNet, keyword_examples

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-import baselines
+import drga.baselines as baselines
 from tests.conftest import require_data
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"

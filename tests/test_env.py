@@ -9,10 +9,10 @@ import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-from agents import GaussianPolicy
+from drga.agents import GaussianPolicy
 from drga.data import collate
 from drga.rollout import rollout
-from envs import ENV_ID, AttentionRetrofitEnv
+from drga.envs import ENV_ID, AttentionRetrofitEnv
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
 

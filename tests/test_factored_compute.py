@@ -15,12 +15,12 @@ import dataclasses
 import pytest
 import torch
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines import NETWORK_INPUTS, build_network
-from baselines.common import apply_keep_mask, dropout_keep_mask
-from baselines.protocol import AttentionSite, Batch
-from baselines.seq2seq_luong import LuongSeq2Seq
-from baselines.transformer_nmt import TransformerNMT
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines import NETWORK_INPUTS, build_network
+from drga.baselines.common import apply_keep_mask, dropout_keep_mask
+from drga.baselines.protocol import AttentionSite, Batch
+from drga.baselines.seq2seq_luong import LuongSeq2Seq
+from drga.baselines.transformer_nmt import TransformerNMT
 from drga.adjust import adjust_attention
 from drga.rollout import predict_fewer_gradients, rollout
 from drga.state import AgentState, agent_state, build_agent_state

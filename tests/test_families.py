@@ -8,10 +8,10 @@ from collections import Counter
 import pytest
 import torch
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines import NETWORK_INPUTS, NETWORKS, build_network
-from baselines.protocol import AttentionSite, Batch
-from baselines.transformer import column_mean, revise_matrices
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines import NETWORK_INPUTS, NETWORKS, build_network
+from drga.baselines.protocol import AttentionSite, Batch
+from drga.baselines.transformer import column_mean, revise_matrices
 from drga.adjust import adjust_attention
 from drga.config import ConfigError, load_config
 from drga.data import DATASETS, EncodedExample, TextExample, Vocabulary, collate, encode_examples, load_dataset

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from agents.gaussian_policy import GaussianPolicy
-from agents.reinforce import reinforce_loss
-from baselines import build_network
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.agents.reinforce import reinforce_loss
+from drga.baselines import build_network
 from drga.config import load_config
 from drga.data import BatchIterator
 from drga.rollout import rollout

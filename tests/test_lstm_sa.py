@@ -2,8 +2,8 @@
 
 import torch
 
-from baselines import build_network
-from baselines.protocol import Batch
+from drga.baselines import build_network
+from drga.baselines.protocol import Batch
 from drga.adjust import adjust_attention
 from drga.config import load_config
 from drga.trainer import Trainer

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from agents import GaussianPolicy
-from baselines.nmt_common import CrossAttentionEncoding, cross_attention_site
-from baselines.protocol import Batch
-from baselines.seq2seq_luong import LuongSeq2Seq
-from baselines.transformer_nmt import TransformerNMT
+from drga.agents import GaussianPolicy
+from drga.baselines.nmt_common import CrossAttentionEncoding, cross_attention_site
+from drga.baselines.protocol import Batch
+from drga.baselines.seq2seq_luong import LuongSeq2Seq
+from drga.baselines.transformer_nmt import TransformerNMT
 from drga.adjust import adjust_attention
 from drga.reward import drga_reward
 from drga.rollout import rollout

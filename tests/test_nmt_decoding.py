@@ -8,11 +8,11 @@ import pytest
 import torch
 from torch import Tensor
 
-from agents import GaussianPolicy
-from baselines.nmt_common import BOS_ID, EOS_ID, TranslationNetwork
-from baselines.protocol import Batch
-from baselines.seq2seq_luong import LuongSeq2Seq
-from baselines.transformer_nmt import TransformerNMT
+from drga.agents import GaussianPolicy
+from drga.baselines.nmt_common import BOS_ID, EOS_ID, TranslationNetwork
+from drga.baselines.protocol import Batch
+from drga.baselines.seq2seq_luong import LuongSeq2Seq
+from drga.baselines.transformer_nmt import TransformerNMT
 from drga.nmt.decoding import agent_adjuster, beam_search, greedy_decode, length_limits, length_normalizer
 from drga.rollout import rollout
 from drga.setup import state_and_action_size

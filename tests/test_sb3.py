@@ -14,9 +14,9 @@ from stable_baselines3 import PPO, SAC, TD3
 from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.env_util import make_vec_env
 
-import baselines
-from agents.gaussian_policy import GaussianPolicy, squash
-from agents.sb3_policy import SB3PolicyAdapter, gaussian_policy_from_sb3, pre_squash
+import drga.baselines as baselines
+from drga.agents.gaussian_policy import GaussianPolicy, squash
+from drga.agents.sb3_policy import SB3PolicyAdapter, gaussian_policy_from_sb3, pre_squash
 from drga.checkpoint import load_checkpoint
 from drga.cli import main
 from drga.config import AgentConfig, RewardConfig, load_config
@@ -27,7 +27,7 @@ from drga.rollout import rollout
 from drga.setup import prepare_data
 from drga.sb3_agent import PreSquashActions, build_sb3_model, count_env_steps
 from drga.trainer import Trainer
-from envs import AttentionRetrofitEnv
+from drga.envs import AttentionRetrofitEnv
 from tests.test_trainer import tiny_config
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 

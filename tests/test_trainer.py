@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import baselines
+import drga.baselines as baselines
 from drga.checkpoint import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError, load_config

@@ -8,7 +8,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 from drga.data import EncodedExample
 
 KEYWORDS = {"bad": 0, "good": 1}

@@ -21,8 +21,8 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.rollout import rollout

@@ -32,8 +32,8 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.protocol import AttentionNetwork
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
 from drga.analysis.attention import (
     eval_mode,
     is_document,

@@ -30,8 +30,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.protocol import AttentionNetwork
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
 from drga.analysis.attention import (
     eval_mode,
     model_device,

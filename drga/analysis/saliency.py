@@ -28,8 +28,8 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.protocol import AttentionNetwork, Batch
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.analysis.attention import (
     AnalysisError,
     eval_mode,

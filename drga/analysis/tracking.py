@@ -33,8 +33,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.protocol import AttentionNetwork
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, compute_records
 from drga.analysis.polarity import choose_polarity_tokens, occurrence_scores, token_means, token_occurrences
 from drga.data import EncodedExample, Vocabulary

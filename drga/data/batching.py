@@ -17,7 +17,7 @@ from typing import Iterator, Sequence
 import torch
 from torch import Tensor
 
-from baselines.protocol import Batch
+from drga.baselines.protocol import Batch
 from drga.data.text import TextExample
 from drga.data.vocab import Vocabulary
 

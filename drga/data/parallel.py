@@ -34,7 +34,7 @@ from typing import Iterator, Sequence
 
 import torch
 
-from baselines.protocol import Batch
+from drga.baselines.protocol import Batch
 from drga.data.locate import find_dataset_dir
 from drga.data.subword import EOS_ID, PAD_ID, UNK_ID, SubwordTokenizer
 from drga.data.text import DataFormatError

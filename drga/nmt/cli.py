@@ -132,7 +132,7 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
 
 def is_translation_request(args: argparse.Namespace) -> bool:
     """Whether ``drga train`` was asked for a translation network (by --net, --set or the config file)."""
-    from baselines import NETWORK_INPUTS
+    from drga.baselines import NETWORK_INPUTS
     from drga.nmt.config import requested_network
 
     name = args.net or requested_network(args.config, [s for s in args.set if s.strip().startswith("network.name=")])

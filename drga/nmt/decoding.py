@@ -21,9 +21,9 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
-from baselines.protocol import AttentionSite, Batch
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
+from drga.baselines.protocol import AttentionSite, Batch
 from drga.adjust import adjust_attention
 from drga.rollout import policy_action
 from drga.state import build_agent_state

@@ -17,8 +17,8 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from baselines.nmt_common import PAD_ID, TranslationNetwork
-from baselines.protocol import Batch
+from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
+from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
 from drga.nmt.config import TranslationConfig

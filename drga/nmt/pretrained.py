@@ -8,8 +8,8 @@ from typing import Any, Sequence
 
 import torch
 
-from agents.gaussian_policy import GaussianPolicy
-from baselines.nmt_common import TranslationNetwork
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.nmt_common import TranslationNetwork
 from drga.beta import AdjustmentStrength
 from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
 from drga.data.parallel import EncodedPair

@@ -36,8 +36,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from baselines import build_network
-from baselines.nmt_common import PAD_ID, TranslationNetwork
+from drga.baselines import build_network
+from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.checkpoint import CheckpointError, load_checkpoint
 from drga.config import ConfigError
 from drga.data.parallel import (
