@@ -191,6 +191,16 @@ def retrofit(
     return RetrofitResult(trainer.network, trainer.policy, trainer.strength, results["results"], results["history"], trainer.run_dir, config)
 
 
+def train(config: ExperimentConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False) -> dict[str, Any]:
+    """Train what ``config`` names (its network from the registry, its data set): what ``drga train``
+    runs. Returns results.json's content. ``resume`` continues the run in its folder (``force``:
+    although its data changed); ``overwrite`` replaces it."""
+    from drga.trainer import Trainer
+
+    config.validate()
+    return Trainer(config, resume=resume, overwrite=overwrite, force=force).run()
+
+
 def _qualified(name: str) -> str:
     """``pretrain_epochs`` → ``train.pretrain_epochs``: the one section that has the field."""
     if "." in name:
@@ -203,4 +213,4 @@ def _qualified(name: str) -> str:
     return f"{sections[0]}.{name}"
 
 
-__all__: Sequence[str] = ["TextData", "RetrofitResult", "retrofit", "default_tokenizer"]
+__all__: Sequence[str] = ["TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer"]

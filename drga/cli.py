@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_train(args: argparse.Namespace) -> int:
     from drga import distributed
     from drga.nmt.cli import is_translation_request, train_translation
-    from drga.trainer import Trainer
+    from drga import api
 
     if is_translation_request(args):  # a translation network: the translation trainer (drga/nmt)
         if distributed.launched_by_torchrun():
@@ -99,7 +99,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if config.data.dataset not in DATASETS:
         raise ConfigError(f"unknown dataset '{config.data.dataset}'; choose one of: {', '.join(sorted(DATASETS))}")
     try:  # under torchrun (docs/distributed.md) the trainer joins a process group; leave it at the end
-        Trainer(config, resume=args.resume, overwrite=args.overwrite, force=args.force).run()
+        api.train(config, resume=args.resume, overwrite=args.overwrite, force=args.force)  # the Python API's door
     finally:
         distributed.cleanup()
     return 0
