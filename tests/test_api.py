@@ -50,3 +50,17 @@ def test_settings_are_validated_before_training(tmp_path):
         retrofit(network, data, gamma=float("nan"), run_dir=tmp_path / "run")
     with pytest.raises(ConfigError, match="ambiguous"):
         retrofit(network, data, lr=0.1, run_dir=tmp_path / "run")
+
+
+def test_a_torch_dataset_of_pairs_is_accepted():
+    from torch.utils.data import Dataset
+
+    class Reviews(Dataset):
+        def __len__(self):
+            return len(PAIRS)
+
+        def __getitem__(self, index):
+            return PAIRS[index]
+
+    data = TextData.from_pairs(Reviews())
+    assert data.num_classes == 2 and len(data.prepared.train) + len(data.prepared.dev) + len(data.prepared.test) == len(PAIRS)
