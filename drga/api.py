@@ -73,7 +73,7 @@ class TextData:
         tokenized by ``tokenizer``, or a list of tokens. Without ``dev`` and ``test`` the pairs are
         split 80/10/10, stratified by label, by ``split_seed``. A label that only dev or test has is
         an error; an empty text is dropped and counted."""
-        parts = {"train": list(train), "dev": list(dev) if dev is not None else None, "test": list(test) if test is not None else None}
+        parts = {"train": _pairs(train), "dev": _pairs(dev) if dev is not None else None, "test": _pairs(test) if test is not None else None}
         if (parts["dev"] is None) != (parts["test"] is None):
             raise ConfigError("give both dev and test pairs, or neither (then the training pairs are split 80/10/10)")
         labels = sorted({_label(pair, "train", i) for i, pair in enumerate(parts["train"])}, key=str)
@@ -109,6 +109,13 @@ class TextData:
             encoded[name], report = encode_examples(getattr(splits, name), vocab, max_length)
             reports.append(report.describe(name))
         return cls(PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports))
+
+
+def _pairs(items: Iterable[Pair]) -> list[Pair]:
+    """A list of the pairs; a map-style torch ``Dataset`` is read by index up to its length."""
+    if not isinstance(items, (list, tuple)) and hasattr(items, "__len__") and hasattr(items, "__getitem__"):
+        return [items[index] for index in range(len(items))]  # type: ignore[index]
+    return list(items)
 
 
 def _label(pair: Any, split: str, position: int) -> Any:
