@@ -43,6 +43,15 @@ DEV_MODES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: What each phase's console line calls "loss" (the ``*`` marks the best dev score so far).
+PHASE_LEGENDS = {
+    "pretrain": "loss: the network's cross-entropy on its own attention, eq. 12",
+    "baseline": "loss: the network's cross-entropy on its own attention, eq. 12",
+    "agent": "loss: the frozen network's cross-entropy on the revised attention, reported only",
+    "cotrain": "loss: the network's cross-entropy on the revised attention, eq. 12",
+}
+
+
 def phase_epochs(train: TrainConfig, phase: str) -> int:
     """Epochs of ``phase``; the equal-budget baseline gets the agent's and co-training's together
     unless ``train.baseline_epochs`` says otherwise (0 without ``train.fair_baseline``)."""
@@ -116,7 +125,7 @@ def run_phase(
         counts = ("examples", "sentences", "tokens")  # sizes, not scores
         trainer.writer.dev(phase, {mode: dev_values(r) for mode, r in scores.items()}, 0, skip=counts)
     epochs = trainer._epochs(phase)
-    trainer.log(f"\n== phase {phase}: {epochs} epochs ==")
+    trainer.log(f"\n== phase {phase}: {epochs} epochs ({PHASE_LEGENDS[phase]}; *: best dev score so far) ==")
     while not trainer.progress.done and trainer.progress.epoch < epochs:
         epoch = trainer.progress.epoch + 1
         epoch_batches(trainer, phase).set_epoch(PHASES.index(phase) * 10_000 + epoch)
