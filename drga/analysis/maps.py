@@ -125,16 +125,19 @@ def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 40):
         for r, row in enumerate(rows):
             grid[r, :length] = row
         top = max(float(np.nanmax(grid)), 1e-12)
-        axis.imshow(grid, cmap="Reds", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
+        image = axis.imshow(grid, cmap="Reds", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
+        colorbar = figure.colorbar(image, ax=axis, fraction=0.025, pad=0.01)
+        colorbar.set_label("attention weight", fontsize=8)
+        colorbar.ax.tick_params(labelsize=7)
         for r, row in enumerate(rows):
             for t, value in enumerate(row):
                 if value >= 0.5 * top:  # label only the strongest cells: numbers everywhere are noise
-                    axis.text(t, r, f"{value:.2f}", ha="center", va="center", fontsize=6, color="white")
-        axis.set_yticks(range(len(rows)), ["original α", "revised α′"][: len(rows)], fontsize=7)
-        axis.set_xticks(range(length), item.tokens[:length], rotation=60, ha="right", fontsize=7)
+                    axis.text(t, r, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white")
+        axis.set_yticks(range(len(rows)), ["original α", "revised α′"][: len(rows)], fontsize=9)
+        axis.set_xticks(range(length), item.tokens[:length], rotation=60, ha="right", fontsize=9)
         axis.set_xlim(-0.5, widest - 0.5)
         cut = f"  (first {max_tokens} of {len(item.tokens)} tokens)" if len(item.tokens) > max_tokens else ""
-        axis.set_title(item.title + cut, fontsize=8, loc="left")
+        axis.set_title(item.title + cut, fontsize=10, loc="left")
         axis.tick_params(length=0)
     return figure
 
@@ -165,7 +168,9 @@ def document_figure(items: Sequence[MapItem], max_tokens: int = 25, max_sentence
             for s, (start, end) in enumerate(spans):
                 cut = min(end - start, columns)
                 values[s, :cut] = weights[start : start + cut]
-            axis.imshow(values, cmap="Reds", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
+            image = axis.imshow(values, cmap="Reds", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
+            if column == len(arrays) - 1:  # one scale per document: one colour bar, right of its last panel
+                figure.colorbar(image, ax=axis, fraction=0.03, pad=0.01).ax.tick_params(labelsize=7)
             for s, (start, end) in enumerate(spans):
                 for t in range(min(end - start, columns)):
                     strong = weights[start + t] >= 0.5 * top

@@ -120,10 +120,12 @@ def heatmap_figure(tracked: dict[str, Any], max_examples: int = 4):
             grids.append(grid)
         top = max(float(np.nanmax(g)) for g in grids if np.isfinite(g).any())
         for axis, grid, title in zip(axes[e], grids, titles):
-            axis.imshow(grid, cmap="Reds", vmin=0, vmax=top, aspect="auto", interpolation="nearest")
-            axis.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right", fontsize=6)
-            axis.set_yticks(range(len(records)), labels, fontsize=6)
-            axis.set_title(f"dev #{example['dev_index']} ({names[example['label']]}): {title}", fontsize=7, loc="left")
+            image = axis.imshow(grid, cmap="Reds", vmin=0, vmax=top, aspect="auto", interpolation="nearest")
+            colorbar = figure.colorbar(image, ax=axis, fraction=0.04, pad=0.01)
+            colorbar.ax.tick_params(labelsize=7)
+            axis.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right", fontsize=8)
+            axis.set_yticks(range(len(records)), labels, fontsize=8)
+            axis.set_title(f"dev #{example['dev_index']} ({names[example['label']]}): {title}", fontsize=9, loc="left")
             axis.tick_params(length=0)
     figure.tight_layout()
     return figure
