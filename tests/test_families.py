@@ -433,3 +433,15 @@ def test_nn_module_apply_works_on_every_network(name):
 
     assert network.apply(init) is network
     assert "Linear" in seen or "Conv1d" in seen
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_the_unknown_word_starts_at_zero(name):
+    """No training token maps to <unk> (id 1) with a vocabulary of every training word: a random
+    start would be a fixed random vector read by every unknown test word (docs/results/unk-effect.md)."""
+    pretrained = torch.randn(20, SMALL["embedding_dim"])
+    for embeddings in (None, pretrained):
+        network = build_network(name, vocab_size=20, num_classes=3, embeddings=embeddings, **SMALL)
+        assert torch.equal(network.embedding.weight[1], torch.zeros(SMALL["embedding_dim"]))
+        assert torch.equal(network.embedding.weight[0], torch.zeros(SMALL["embedding_dim"]))
+    assert torch.equal(build_network(name, vocab_size=20, num_classes=3, embeddings=pretrained, **SMALL).embedding.weight[2], pretrained[2])

@@ -16,7 +16,7 @@ or by the path of a file, plain (``.txt``) or gzip'd (``.txt.gz``). The reader:
   load of the same file for the same vocabulary reads one small tensor file.
 
 Words the file lacks get random vectors drawn (seeded) with the found vectors' spread, as
-Kim (2014) does; ``<pad>`` is all zeros.
+Kim (2014) does; ``<pad>`` and ``<unk>`` are all zeros.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ VECTOR_SETS: dict[str, tuple[str, str, int]] = {
 }
 
 #: Bump when the cached content's meaning changes, so that old caches are not read.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 class VectorFileError(UserError, ValueError):
@@ -181,7 +181,7 @@ def _read(path: Path, vocab: Vocabulary, dim: int, seed: int) -> PretrainedVecto
     matrix = _random_rows(len(vocab), dim, seed, rows)
     for index, values in rows.items():
         matrix[index] = torch.tensor(values)
-    matrix[0] = 0.0
+    matrix[:2] = 0.0  # <pad>, and <unk>: no training word is unknown, so nothing would train a random one
     return PretrainedVectors(
         matrix=matrix,
         source=str(path),

@@ -1,0 +1,62 @@
+"""How much the random, never-trained ``<unk>`` vector moved the pretrained networks' accuracy.
+
+    python experiments/unk_effect.py runs/paper-regime [--out docs/results/unk-effect.md]
+
+For every ``<run>/pretrain_best.pt`` under the folder (runs made before ``<unk>`` started at zero),
+dev and test accuracy as trained, then with the ``<unk>`` row of the embedding set to zero
+(nothing else changes). With a vocabulary of every training word no training token is unknown,
+so that row kept its random initial value, which every unknown dev or test word read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from drga.config import load_config  # noqa: E402
+from drga.data import BatchIterator  # noqa: E402
+from drga.evaluation import evaluate  # noqa: E402
+from drga.pretrained import load_trained  # noqa: E402
+from drga.setup import prepare_data  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", type=Path)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    lines = ["| run | dev, random <unk> | dev, zero <unk> | test, random <unk> | test, zero <unk> | Δ test |", "|---|---|---|---|---|---|"]
+    deltas: dict[str, list[float]] = {}
+    for checkpoint in sorted(args.runs.glob("*/pretrain_best.pt")):
+        model = load_trained(checkpoint)
+        config = load_config(checkpoint.parent / "config.toml")
+        data = prepare_data(config, vocab=model.vocab)
+        network = model.network.eval()
+        scores = []
+        for zero in (False, True):
+            if zero:
+                with torch.no_grad():
+                    network.embedding.weight[1].zero_()
+            for split in (data.dev, data.test):
+                scores.append(100 * evaluate(network, BatchIterator(split, 128, shuffle=False), config.reward, "net-only").accuracy)
+        dev_random, test_random, dev_zero, test_zero = scores
+        deltas.setdefault(checkpoint.parent.name.rsplit("-seed", 1)[0], []).append(test_zero - test_random)
+        lines.append(f"| {checkpoint.parent.name} | {dev_random:.2f} | {dev_zero:.2f} | {test_random:.2f} | {test_zero:.2f} | {test_zero - test_random:+.2f} |")
+    lines += ["", "| cell | mean Δ test (points) |", "|---|---|"]
+    lines += [f"| {cell} | {statistics.mean(values):+.2f} |" for cell, values in deltas.items()]
+    text = "\n".join([f"<!-- {' '.join(['python experiments/unk_effect.py', str(args.runs)])} -->", "", *lines, ""])
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
