@@ -5,6 +5,7 @@
 #   make bench      baseline vs co-training throughput of every network (docs/RESULTS.md)
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
 #   make study      the reproduction study: every family, 3-10 seeds (hours; resumable)
+#   make regime     the paper-regime study (docs/RESULTS.md; hours; resumable from committed result files)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,7 +16,7 @@ TORCH_PIP ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 
-.PHONY: setup demo test test-slow bench results study clean
+.PHONY: setup demo test test-slow bench results study regime clean
 
 setup: $(STAMP)
 
@@ -43,6 +44,9 @@ results: $(STAMP)
 
 study: $(STAMP)
 	PYTHON=$(BIN)/python bash experiments/reproduce.sh
+
+regime: $(STAMP)
+	PYTHON=$(BIN)/python bash experiments/paper_regime.sh $(SEEDS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
