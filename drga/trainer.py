@@ -313,15 +313,17 @@ class Trainer:
     def _final_report(self) -> dict[str, Any]:
         distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints and scores its test shard
         rows: dict[str, dict[str, Any]] = {}
+        pretrain_checksum = None
         for label, phase, mode, path, payload in run_state.best_checkpoints(self):
+            if phase == "pretrain":
+                pretrain_checksum = payload.get("tensor_checksum")
             row = rows.setdefault(label, {"phase": phase, "epoch": payload["epoch"], "checkpoint": str(path)})
             row[f"test_{mode}"] = self._evaluate(self.test_batches, mode).as_dict()
             row[f"dev_{mode}"] = payload["dev"].get(mode)
             row[f"epoch_{mode}"] = payload["epoch"]
-        pretrained = self.run_dir / "pretrain_best.pt"
         results = {
             "run_dir": str(self.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
-            "pretrain_checksum": load_checkpoint(pretrained).get("tensor_checksum") if pretrained.exists() else None,
+            "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
             "phases": phase_loop.phase_summary(self.history, self.config.train), "history": self.history,
             "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
         }

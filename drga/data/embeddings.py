@@ -32,7 +32,7 @@ from typing import IO
 
 import torch
 
-from drga.data.locate import find_dataset_dir
+from drga.data.locate import find_dataset_dir, user_cache_dir
 from drga.errors import UserError
 from drga.data.vocab import Vocabulary
 
@@ -220,8 +220,8 @@ def _random_rows(size: int, dim: int, seed: int, rows: dict[int, list[float]]) -
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "drga" / "vectors"
+    """``~/.cache/drga/vectors`` (or under ``$XDG_CACHE_HOME``), beside the data sets' user cache."""
+    return user_cache_dir().parent / "vectors"
 
 
 def _cache_path(path: Path, vocab: Vocabulary, dim: int, seed: int) -> Path:
