@@ -246,8 +246,8 @@ class TranslationTrainer:
         exp, smoothing = self.config.experiment, self.config.nmt.label_smoothing
         if phase in ("pretrain", "baseline"):
             loss = token_loss(self.network(batch), batch.labels, smoothing)  # eq. 12
-            self._step(self.net_optimizer, loss, self.network.parameters())
-            return {"task_loss": loss.item()}
+            norm = self._step(self.net_optimizer, loss, self.network.parameters())
+            return {"task_loss": loss.item(), "grad_norm_network": float(norm)}
         # DRGA on every cross-attention array; eq. 12 on the revised α, token-level, over the K samples.
         labels = batch.labels.repeat_interleave(exp.agent.samples, dim=0)
         return phase_loop.drga_step(self, phase, batch, exp, lambda r: token_loss(r.output, labels, smoothing))
