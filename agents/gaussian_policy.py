@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -30,14 +29,19 @@ def gaussian_log_prob(dist: Normal, x: Tensor) -> Tensor:
     return -0.5 * ((x - dist.mean) * inverse_std).square().sum(dim=-1) - per_token
 
 
-@dataclass
-class PolicyOutput:
-    """A sampled (or deterministic) action and its log-probability under the policy."""
+class BlockwiseState(Protocol):
+    """Eq. 1's states kept as blocks (``drga.state.AgentState`` is one): a policy may compute its
+    first layer block by block (``project``) instead of on the concatenated rows (``dense``)."""
 
-    action: Tensor  #: squashed action in (−1, 1), [..., A]
-    log_prob: Tensor  #: log N(x; μ, σ) of the pre-squash sample x, summed over A, [...]
-    mean: Tensor  #: μ(s), [..., A]
-    std: Tensor  #: σ(s), [..., A]
+    def dense(self) -> Tensor: ...
+
+    def project(self, linear: nn.Linear, norm: nn.LayerNorm | None) -> Tensor: ...
+
+
+class AgentPolicy(Protocol):
+    """What the rollout needs of a policy: π(·|s) as a Normal over pre-squash actions (eq. 2)."""
+
+    def distribution(self, state: Tensor | BlockwiseState) -> Normal: ...
 
 
 class GaussianPolicy(nn.Module):
@@ -75,15 +79,15 @@ class GaussianPolicy(nn.Module):
         self.action_size = action_size
         self.log_std_bounds = log_std_bounds
 
-    def distribution(self, state: Tensor) -> Normal:
-        """π(·|s) for states [..., S]; or for an :class:`drga.state.AgentState` (blocks of eq. 1),
-        whose first layer is computed blockwise (``state.project``), with the same result as on
-        its dense form."""
+    def distribution(self, state: Tensor | BlockwiseState) -> Normal:
+        """π(·|s) for states [..., S]; or for a :class:`BlockwiseState` (blocks of eq. 1), whose
+        first layer is computed blockwise (``state.project``), with the same result as on its
+        dense form."""
         features = self.body(state) if isinstance(state, Tensor) else self._blockwise_features(state)
         log_std = self.log_std_head(features).clamp(*self.log_std_bounds)
         return Normal(self.mean_head(features), log_std.exp())
 
-    def _blockwise_features(self, state) -> Tensor:
+    def _blockwise_features(self, state: BlockwiseState) -> Tensor:
         layers = list(self.body)
         norm = layers.pop(0) if layers and isinstance(layers[0], nn.LayerNorm) else None
         if not layers:  # no hidden layer: the heads read the (normalised) state itself
@@ -92,20 +96,6 @@ class GaussianPolicy(nn.Module):
         for layer in layers[1:]:
             features = layer(features)
         return features
-
-    def act(self, state: Tensor, deterministic: bool = False, samples: int | None = None) -> PolicyOutput:
-        """Actions for states [..., S]; with ``samples`` = K, K independent draws on a new axis 0."""
-        dist = self.distribution(state)
-        if deterministic:
-            x = dist.mean if samples is None else dist.mean.expand(samples, *dist.mean.shape)
-        else:
-            x = dist.sample() if samples is None else dist.sample((samples,))
-        return PolicyOutput(
-            action=squash(x),
-            log_prob=gaussian_log_prob(dist, x),
-            mean=dist.mean,
-            std=dist.stddev,
-        )
 
     def forward(self, state: Tensor) -> Tensor:
         """The deterministic action squash(μ(s)), as used in ``with-agent`` evaluation."""

@@ -7,7 +7,7 @@ a = squash(x) = 2·sigmoid(x) − 1. Anything with a ``distribution(state)`` met
 
 - :func:`gaussian_policy_from_sb3` — *exact* conversion into a :class:`GaussianPolicy`, for an
   SB3 actor-critic policy (PPO, A2C) that acted through
-  :class:`drga.sb3_agent.PreSquashActions` (SB3 action u ∈ [-1, 1], x = limit·u). This is what
+  :class:`drga.learners.sb3.PreSquashActions` (SB3 action u ∈ [-1, 1], x = limit·u). This is what
   ``drga train --agent sb3-ppo|sb3-a2c`` does; checkpoints then hold an ordinary GaussianPolicy.
 - :class:`SB3PolicyAdapter` — wraps *any* SB3 policy trained on the environment itself
   (actions a ∈ [-1, 1] given to the env directly), e.g. your own SAC or TD3; see the mapping in
@@ -24,7 +24,7 @@ import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
-from drga.agents.gaussian_policy import GaussianPolicy, squash
+from drga.agents.gaussian_policy import BlockwiseState, GaussianPolicy, squash
 
 
 def pre_squash(action: Tensor, eps: float = 1e-6) -> Tensor:
@@ -43,7 +43,7 @@ def gaussian_policy_from_sb3(
     state) or one LayerNorm. Its actor is copied layer by layer; the mean head is scaled by
     ``action_limit``, and the state-independent log σ becomes the log-std head's bias
     (+ log limit) with zero weights. The result acts exactly as SB3 did through
-    :class:`~drga.sb3_agent.PreSquashActions` wherever SB3 did not clip (|μ_u| ≤ 1); σ is
+    :class:`~drga.learners.sb3.PreSquashActions` wherever SB3 did not clip (|μ_u| ≤ 1); σ is
     clamped to ``log_std_bounds`` like the toolkit's own policy.
     """
     for needed in ("mlp_extractor", "action_net", "log_std", "pi_features_extractor"):
@@ -115,7 +115,8 @@ class SB3PolicyAdapter(nn.Module):
         self.fallback_std = fallback_std
         self.max_std = max_std
 
-    def distribution(self, state: Tensor) -> Normal:
+    def distribution(self, state: Tensor | BlockwiseState) -> Normal:
+        state = state if isinstance(state, Tensor) else state.dense()  # SB3's MLP reads the concatenated rows
         lead = state.shape[:-1]
         obs = state.reshape(-1, state.shape[-1]).float()
         loc, scale = self._pre_squash_loc_scale(obs)

@@ -32,7 +32,7 @@ import torch
 
 from drga.nmt.config import load_translation_config
 from drga.nmt.trainer import TranslationTrainer
-from drga.phase_loop import PHASES
+from drga.runner.phases import PHASE_NAMES as PHASES
 
 
 def main() -> None:

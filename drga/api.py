@@ -28,7 +28,7 @@ from torch import nn
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.tokenize import raw_text_tokens
-from drga.run_state import log_info
+from drga.runner.run_folder import log_info
 from drga.setup import PreparedData
 
 Pair = tuple[Any, Any]
@@ -194,7 +194,7 @@ def retrofit(
     results = trainer.run()
     best = trainer.run_dir / "cotrain_best.pt"
     if best.exists():
-        trainer._load_model(best)
+        trainer.load_model(best)
     return RetrofitResult(trainer.network, trainer.policy, trainer.strength, results["results"], results["history"], trainer.run_dir, config)
 
 

@@ -11,11 +11,12 @@ from typing import Iterable, Literal
 
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
+from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.config import RewardConfig
-from drga.reward import RewardTerms, drga_reward
+from drga.modes import eval_mode
+from drga.reward import RewardTerms
 from drga.rollout import rollout
+from drga.scoring import RewardSettings, score
 
 Mode = Literal["net-only", "with-agent"]
 MODES: tuple[Mode, ...] = ("net-only", "with-agent")
@@ -37,19 +38,18 @@ class EvalResult:
 def output_and_reward(
     network: AttentionNetwork,
     batch: Batch,
-    reward: RewardConfig,
+    reward: RewardSettings,
     mode: Mode,
-    policy: GaussianPolicy | None = None,
+    policy: AgentPolicy | None = None,
     beta: torch.Tensor | float | None = None,
 ) -> tuple[torch.Tensor, RewardTerms]:
     """The network's output on ``batch`` in one evaluation mode, and eq. 5's terms for it."""
     if mode == "net-only":
         encoding = network.encode(batch)
-        output = network.predict(encoding, encoding.attention)
-        log_likelihood = network.log_likelihood(output, batch.labels)
         masks = [site.mask for site in encoding.sites]
-        return output, drga_reward(log_likelihood, encoding.attention, masks, reward.gamma, reward.sqrt_l0, reward.delta)
-    result = rollout(network, policy, batch, torch.as_tensor(beta), 1, reward.gamma, reward.sqrt_l0, reward.delta, deterministic=True)
+        scored = score(network, encoding, encoding.attention, batch.labels, masks, reward)
+        return scored.output, scored.terms
+    result = rollout(network, policy, batch, torch.as_tensor(beta), reward=reward, deterministic=True)
     return result.output, result.terms
 
 
@@ -57,9 +57,9 @@ def output_and_reward(
 def evaluate(
     network: AttentionNetwork,
     batches: Iterable[Batch],
-    reward: RewardConfig,
+    reward: RewardSettings,
     mode: Mode = "net-only",
-    policy: GaussianPolicy | None = None,
+    policy: AgentPolicy | None = None,
     beta: torch.Tensor | float | None = None,
     device: torch.device | str = "cpu",
 ) -> EvalResult:
@@ -67,24 +67,18 @@ def evaluate(
         raise ValueError(f"unknown evaluation mode '{mode}'; choose one of {MODES}")
     if mode == "with-agent" and (policy is None or beta is None):
         raise ValueError("with-agent evaluation needs a policy and β")
-    was_training = network.training, policy.training if policy is not None else False
-    network.eval()
-    if policy is not None:
-        policy.eval()
     totals = dict(correct=0.0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0)
     count = 0
-    for batch in batches:
-        batch = batch.to(device)
-        output, terms = output_and_reward(network, batch, reward, mode, policy, beta)
-        totals["correct"] += (network.predictions(output) == batch.labels).float().sum().item()
-        totals["log_likelihood"] += terms.log_likelihood.sum().item()
-        totals["reward"] += terms.reward.sum().item()
-        totals["penalty"] += terms.penalty.sum().item()
-        totals["highlighted_fraction"] += terms.highlighted_fraction.sum().item()
-        count += batch.size
-    network.train(was_training[0])
-    if policy is not None:
-        policy.train(was_training[1])
+    with eval_mode(network, policy):
+        for batch in batches:
+            batch = batch.to(device)
+            output, terms = output_and_reward(network, batch, reward, mode, policy, beta)
+            totals["correct"] += (network.predictions(output) == batch.labels).float().sum().item()
+            totals["log_likelihood"] += terms.log_likelihood.sum().item()
+            totals["reward"] += terms.reward.sum().item()
+            totals["penalty"] += terms.penalty.sum().item()
+            totals["highlighted_fraction"] += terms.highlighted_fraction.sum().item()
+            count += batch.size
     count = max(count, 1)
     return EvalResult(
         accuracy=totals["correct"] / count,

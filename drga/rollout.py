@@ -11,10 +11,11 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
-from drga.agents.gaussian_policy import GaussianPolicy, gaussian_log_prob, squash
-from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.adjust import adjust_attention
-from drga.reward import RewardTerms, attention_shift, drga_reward
+from drga.agents.gaussian_policy import AgentPolicy, gaussian_log_prob, squash
+from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
+from drga.reward import RewardTerms, attention_shift
+from drga.scoring import RewardSettings, score
 from drga.state import agent_state
 
 
@@ -44,18 +45,18 @@ class Rollout:
 
 def rollout(
     network: AttentionNetwork,
-    policy: GaussianPolicy,
+    policy: AgentPolicy,
     batch: Batch,
     beta: Tensor,
-    samples: int,
-    gamma: float,
-    sqrt_l0: float,
-    delta: float,
+    *,
+    reward: RewardSettings,
+    samples: int = 1,
     deterministic: bool = False,
     encoding: NetworkEncoding | None = None,
     task_samples: int = 0,
 ) -> Rollout:
-    """One DRGA pass over ``batch`` with ``samples`` = K action samples per sequence.
+    """One DRGA pass over ``batch`` with ``samples`` = K action samples per sequence (one when
+    ``deterministic``: the mean action), rewarded by eq. 5 with ``reward``'s γ, √L0 and δ.
 
     ``task_samples`` (``train.task_loss_samples``; 0 = all K, the default) is an opt-in speed-up
     that changes eq. 12's estimate: when 0 < n < K, only the first n samples of each sequence
@@ -77,8 +78,7 @@ def rollout(
         # the N = |mask| rows of the states [B, K_site, T, S] of eq. 1, built blockwise (drga/state.py).
         rows = site.mask.flatten().nonzero().squeeze(1)
         state = agent_state(site).detach().select(rows)
-        # eq. 2, over [N, A]; a policy other than ours (the SB3 adapter) reads the dense rows [N, S]
-        dist = policy.distribution(state if isinstance(policy, GaussianPolicy) else state.dense())
+        dist = policy.distribution(state)  # eq. 2, over [N, A]
         if deterministic:
             x = dist.mean.unsqueeze(0)  # [1, N, A]
         else:  # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
@@ -98,16 +98,11 @@ def rollout(
         std_sum = std_sum + dist.stddev.sum()
         entropy_sum = entropy_sum + dist.entropy().sum()
         positions = positions + x.shape[1] * x.shape[-1]
+    output = None
     if 0 < task_samples < k and torch.is_grad_enabled():
         output = predict_fewer_gradients(network, encoding, revised, k, task_samples)
-    else:
-        output = network.predict(encoding.repeat_interleave(k), revised)
     labels = batch.labels.repeat_interleave(k, dim=0)
-    with torch.no_grad():
-        log_likelihood = network.log_likelihood(output, labels)
-    terms = drga_reward(  # eq. 5
-        log_likelihood, [r.detach() for r in revised], masks, gamma, sqrt_l0, delta
-    )
+    scored = score(network, encoding.repeat_interleave(k) if output is None else encoding, revised, labels, masks, reward, output)
     positions = max(float(positions), 1.0)
     with torch.no_grad():
         shift = attention_shift(encoding.attention, revised, masks)
@@ -119,8 +114,8 @@ def rollout(
         shift=shift,
         zeroed_fraction=zeroed / real.clamp_min(1),
         log_prob=log_prob.flatten(),
-        terms=terms,
-        output=output,
+        terms=scored.terms,
+        output=scored.output,
         original=encoding.attention,
         revised=revised,
         policy_std=(std_sum / positions).detach(),

@@ -16,6 +16,7 @@ from drga.baselines import NETWORK_INPUTS, build_network
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig
+from drga.modes import eval_mode
 from drga.data.embeddings import VectorFileError
 from drga.data import (
     BatchIterator,
@@ -149,11 +150,8 @@ def build_attention_network(
 
 def state_and_action_size(network: AttentionNetwork, batch: Batch) -> tuple[int, int]:
     """Observation size and action size the network's sites call for (the same at every site)."""
-    was_training = network.training
-    network.eval()
-    with torch.no_grad():
+    with eval_mode(network), torch.no_grad():
         encoding = network.encode(batch)
-    network.train(was_training)
     sizes = set()
     for site in encoding.sites:
         site.validate()

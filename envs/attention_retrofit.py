@@ -26,7 +26,8 @@ from gymnasium import spaces
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.adjust import adjust_attention
 from drga.beta import AdjustmentStrength
-from drga.reward import count_highlighted, drga_reward
+from drga.reward import count_highlighted
+from drga.scoring import RewardConstants, score
 from drga.state import build_agent_state
 
 
@@ -171,10 +172,9 @@ class AttentionRetrofitEnv(gym.Env):
         for site, action in zip(encoding.sites, episode["actions"]):
             action = action if site.multi_dimensional else action.squeeze(-1)
             revised.append(adjust_attention(site.attention, action, beta, site.mask))  # eqs. 3–4
-        output = self.network.predict(encoding, revised)
-        log_likelihood = self.network.log_likelihood(output, batch.labels)
         masks = [site.mask for site in encoding.sites]
-        terms = drga_reward(log_likelihood, revised, masks, self.gamma, self.sqrt_l0, self.delta)  # eq. 5
+        scored = score(self.network, encoding, revised, batch.labels, masks, RewardConstants(self.gamma, self.sqrt_l0, self.delta))
+        output, terms = scored.output, scored.terms  # eq. 5
         info = {
             "original_attention": [site.attention[0].cpu().numpy() for site in encoding.sites],
             "revised_attention": [alpha[0].cpu().numpy() for alpha in revised],

@@ -39,18 +39,18 @@ class SnapshotTrainer(Trainer):
         self._epochs_started = 0
         super().__init__(*args, **kwargs)
 
-    def _train_epoch(self, phase: str, epoch: int, epochs: int) -> dict[str, float]:
+    def train_epoch(self, phase, epoch: int, epochs: int) -> dict[str, float]:
         self._epochs_started += 1
         if self._epochs_started == self._interrupt_at:
             raise KeyboardInterrupt
-        return super()._train_epoch(phase, epoch, epochs)
+        return super().train_epoch(phase, epoch, epochs)
 
-    def _save_last(self) -> None:  # every process calls it after every epoch
-        key = f"{self.plan[self.progress.index]}/{self.progress.epoch}"
+    def save_last(self) -> None:  # every process calls it after every epoch
+        key = f"{self.plan[self.progress.index].name}/{self.progress.epoch}"
         self.snapshots[key] = {
             name: {k: v.detach().cpu().clone() for k, v in getattr(self, name).state_dict().items()} for name in MODULES
         }
-        super()._save_last()
+        super().save_last()
 
 
 def record_writes(root: Path, writes: list[str]) -> None:

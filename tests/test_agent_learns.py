@@ -7,6 +7,7 @@ mass onto the keyword and raise the reward.
 
 import torch
 
+from drga.scoring import RewardConstants
 from drga.agents import GaussianPolicy, reinforce_loss
 from drga.data import BatchIterator, collate
 from drga.rollout import rollout
@@ -18,7 +19,7 @@ GAMMA, SQRT_L0, DELTA, BETA, K = 0.2, 0.2, 0.85, torch.tensor(0.4), 5
 
 def _measure(network, policy, batch):
     with torch.no_grad():
-        result = rollout(network, policy, batch, BETA, 1, GAMMA, SQRT_L0, DELTA, deterministic=True)
+        result = rollout(network, policy, batch, BETA, samples=1, reward=RewardConstants(GAMMA, SQRT_L0, DELTA), deterministic=True)
     keyword_mass = (result.revised[0][:, 0] * keyword_positions(batch)).sum(dim=1).mean().item()
     return keyword_mass, result.terms.reward.mean().item()
 
@@ -49,7 +50,7 @@ def test_agent_pretraining_moves_attention_to_the_keyword_and_raises_reward():
     for epoch in range(3):
         batches.set_epoch(100 + epoch)
         for batch in batches:
-            result = rollout(network, policy, batch, BETA, K, GAMMA, SQRT_L0, DELTA)
+            result = rollout(network, policy, batch, BETA, samples=K, reward=RewardConstants(GAMMA, SQRT_L0, DELTA))
             loss = reinforce_loss(result.log_prob.view(-1, K), result.terms.reward.view(-1, K))
             agent_optimizer.zero_grad()
             loss.backward()

@@ -280,7 +280,7 @@ def test_tracking_records_every_evaluation(trained):
 def test_tracking_survives_resume(tmp_path, monkeypatch):
     overrides = {"train.track_examples": 3, "train.pretrain_epochs": 1, "train.cotrain_epochs": 1, "train.baseline_epochs": 1}
     Trainer(tiny_config(tmp_path / "a", **overrides), log=lambda _: None).run()
-    original = Trainer._train_epoch
+    original = Trainer.train_epoch
     calls = {"n": 0}
 
     def interrupt(self, *args):
@@ -289,10 +289,10 @@ def test_tracking_survives_resume(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return original(self, *args)
 
-    monkeypatch.setattr(Trainer, "_train_epoch", interrupt)
+    monkeypatch.setattr(Trainer, "train_epoch", interrupt)
     with pytest.raises(KeyboardInterrupt):
         Trainer(tiny_config(tmp_path / "b", **overrides), log=lambda _: None).run()
-    monkeypatch.setattr(Trainer, "_train_epoch", original)
+    monkeypatch.setattr(Trainer, "train_epoch", original)
     Trainer(tiny_config(tmp_path / "b", **overrides), resume=True, log=lambda _: None).run()
     a = json.loads((tmp_path / "a" / "runs" / RUN / TRACKED_FILE).read_text())
     b = json.loads((tmp_path / "b" / "runs" / RUN / TRACKED_FILE).read_text())

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from drga.config import ConfigError, config_to_toml, load_config
-from drga.phase_loop import phase_epochs
+from drga.runner.phases import phase_epochs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,7 +59,7 @@ def test_the_equal_budget_baseline_defaults_to_the_agent_and_cotraining_epochs()
 def test_the_learning_rate_falls_on_a_plateau_and_restarts_in_each_phase():
     import torch
 
-    from drga.phase_loop import reduce_learning_rate
+    from drga.runner.optim import reduce_learning_rate
 
     optimizer = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=5e-4)
     reduce_learning_rate(optimizer, 0.5)

@@ -9,6 +9,7 @@ import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
+from drga.scoring import RewardConstants
 from drga.agents import GaussianPolicy
 from drga.data import collate
 from drga.rollout import rollout
@@ -79,7 +80,7 @@ def test_env_reward_equals_the_batched_trainers_reward(tiny_env):
         observation, reward, done, _, info = env.step(action)
     batch = collate([examples[5]])
     with torch.no_grad():
-        result = rollout(network, policy, batch, torch.tensor(0.4), 1, 0.2, 0.2, 0.85, deterministic=True)
+        result = rollout(network, policy, batch, torch.tensor(0.4), samples=1, reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True)
     assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
     assert np.allclose(info["revised_attention"][0], result.revised[0][0].numpy(), atol=1e-6)
 

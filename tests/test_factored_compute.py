@@ -15,6 +15,7 @@ import dataclasses
 import pytest
 import torch
 
+from drga.scoring import RewardConstants
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, build_network
 from drga.baselines.common import apply_keep_mask, dropout_keep_mask
@@ -253,7 +254,7 @@ def test_task_loss_samples_keeps_values_and_averages_the_gradient_over_the_kept_
     results = {}
     for task_samples in (0, n):
         torch.manual_seed(7)  # the same action samples
-        r = rollout(network, policy, batch, torch.tensor(0.4), k, 0.2, 0.2, 0.85, task_samples=task_samples)
+        r = rollout(network, policy, batch, torch.tensor(0.4), samples=k, reward=RewardConstants(0.2, 0.2, 0.85), task_samples=task_samples)
         network.zero_grad()
         loss = -r.log_likelihood.mean()
         loss.backward()
@@ -264,7 +265,7 @@ def test_task_loss_samples_keeps_values_and_averages_the_gradient_over_the_kept_
     assert torch.allclose(full[1], fewer[1], atol=1e-6)
     # the gradient of the loss on the first n samples of every sequence, from the full rollout
     torch.manual_seed(7)
-    r = rollout(network, policy, batch, torch.tensor(0.4), k, 0.2, 0.2, 0.85)
+    r = rollout(network, policy, batch, torch.tensor(0.4), samples=k, reward=RewardConstants(0.2, 0.2, 0.85))
     network.zero_grad()
     (-r.log_likelihood.view(-1, k)[:, :n].mean()).backward()
     expected = [p.grad for p in network.parameters() if p.grad is not None]
@@ -321,7 +322,7 @@ def test_rollout_equals_the_plain_rollout_values_and_gradients(name):
     torch.manual_seed(3)
     plain = plain_rollout(network, policy, batch, beta, k)
     torch.manual_seed(3)  # the same action samples
-    r = rollout(network, policy, batch, beta, k, 0.2, 0.2, 0.85)
+    r = rollout(network, policy, batch, beta, samples=k, reward=RewardConstants(0.2, 0.2, 0.85))
     ours = (r.log_prob, r.log_likelihood, r.terms.reward, r.revised, r.policy_std, r.entropy)
     for a, b in zip(plain[:3], ours[:3]):
         assert torch.allclose(a, b, atol=1e-4, rtol=1e-5)

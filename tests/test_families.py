@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 import torch
 
+from drga.scoring import RewardConstants
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, NETWORKS, build_network
 from drga.baselines.protocol import AttentionSite, Batch
@@ -101,7 +102,7 @@ def test_network_follows_the_protocol_and_padding_stays_zero(name):
     # the trainer's path: K sampled revisions of every site, reward, gradients into the network
     network.train()
     policy = GaussianPolicy(state, action, hidden_sizes=[8])
-    r = rollout(network, policy, batch, torch.tensor(0.4), 3, 0.2, 0.2, 0.85)
+    r = rollout(network, policy, batch, torch.tensor(0.4), samples=3, reward=RewardConstants(0.2, 0.2, 0.85))
     assert r.output.shape == (batch.size * 3, 3)
     assert torch.isfinite(r.terms.reward).all() and torch.isfinite(r.log_prob).all()
     for revised, site in zip(r.revised, encoding.sites):

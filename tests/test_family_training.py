@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from drga.scoring import RewardConstants
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.agents.reinforce import reinforce_loss
 from drga.baselines import build_network
@@ -75,7 +76,7 @@ def test_task_loss_falls_on_a_real_slice(net, dataset, folder, keep, epochs):
     agent_optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
     revised_losses = []
     for batch in batches:
-        r = rollout(network, policy, batch, torch.tensor(0.4), 3, 0.2, 0.2, 0.85)
+        r = rollout(network, policy, batch, torch.tensor(0.4), samples=3, reward=RewardConstants(0.2, 0.2, 0.85))
         task = -r.log_likelihood.mean()
         agent = reinforce_loss(r.log_prob.view(-1, 3), r.terms.reward.view(-1, 3), True)
         optimizer.zero_grad()

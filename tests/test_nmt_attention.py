@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from drga.scoring import RewardConstants
 from drga.agents import GaussianPolicy
 from drga.baselines.nmt_common import CrossAttentionEncoding, cross_attention_site
 from drga.baselines.protocol import Batch
@@ -157,7 +158,7 @@ def test_rollout_runs_unchanged_on_cross_attention(net):
     state_size, action_size = state_and_action_size(network, batch)
     assert action_size == 1 and state_size == 8 + 5 * 8 + 8  # w_src, h_src, α·h_src, context, mean, max, u
     policy = GaussianPolicy(state_size, 1, hidden_sizes=(8,))
-    result = rollout(network, policy, batch, torch.tensor(0.4), samples=3, gamma=0.2, sqrt_l0=0.2, delta=0.85)
+    result = rollout(network, policy, batch, torch.tensor(0.4), samples=3, reward=RewardConstants(0.2, 0.2, 0.85))
     assert result.revised[0].shape[0] == 2 * 3
     # every real step array of every sample sums to 1; padded steps and tokens stay 0
     sums = result.revised[0].sum(dim=-1)

@@ -10,6 +10,7 @@ import pytest
 import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 
+from drga.scoring import RewardConstants
 from drga.agents import GaussianPolicy
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
@@ -73,7 +74,7 @@ def test_env_reward_equals_the_batched_trainers_reward():
         observation, reward, done, _, info = env.step(action)
     batch = collate_parallel([PAIRS[2]])
     with torch.no_grad():
-        result = rollout(network, policy, batch, torch.tensor(0.4), 1, 0.2, 0.2, 0.85, deterministic=True)
+        result = rollout(network, policy, batch, torch.tensor(0.4), samples=1, reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True)
     assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
     assert np.allclose(info["revised_attention"][0], result.revised[0][0].numpy(), atol=1e-6)
     assert info["log_likelihood"] < 0

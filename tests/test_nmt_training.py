@@ -44,7 +44,7 @@ def test_every_phase_runs_and_reports_perplexity_and_bleu(tmp_path, net):
 
 def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     uninterrupted = TranslationTrainer(tiny_translation_config(tmp_path / "a"), log=lambda _: None).run()
-    original = TranslationTrainer._train_epoch
+    original = TranslationTrainer.train_epoch
     calls = {"n": 0}
 
     def interrupt_on_fourth(self, phase, epoch, epochs):
@@ -53,10 +53,10 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return original(self, phase, epoch, epochs)
 
-    monkeypatch.setattr(TranslationTrainer, "_train_epoch", interrupt_on_fourth)
+    monkeypatch.setattr(TranslationTrainer, "train_epoch", interrupt_on_fourth)
     with pytest.raises(KeyboardInterrupt):
         TranslationTrainer(tiny_translation_config(tmp_path / "b"), log=lambda _: None).run()
-    monkeypatch.setattr(TranslationTrainer, "_train_epoch", original)
+    monkeypatch.setattr(TranslationTrainer, "train_epoch", original)
     resumed = TranslationTrainer(tiny_translation_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
     strip = lambda history: [{k: v for k, v in h.items() if k != "seconds"} for h in history]  # noqa: E731
     assert strip(resumed["history"]) == strip(uninterrupted["history"])

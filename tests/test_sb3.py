@@ -24,8 +24,9 @@ from drga.data import BatchIterator, collate
 from drga.evaluation import evaluate
 from drga.pretrained import load_trained
 from drga.rollout import rollout
+from drga.scoring import RewardConstants
 from drga.setup import prepare_data
-from drga.sb3_agent import PreSquashActions, build_sb3_model, count_env_steps
+from drga.learners.sb3 import PreSquashActions, build_sb3_model, count_env_steps
 from drga.trainer import Trainer
 from drga.envs import AttentionRetrofitEnv
 from tests.test_trainer import tiny_config
@@ -89,7 +90,7 @@ def test_short_ppo_learn_and_its_policy_plugs_into_rollout_and_evaluation(tiny, 
         action, _ = model.predict(observation, deterministic=True)
         observation, reward, done, _, _ = env.step(action)
     with torch.no_grad():
-        result = rollout(network, adapter, collate([examples[4]]), torch.tensor(0.4), 1, 0.2, 0.2, 0.85, deterministic=True)
+        result = rollout(network, adapter, collate([examples[4]]), torch.tensor(0.4), reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True)
     assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
     scores = evaluate(network, BatchIterator(examples, 8, shuffle=False), RewardConfig(), "with-agent", adapter, 0.4)
     assert scores.examples == len(examples) and 0.0 <= scores.accuracy <= 1.0
@@ -185,7 +186,7 @@ def test_default_budget_is_reinforces_env_steps(tmp_path):
     config = sb3_config(tmp_path, **{"agent.sb3_total_steps": 0, "agent.samples": 2, "agent.sb3_n_steps": 256,
                                      "train.agent_epochs": 1, "train.cotrain_epochs": 0, "train.pretrain_epochs": 1})
     trainer = Trainer(config, log=lambda _: None)
-    tokens = count_env_steps(trainer.network, trainer.data.train)
+    tokens = count_env_steps(trainer.network, trainer.data.train, collate)
     assert tokens == sum(len(e.ids) for e in trainer.data.train)  # one site, one array: every token is one step
     results = trainer.run()
     steps = [r["env_steps"] for r in results["history"] if r["phase"] == "agent"][0]
@@ -197,7 +198,7 @@ def test_resume_in_the_sb3_agent_phase_reproduces_an_uninterrupted_run(tmp_path,
     uninterrupted = Trainer(sb3_config(tmp_path / "a"), log=lambda _: None).run()
 
     calls = {"n": 0}
-    original = Trainer._train_epoch
+    original = Trainer.train_epoch
 
     def interrupt_in_second_agent_epoch(self, *args):
         calls["n"] += 1
@@ -205,10 +206,10 @@ def test_resume_in_the_sb3_agent_phase_reproduces_an_uninterrupted_run(tmp_path,
             raise KeyboardInterrupt
         return original(self, *args)
 
-    monkeypatch.setattr(Trainer, "_train_epoch", interrupt_in_second_agent_epoch)
+    monkeypatch.setattr(Trainer, "train_epoch", interrupt_in_second_agent_epoch)
     with pytest.raises(KeyboardInterrupt):
         Trainer(sb3_config(tmp_path / "b"), log=lambda _: None).run()
-    monkeypatch.setattr(Trainer, "_train_epoch", original)
+    monkeypatch.setattr(Trainer, "train_epoch", original)
     resumed = Trainer(sb3_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
 
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
@@ -221,7 +222,7 @@ def test_resume_in_the_sb3_agent_phase_reproduces_an_uninterrupted_run(tmp_path,
 
 def test_resume_accepts_a_checkpoint_written_before_the_sb3_settings(tmp_path, monkeypatch):
     config = tiny_config(tmp_path, **{"train.cotrain_epochs": 1})
-    monkeypatch.setattr(Trainer, "_final_report", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(Trainer, "final_report", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         Trainer(config, log=lambda _: None).run()
     last = tmp_path / "runs" / "tsv-tiny-seed3" / "last.pt"

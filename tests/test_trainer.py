@@ -74,7 +74,7 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     uninterrupted = Trainer(tiny_config(tmp_path / "a"), log=lambda _: None).run()
 
     calls = {"n": 0}
-    original = Trainer._train_epoch
+    original = Trainer.train_epoch
 
     def interrupt_on_fourth(self, *args):
         calls["n"] += 1
@@ -82,10 +82,10 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return original(self, *args)
 
-    monkeypatch.setattr(Trainer, "_train_epoch", interrupt_on_fourth)
+    monkeypatch.setattr(Trainer, "train_epoch", interrupt_on_fourth)
     with pytest.raises(KeyboardInterrupt):
         Trainer(tiny_config(tmp_path / "b"), log=lambda _: None).run()
-    monkeypatch.setattr(Trainer, "_train_epoch", original)
+    monkeypatch.setattr(Trainer, "train_epoch", original)
     with pytest.raises(RunExistsError):
         Trainer(tiny_config(tmp_path / "b"), log=lambda _: None)
     # the run folder moves (another disk, a renamed study folder): it resumes from where it is now
@@ -343,13 +343,13 @@ def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, mo
     assert len(trainer.data.train) + len(held_ids) == len(whole.train)  # a partition of the training split
     assert sorted(map(tuple, (e.ids for e in whole.train))) == sorted([*map(tuple, (e.ids for e in trainer.data.train)), *held_ids])
     seen = {"network": [], "agent": []}
-    original = Trainer._train_step
+    original = Trainer.train_step
 
     def spy(self, phase, batch):
-        seen["agent" if phase == "agent" else "network"].append(batch.size)
+        seen["agent" if phase.name == "agent" else "network"].append(batch.size)
         return original(self, phase, batch)
 
-    monkeypatch.setattr(Trainer, "_train_step", spy)
+    monkeypatch.setattr(Trainer, "train_step", spy)
     results = trainer.run()
     assert sum(seen["agent"]) == len(held_ids)  # one agent epoch = one pass over the held-out slice
     cotrain = [h for h in results["history"] if h["phase"] == "cotrain"]

@@ -25,7 +25,9 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
 from drga.data import EncodedExample, Vocabulary, collate
+from drga.modes import eval_mode
 from drga.rollout import rollout
+from drga.scoring import RewardConstants
 
 if TYPE_CHECKING:
     from drga.pretrained import TrainedModel
@@ -288,28 +290,12 @@ def model_device(network: AttentionNetwork) -> torch.device:
     return next(network.parameters()).device
 
 
-class eval_mode:
-    """Context manager: network (and policy) in eval mode, previous modes restored on exit."""
-
-    def __init__(self, *modules: torch.nn.Module | None):
-        self.modules = [m for m in modules if m is not None]
-
-    def __enter__(self) -> None:
-        self.previous = [m.training for m in self.modules]
-        for module in self.modules:
-            module.eval()
-
-    def __exit__(self, *_: object) -> None:
-        for module, mode in zip(self.modules, self.previous):
-            module.train(mode)
-
-
 def revised_attention(
     network: AttentionNetwork, policy: GaussianPolicy, batch: Batch, beta: Tensor | float, encoding: NetworkEncoding
 ) -> tuple[list[Tensor], Tensor]:
     """α′ per site and the output under it, with the agent's deterministic action squash(μ(s_t))."""
     # γ, √L0 and δ only shape the reward, which the analyses do not read.
-    result = rollout(network, policy, batch, torch.as_tensor(beta), 1, 0.0, 1.0, 1.0, deterministic=True, encoding=encoding)
+    result = rollout(network, policy, batch, torch.as_tensor(beta), reward=RewardConstants(0.0, 1.0, 1.0), deterministic=True, encoding=encoding)
     return result.revised, result.output
 
 

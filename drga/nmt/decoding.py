@@ -25,6 +25,7 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.adjust import adjust_attention
+from drga.modes import eval_mode
 from drga.rollout import policy_action
 from drga.state import build_agent_state
 
@@ -165,10 +166,8 @@ def decode_batches(
     total: int | None = None,
 ) -> dict[int, list[int]]:
     """Target ids per ``extras['index']`` for every batch (so callers restore corpus order)."""
-    was_training = network.training
-    network.eval()
     results: dict[int, list[int]] = {}
-    try:
+    with eval_mode(network):
         for batch in tqdm(batches, desc=description, leave=False, disable=not progress, total=total):
             batch = batch.to(device)
             limits = length_limits(batch.mask, settings.length_ratio, settings.max_length)
@@ -178,6 +177,4 @@ def decode_batches(
                 ids = beam_search(network, batch.tokens, batch.mask, limits, settings.beam_size, settings.length_penalty, adjust)
             for index, row in zip(batch.extras["index"].tolist(), ids):
                 results[int(index)] = row
-    finally:
-        network.train(was_training)
     return results

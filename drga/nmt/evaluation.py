@@ -21,6 +21,7 @@ from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
+from drga.modes import eval_mode
 from drga.nmt.config import TranslationConfig
 from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
 from drga.nmt.metrics import perplexity, score_translations
@@ -67,20 +68,18 @@ def teacher_forced_scores(
     if mode not in MODES:
         raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {MODES}")
     reward = config.experiment.reward
-    was_training = network.training
-    network.eval()
     totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0)
-    for batch in batches:
-        batch = batch.to(device)
-        _, terms = output_and_reward(network, batch, reward, mode, policy, beta)
-        totals["nll"] -= terms.log_likelihood.sum().item()
-        totals["tokens"] += int((batch.labels != PAD_ID).sum())
-        totals["log_likelihood"] += terms.log_likelihood.sum().item()
-        totals["reward"] += terms.reward.sum().item()
-        totals["penalty"] += terms.penalty.sum().item()
-        totals["highlighted_fraction"] += terms.highlighted_fraction.sum().item()
-        totals["sentences"] += batch.size
-    network.train(was_training)
+    with eval_mode(network):
+        for batch in batches:
+            batch = batch.to(device)
+            _, terms = output_and_reward(network, batch, reward, mode, policy, beta)
+            totals["nll"] -= terms.log_likelihood.sum().item()
+            totals["tokens"] += int((batch.labels != PAD_ID).sum())
+            totals["log_likelihood"] += terms.log_likelihood.sum().item()
+            totals["reward"] += terms.reward.sum().item()
+            totals["penalty"] += terms.penalty.sum().item()
+            totals["highlighted_fraction"] += terms.highlighted_fraction.sum().item()
+            totals["sentences"] += batch.size
     n = max(totals["sentences"], 1)
     return {
         "perplexity": perplexity(totals["nll"], totals["tokens"]),

@@ -2,7 +2,7 @@
 
 ``drga train --agent sb3-ppo`` (``agent.algorithm``) replaces REINFORCE in the agent phase
 only; pretraining, the equal-budget baseline, evaluation, model selection and co-training are
-the trainer's as always. Design (docs/sb3.md has the reasoning and the comparison):
+the runner's as always. Design (docs/sb3.md has the reasoning and the comparison):
 
 - Environment: :class:`envs.AttentionRetrofitEnv` over the training split, the frozen
   pretrained network, the run's γ, √L0, δ and β; ``agent.sb3_n_envs`` copies in one SB3
@@ -24,7 +24,7 @@ the trainer's as always. Design (docs/sb3.md has the reasoning and the compariso
 - Co-training: unchanged — the network and the agent co-train by REINFORCE, the agent starting
   from the SB3-learned policy (phase 2's best, converted).
 - TensorBoard: SB3's own scalars in ``tb/<algorithm>/`` (x = environment steps), and the
-  trainer's ``agent/*`` curves in ``tb/agent`` on the phase's step axis (one step = one
+  runner's ``agent/*`` curves in ``tb/agent`` on the phase's step axis (one step = one
   REINFORCE batch's worth of environment steps) so the two learners' curves overlay.
 """
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -50,18 +50,19 @@ from torch import nn
 
 from drga.agents.gaussian_policy import squash
 from drga.agents.sb3_policy import gaussian_policy_from_sb3
-from drga.baselines.protocol import AttentionNetwork
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
-from drga.data import BatchIterator, EncodedExample, collate
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
+from drga.modes import eval_mode
 
 if TYPE_CHECKING:
-    from drga.trainer import Trainer
+    from drga.runner.loop import PhaseRunner
+    from drga.runner.phases import Phase
 
-#: ``agent.algorithm`` → SB3 class; "reinforce" is the trainer's own learner.
+#: ``agent.algorithm`` → SB3 class; "reinforce" is the runner's own learner.
 SB3_ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"sb3-ppo": PPO, "sb3-a2c": A2C}
-#: Stats of a finished episode that the env reports in ``info`` and the trainer logs.
+#: Stats of a finished episode that the env reports in ``info`` and the runner logs.
 EPISODE_KEYS = ("log_likelihood", "penalty", "highlighted_fraction", "beta")
 
 
@@ -128,14 +129,15 @@ def build_sb3_model(algorithm: str, env: VecEnv, agent: AgentConfig, device: tor
 
 
 def make_env_factory(
-    network: AttentionNetwork, examples: list[EncodedExample], config: ExperimentConfig, beta: Any, device: torch.device | str
+    network: AttentionNetwork, examples: Sequence[Any], collate: Callable[[list[Any]], Batch], config: ExperimentConfig, beta: Any,
+    device: torch.device | str,
 ) -> Callable[[], gym.Env]:
     """A factory of pre-squash-action environments over ``examples`` (for ``make_vec_env``)."""
     reward = config.reward
 
     def make() -> gym.Env:
         env = AttentionRetrofitEnv(
-            network, examples, collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device
+            network, list(examples), collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device
         )
         return PreSquashActions(env, config.agent.sb3_action_limit)
 
@@ -143,14 +145,15 @@ def make_env_factory(
 
 
 @torch.no_grad()
-def count_env_steps(network: AttentionNetwork, examples: list[EncodedExample], device: torch.device | str = "cpu") -> int:
+def count_env_steps(
+    network: AttentionNetwork, examples: Sequence[Any], collate: Callable[[list[Any]], Batch], device: torch.device | str = "cpu"
+) -> int:
     """Environment steps to visit every example once: the real tokens at all attention sites."""
-    was_training = network.training
-    network.eval()
     total = 0
-    for batch in BatchIterator(examples, 256, shuffle=False):
-        total += sum(int(site.mask.sum()) for site in network.encode(batch.to(device)).sites)
-    network.train(was_training)
+    with eval_mode(network):
+        for start in range(0, len(examples), 256):
+            batch = collate(list(examples[start : start + 256])).to(device)
+            total += sum(int(site.mask.sum()) for site in network.encode(batch).sites)
     return total
 
 
@@ -192,27 +195,28 @@ class _EpisodeCallback(BaseCallback):
 
 
 class SB3AgentPhase:
-    """The agent phase of one trainer, learned by SB3 in ``agent_epochs`` chunks of env steps."""
+    """The agent phase of one run, learned by SB3 in ``agent_epochs`` chunks of env steps."""
 
-    def __init__(self, trainer: "Trainer", epochs: int, epochs_done: int = 0):
-        config = trainer.config
-        self.trainer, self.config, self.agent = trainer, config, config.agent
+    def __init__(self, runner: "PhaseRunner", epochs: int, epochs_done: int = 0):
+        config = runner.config
+        self.runner, self.config, self.agent = runner, config, config.agent
         self.algorithm = config.agent.algorithm
         if self.algorithm not in SB3_ALGORITHMS:
             raise ValueError(f"agent.algorithm {self.algorithm!r} is not an SB3 algorithm ({', '.join(SB3_ALGORITHMS)})")
-        self.device = torch.device(trainer.device)
+        self.device = torch.device(runner.device)
         self.epochs_done = epochs_done
-        network = trainer.network
+        network = runner.network
         network.eval()
-        self.tokens = count_env_steps(network, trainer.data.train, self.device)
+        examples, collate = runner.task.agent_examples()
+        self.tokens = count_env_steps(network, examples, collate, self.device)
         reinforce_budget = epochs * config.agent.samples * self.tokens
         total = config.agent.sb3_total_steps or reinforce_budget
         self.steps_per_epoch = max(1, math.ceil(total / max(epochs, 1)))
-        # One trainer step is one REINFORCE batch; SB3's curves go on the same axis by env steps.
-        self.steps_per_batch = self.steps_per_epoch / max(len(trainer.train_batches), 1)
-        self.folder = trainer.run_dir / "sb3"
+        # One runner step is one REINFORCE batch; SB3's curves go on the same axis by env steps.
+        self.steps_per_batch = self.steps_per_epoch / max(len(runner.train_batches), 1)
+        self.folder = runner.run_dir / "sb3"
         self.env = make_vec_env(
-            make_env_factory(network, trainer.data.train, config, trainer.strength, self.device),
+            make_env_factory(network, examples, collate, config, runner.strength, self.device),
             n_envs=config.agent.sb3_n_envs,
             vec_env_cls=DummyVecEnv,
         )
@@ -224,9 +228,9 @@ class SB3AgentPhase:
                 if not saved.exists():
                     raise CheckpointError(f"cannot resume the {self.algorithm} agent phase: {saved} is missing")
                 self.model = SB3_ALGORITHMS[self.algorithm].load(saved, env=self.env, device=str(self.device))
-        self.model.set_logger(configure(str(trainer.run_dir / "tb" / self.algorithm), ["tensorboard"]))
+        self.model.set_logger(configure(str(runner.run_dir / "tb" / self.algorithm), ["tensorboard"]))
         if epochs_done == 0:
-            trainer.log(
+            runner.log(
                 f"   {self.algorithm}: {self.steps_per_epoch} environment steps per epoch, {config.agent.sb3_n_envs} envs "
                 f"(REINFORCE's budget: {reinforce_budget // max(epochs, 1)} per epoch = K {config.agent.samples} × "
                 f"{self.tokens} training tokens)"
@@ -239,10 +243,10 @@ class SB3AgentPhase:
         return (self.config.run.seed * 1_000_003 + epoch * 7_919 + 17) % 2**31
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
-        """Learn one chunk, put the converted policy into ``trainer.policy``, save the SB3 model."""
-        trainer = self.trainer
-        trainer.network.eval()
-        start_step = trainer.global_step
+        """Learn one chunk, put the converted policy into ``runner.policy``, save the SB3 model."""
+        runner = self.runner
+        runner.network.eval()
+        start_step = runner.global_step
         episodes: list[dict[str, float]] = []
         window: list[dict[str, float]] = []
         next_log = (start_step // 10 + 1) * 10
@@ -255,7 +259,7 @@ class SB3AgentPhase:
             window.append(record)
             step = start_step + int(steps / self.steps_per_batch)
             if step >= next_log:
-                trainer.writer.scalars("agent", self._summarise(window), step - trainer.progress.start_step)
+                runner.writer.scalars("agent", self._summarise(window), step - runner.progress.start_step)
                 window, next_log = [], (step // 10 + 1) * 10
 
         with private_rng(self._seed(epoch), self.device):
@@ -265,10 +269,10 @@ class SB3AgentPhase:
         converted = gaussian_policy_from_sb3(
             self.model.policy, self.agent.sb3_action_limit, (self.agent.log_std_min, self.agent.log_std_max)
         )
-        trainer.policy.load_state_dict(converted.state_dict())
+        runner.policy.load_state_dict(converted.state_dict())
         self._save(epoch)
         self.epochs_done = epoch
-        trainer.global_step = start_step + len(trainer.train_batches)
+        runner.global_step = start_step + len(runner.train_batches)
         stats = self._summarise(episodes)
         stats["env_steps"] = float(self.model.num_timesteps)
         stats["episodes"] = float(len(episodes))
@@ -299,10 +303,18 @@ class SB3AgentPhase:
                 old.unlink()
 
 
-def train_epoch_with_sb3(trainer: "Trainer", epoch: int, epochs: int) -> dict[str, float]:
-    """The trainer's hook: one agent-phase epoch by SB3 (the phase object lives on the trainer)."""
-    phase: SB3AgentPhase | None = getattr(trainer, "_sb3_agent_phase", None)
-    if phase is None or phase.epochs_done != epoch - 1:  # a new phase, or a resumed one
-        phase = SB3AgentPhase(trainer, epochs, epochs_done=epoch - 1)
-        trainer._sb3_agent_phase = phase
-    return phase.train_epoch(epoch)
+class SB3Learner:
+    """The agent phase learned by stable-baselines3 (``agent.algorithm`` "sb3-ppo" or "sb3-a2c")."""
+
+    supports_ddp = False
+
+    def __init__(self, algorithm: str):
+        if algorithm not in SB3_ALGORITHMS:
+            raise ValueError(f"agent.algorithm {algorithm!r} is not an SB3 algorithm ({', '.join(SB3_ALGORITHMS)})")
+        self.algorithm = algorithm
+        self.phase: SB3AgentPhase | None = None
+
+    def train_epoch(self, runner: "PhaseRunner", phase: "Phase", epoch: int, epochs: int) -> dict[str, float]:
+        if self.phase is None or self.phase.runner is not runner or self.phase.epochs_done != epoch - 1:  # new or resumed
+            self.phase = SB3AgentPhase(runner, epochs, epochs_done=epoch - 1)
+        return self.phase.train_epoch(epoch)

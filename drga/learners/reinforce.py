@@ -1,0 +1,106 @@
+"""One DRGA update (eqs. 2–7 and 12) of the agent and co-training phases, top to bottom.
+
+Encode the batch once; the K action samples of each sequence reuse that encoding (eq. 1's states,
+eq. 2's actions, eqs. 3–4's revised attention, the prediction and eq. 5's reward:
+:func:`drga.rollout.rollout`). REINFORCE (eqs. 6–7) with the mean of the K rewards as baseline
+trains the agent; in co-training, eq. 12 on the revised attention trains the network and β's
+learned factor in the same backward pass.
+
+Beyond the paper, each off by default: ``data.agent_holdout`` (the agent learns on sentences
+the network is not trained on), ``agent.reward_baseline = "self-critical"`` (the baseline is the
+reward of the mean action), ``reward.closeness`` (a penalty on TV(α, α′)) and
+``train.original_attention_loss`` (the network also trained on its own attention).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor
+
+from drga.agents.reinforce import reinforce_loss
+from drga.rollout import Rollout, rollout
+
+if TYPE_CHECKING:
+    from drga.runner.loop import PhaseRunner
+    from drga.runner.phases import Phase
+
+
+def drga_update(runner: "PhaseRunner", phase: "Phase", batch: Any) -> dict[str, float]:
+    """One update of the agent (agent phase) or of agent, network and β (co-training); its statistics."""
+    config, network, policy = runner.config, runner.network, runner.policy
+    cotrain, k, reward = not phase.network_frozen, config.agent.samples, config.reward
+    beta = runner.strength()
+    with torch.set_grad_enabled(cotrain):  # the encoder runs once: the K samples share its output
+        encoding = network.encode(batch)
+    step_beta = beta if cotrain else beta.detach()
+    r = rollout(network, policy, batch, step_beta, reward=reward, samples=k, encoding=encoding,
+                task_samples=config.train.task_loss_samples)                       # eqs. 1–5
+    acting, acting_batch, acting_encoding = r, batch, encoding  # the rollout the agent learns from
+    if cotrain and runner.agent_batches is not None:  # beyond the paper: sentences the network never fit
+        acting_batch = runner.agent_batches.batch_at(runner.global_step).to(batch.tokens.device)
+        with torch.no_grad():
+            acting_encoding = network.encode(acting_batch)
+        acting = rollout(network, policy, acting_batch, beta.detach(), reward=reward, samples=k, encoding=acting_encoding)
+    agent_reward = acting.terms.reward - reward.closeness * acting.shift if reward.closeness > 0 else acting.terms.reward
+    baseline = self_critical_baseline(runner, acting_batch, acting_encoding, step_beta) \
+        if config.agent.reward_baseline == "self-critical" else None
+    agent_loss = reinforce_loss(acting.log_prob.view(-1, k), agent_reward.view(-1, k), config.agent.normalize_advantage, baseline)
+    agent_loss = agent_loss - config.agent.entropy_coef * r.entropy                  # eqs. 6–7
+    if cotrain:
+        task_loss = runner.task.revised_loss(r, batch)                                 # eq. 12, on α′
+        loss = task_loss
+        if config.train.original_attention_loss > 0:  # beyond the paper: the network's own attention too
+            loss = loss + config.train.original_attention_loss * runner.task.loss(network, batch)
+        runner.net_optimizer.zero_grad(set_to_none=True)
+        runner.agent_optimizer.zero_grad(set_to_none=True)
+        runner.backward_loss(loss + agent_loss).backward()
+        network_norm = runner.clip(list(network.parameters()) + list(runner.strength.parameters()))
+        agent_norm = runner.clip(policy.parameters())
+        runner.net_optimizer.step()
+        runner.agent_optimizer.step()
+        runner.strength.advance()
+    else:
+        with torch.no_grad():
+            task_loss = runner.task.revised_loss(r, batch)  # reported only: the network is frozen
+        network_norm = None
+        agent_norm = runner.step(runner.agent_optimizer, agent_loss, policy.parameters())
+    return update_statistics(runner, r, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
+
+
+def self_critical_baseline(runner: "PhaseRunner", batch: Any, encoding: Any, beta: Tensor) -> Tensor:
+    """Beyond the paper: the reward of the agent's mean action, [B, 1], as REINFORCE's baseline."""
+    reward = runner.config.reward
+    with torch.no_grad():
+        greedy = rollout(runner.network, runner.policy, batch, beta.detach(), reward=reward, deterministic=True, encoding=encoding)
+    return (greedy.terms.reward - reward.closeness * greedy.shift).view(-1, 1)
+
+
+def update_statistics(
+    runner: "PhaseRunner", r: Rollout, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
+    agent_loss: Tensor, beta: Tensor, agent_norm: Tensor | None, network_norm: Tensor | None,
+) -> dict[str, float]:
+    """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/monitor.py``)."""
+    k, terms = runner.config.agent.samples, acting.terms
+    rewards = agent_reward.view(-1, k)
+    advantage = rewards - (rewards.mean(dim=1, keepdim=True) if baseline is None else baseline)
+    signals = {
+        "policy_entropy": acting.entropy.item(),
+        "zeroed_fraction": acting.zeroed_fraction.item(),
+        "advantage_std": advantage.std().item() if advantage.numel() > 1 else 0.0,
+        "grad_norm_agent": float(agent_norm) if agent_norm is not None else float("nan"),
+        **({"grad_norm_network": float(network_norm)} if network_norm is not None else {}),
+    }
+    return {
+        **signals,
+        "task_loss": task_loss.item(),
+        "agent_loss": agent_loss.item(),
+        "reward": terms.reward.mean().item(),
+        "reward_log_likelihood": terms.log_likelihood.mean().item(),
+        "reward_penalty": (runner.config.reward.gamma * terms.penalty).mean().item(),
+        "highlighted_fraction": terms.highlighted_fraction.mean().item(),
+        "beta": beta.item(),
+        "policy_sigma": acting.policy_std.item(),
+        "attention_shift": acting.shift.mean().item(),
+    }

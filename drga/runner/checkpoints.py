@@ -1,0 +1,152 @@
+"""What a run saves: model checkpoints (``<phase>_best.pt``) and the resume checkpoint (``last.pt``).
+
+Both hold the three modules DRGA trains (network, agent, β) with their sizes and the run's
+configuration; ``last.pt`` adds the progress, the history, the optimisers and the random state,
+so that a resumed run reproduces an uninterrupted one exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+from torch import nn
+
+from drga.checkpoint import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
+
+
+@dataclass
+class RetrofitModules:
+    """The network, the agent's policy and the adjustment strength β, with the sizes that rebuild them."""
+
+    network: nn.Module
+    policy: nn.Module
+    strength: nn.Module
+    state_size: int
+    action_size: int
+
+    def trained_by(self, parts: tuple[str, ...]) -> list[nn.Module]:
+        """The modules behind a phase's ``trains`` (network, agent, β), in that order."""
+        by_part = {"network": self.network, "agent": self.policy, "beta": self.strength}
+        return [by_part[part] for part in ("network", "agent", "beta") if part in parts]
+
+
+@dataclass
+class PhaseProgress:
+    index: int = 0  #: index into the run's phase plan
+    epoch: int = 0  #: epochs of that phase completed
+    done: bool = False
+    best: tuple[float, ...] | None = None  #: selection key of the best epoch (e.g. dev accuracy, dev reward)
+    stale: int = 0  #: epochs since the best
+    #: Co-training: the best key of each dev mode other than the selecting one, whose own best
+    #: epoch is kept too (``<phase>_best_<mode>.pt``), so every reported row is selected in its own mode.
+    best_by_mode: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    start_step: int = 0  #: the run's global step when the phase began (TensorBoard's axis counts from it)
+
+    def to_dict(self) -> dict[str, Any]:
+        saved = vars(self).copy()
+        saved["best"] = list(self.best) if self.best else None
+        saved["best_by_mode"] = {mode: list(key) for mode, key in self.best_by_mode.items()}
+        return saved
+
+    @classmethod
+    def from_dict(cls, saved: Mapping[str, Any]) -> "PhaseProgress":
+        return cls(
+            index=saved["index"], epoch=saved["epoch"], done=saved["done"],
+            best=tuple(saved["best"]) if saved["best"] else None, stale=saved["stale"],
+            best_by_mode={mode: tuple(key) for mode, key in saved.get("best_by_mode", {}).items()},
+            start_step=int(saved.get("start_step", 0)),
+        )
+
+
+def model_payload(
+    modules: RetrofitModules, phase: str, has_agent: bool, epoch: int, dev: Mapping[str, Any], config: dict[str, Any],
+    net_name: str, task_content: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, and the task's own entries."""
+    return {
+        "format": FORMAT_VERSION,
+        "kind": "model",
+        "phase": phase,
+        "epoch": epoch,
+        "net_name": net_name,
+        "has_agent": has_agent,
+        "config": config,
+        **task_content,
+        "state_size": modules.state_size,
+        "action_size": modules.action_size,
+        "half_life_steps": float(modules.strength.half_life_steps),
+        "network": modules.network.state_dict(),
+        "policy": modules.policy.state_dict(),
+        "strength": modules.strength.state_dict(),
+        "dev": dict(dev),
+    }
+
+
+def resume_payload(
+    model: dict[str, Any], progress: PhaseProgress, history: list[dict[str, Any]], global_step: int,
+    net_optimizer: torch.optim.Optimizer | None, agent_optimizer: torch.optim.Optimizer | None,
+) -> dict[str, Any]:
+    """``last.pt``: a model checkpoint plus progress, history, optimisers and random state."""
+    return {
+        **model,
+        "kind": "resume",
+        "progress": progress.to_dict(),
+        "history": history,
+        "global_step": global_step,
+        "net_optimizer": net_optimizer.state_dict() if net_optimizer else None,
+        "agent_optimizer": agent_optimizer.state_dict() if agent_optimizer else None,
+        "rng_cpu": torch.get_rng_state(),
+        "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def load_model(modules: RetrofitModules, path: Path, net_name: str, network: bool = True, policy: bool = True) -> dict[str, Any]:
+    """Load a checkpoint of network ``net_name`` into the network and β (``network``) and the agent (``policy``)."""
+    payload = load_checkpoint(path)
+    if payload.get("net_name") != net_name:
+        raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' network, not '{net_name}'")
+    if network:
+        load_module_state(modules.network, payload["network"], "network", path)
+        load_module_state(modules.strength, payload["strength"], "adjusting module", path)
+    if policy:
+        load_module_state(modules.policy, payload["policy"], "agent", path)
+    return payload
+
+
+def check_same_config(path: Path, saved: Mapping[str, Any], config: Mapping[str, Any], resumable: frozenset[str]) -> None:
+    """Refuse to resume when the configuration differs outside ``resumable`` (both flat ``section.key``)."""
+    changed = sorted(k for k, v in config.items() if saved.get(k) != v and k not in resumable)
+    if changed:
+        raise CheckpointError(
+            f"cannot resume {path}: the configuration differs in {', '.join(changed)}; resume with the same settings, or start a new run"
+        )
+
+
+def restore_random_state(payload: Mapping[str, Any]) -> None:
+    torch.set_rng_state(payload["rng_cpu"])
+    if payload["rng_cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(payload["rng_cuda"])
+
+
+def restore_optimizers(payload: Mapping[str, Any], net: torch.optim.Optimizer | None, agent: torch.optim.Optimizer | None) -> None:
+    """The optimiser states saved in ``last.pt``, for the phase being resumed."""
+    if net is not None and payload["net_optimizer"] is not None:
+        net.load_state_dict(payload["net_optimizer"])
+    if agent is not None and payload["agent_optimizer"] is not None:
+        agent.load_state_dict(payload["agent_optimizer"])
+
+
+def arm_metrics(rows: Mapping[str, Mapping[str, Any]], metric: str = "accuracy") -> dict[str, dict[str, float]]:
+    """Per phase, the final report's ``hparam/{dev,test}_<metric>_<mode>`` numbers (the HParams tab's columns)."""
+    metrics: dict[str, dict[str, float]] = {}
+    for row in rows.values():
+        for key, value in row.items():
+            split, _, mode = key.partition("_")
+            if split in ("dev", "test") and mode in ("net-only", "with-agent") and isinstance(value, Mapping):
+                number = value.get(metric)
+                if isinstance(number, (int, float)):
+                    metrics.setdefault(row["phase"], {})[f"hparam/{split}_{metric}_{mode.replace('-', '_')}"] = float(number)
+    return metrics

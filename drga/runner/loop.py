@@ -1,0 +1,367 @@
+"""The phase runner: Algorithm 1's phases (``drga/runner/phases.py``) for any task, written once.
+
+For every phase of the plan: load its starting weights, make its optimisers, then epoch by epoch
+train, evaluate on dev, keep the best checkpoint, stop early after ``train.patience`` epochs
+without a better dev score, and write ``last.pt`` (atomic) so that ``--resume`` continues exactly
+where an interrupted run stopped. Then the final report and ``results.json``. TensorBoard gets one
+sibling run per arm on a shared step axis (``drga/monitor.py``).
+
+Started by ``torchrun`` it trains as N data-parallel processes (``drga/distributed.py``,
+docs/distributed.md): DDP over what each phase trains, ``data.batch_size`` the global batch, and
+only rank 0 logging and writing files.
+
+A task (``drga/runner/task.py``) supplies what differs; a learner (``drga/learners/``) learns
+the agent phase; one training step of the DRGA phases is :func:`drga.learners.reinforce.drga_update`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import torch
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+from drga import distributed
+from drga.checkpoint import save_atomic
+from drga.config import ConfigError
+from drga.learners import make_agent_learner
+from drga.learners.reinforce import drga_update
+from drga.monitor import ARMS, NullWriters
+from drga.runner import checkpoints
+from drga.runner.checkpoints import PhaseProgress, RetrofitModules
+from drga.runner.optim import clip_gradients, optimizer_step, reduce_learning_rate
+from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
+from drga.runner.run_folder import default_run_name, log_info, open_run_folder, prepare_run_dir
+from drga.runner.task import ReportCell, Task
+from drga.setup import build_policy, build_strength, seed_everything, state_and_action_size
+
+#: Scores that are sizes, not measurements: kept out of TensorBoard.
+COUNTS = ("examples", "sentences", "tokens")
+#: TensorBoard's training scalars are written every this many steps.
+LOG_INTERVAL = 10
+
+
+class PhaseRunner:
+    """Runs a task through Algorithm 1's phases. ``force``: resume although the data changed."""
+
+    def __init__(self, task: Task, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = log_info,
+                 force: bool = False):
+        task.validate()
+        self.task, self.config, self.force = task, task.config, force
+        config = self.config
+        self.run_dir = Path(config.run.logdir) / default_run_name(config)
+        self.device = distributed.setup(config.run.device)  # under torchrun: join the process group
+        self.main = distributed.is_main()
+        self.log = log if self.main else (lambda _: None)
+        self.show_progress = config.run.progress and self.main
+        self.agent_learner = make_agent_learner(config.agent.algorithm)
+        if distributed.active() and not self.agent_learner.supports_ddp and config.train.agent_epochs > 0:
+            raise ConfigError(f"agent.algorithm={config.agent.algorithm} trains in one process only; run it without torchrun")
+        last = prepare_run_dir(self.run_dir, resume, overwrite) if self.main else self.run_dir / "last.pt"
+        if config.run.threads > 0:
+            torch.set_num_threads(config.run.threads)
+
+        seed_everything(config.run.seed)
+        batches = task.prepare(self.log, last if resume else None)
+        if batches.agent is not None and distributed.active():
+            raise ConfigError("data.agent_holdout trains in one process only; run it without torchrun")
+        self.train_batches = distributed.shard(batches.train, pad_empty=True)  # each process: its shard of every global batch
+        self.dev_batches = distributed.shard(batches.dev, pad_empty=False) if task.shard_evaluation else batches.dev
+        self.test_batches = distributed.shard(batches.test, pad_empty=False) if task.shard_evaluation else batches.test
+        self.agent_batches = batches.agent  #: data.agent_holdout (beyond the paper): the agent's own batches
+        network = task.build_network(self.log).to(self.device)
+        state_size, action_size = state_and_action_size(network, task.probe_batch().to(self.device))
+        policy = build_policy(config, state_size, action_size).to(self.device)
+        strength = build_strength(config, len(self.train_batches)).to(self.device)
+        self.modules = RetrofitModules(network, policy, strength, state_size, action_size)
+        self.plan = phase_plan(config.train)
+        self.progress = PhaseProgress()
+        self.history: list[dict[str, Any]] = []
+        self.global_step = 0
+        self.net_optimizer: torch.optim.Optimizer | None = None
+        self.agent_optimizer: torch.optim.Optimizer | None = None
+        self.replica: nn.Module | None = None  # under torchrun: DDP over the modules the phase trains
+        self.pending_resume = self.load_resume(last) if resume else None
+
+        if self.main:
+            at = (self.plan[self.progress.index].name, self.phase_step) if resume and self.progress.index < len(self.plan) else None
+            self.writer = open_run_folder(self.run_dir, task.config_toml(), at)
+        else:
+            self.writer = NullWriters()
+        task.start(self, resumed=resume)
+
+    # ------------------------------------------------------------------ the modules, by name
+
+    @property
+    def network(self) -> nn.Module:
+        return self.modules.network
+
+    @property
+    def policy(self) -> nn.Module:
+        return self.modules.policy
+
+    @property
+    def strength(self) -> nn.Module:
+        return self.modules.strength
+
+    @property
+    def phase_step(self) -> int:
+        """Updates since the current phase began: the step axis every arm shares (``drga/monitor.py``)."""
+        return self.global_step - self.progress.start_step
+
+    # ------------------------------------------------------------------ phases and epochs
+
+    def run(self) -> dict[str, Any]:
+        """Every phase of the plan from where the progress stands, then the final report."""
+        try:
+            while self.progress.index < len(self.plan):
+                self.run_phase(self.plan[self.progress.index])
+                self.progress = PhaseProgress(index=self.progress.index + 1)
+            return self.final_report()
+        finally:
+            self.writer.close()
+
+    def run_phase(self, phase: Phase) -> None:
+        """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save."""
+        train = self.config.train
+        resuming = self.pending_resume is not None
+        if not resuming:
+            self.progress.start_step = self.global_step  # TensorBoard's step axis of this arm starts here
+        self.start_phase(phase, fresh=not resuming)
+        if resuming:
+            checkpoints.restore_optimizers(self.pending_resume, self.net_optimizer, self.agent_optimizer)
+            self.pending_resume = None
+        elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
+            scores = self.evaluate_dev(phase, epoch=0)
+            self.consider(phase, scores, epoch=0)
+            self.writer.dev(phase.name, {mode: self.task.numbers(r) for mode, r in scores.items()}, 0, skip=COUNTS)
+        epochs = phase.epochs(train)
+        self.log(f"\n== phase {phase.name}: {epochs} epochs (loss: {phase.legend}; *: best dev score so far) ==")
+        while not self.progress.done and self.progress.epoch < epochs:
+            epoch = self.progress.epoch + 1
+            self.epoch_batches(phase).set_epoch(epoch_key(phase, epoch))
+            started = time.time()
+            train_stats = self.train_epoch(phase, epoch, epochs)
+            scores = self.evaluate_dev(phase, epoch)
+            improved = self.consider(phase, scores, epoch)
+            if not improved and self.progress.stale % train.plateau_patience == 0:
+                reduce_learning_rate(self.net_optimizer, train.plateau_lr_factor)
+            self.progress.epoch = epoch
+            self.progress.done = bool(train.patience) and self.progress.stale >= train.patience
+            elapsed = time.time() - started
+            record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
+            record.update({f"dev_{mode}_{k}": v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
+            self.history.append(record)
+            self.log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
+            self.save_last()
+        if epochs and self.progress.epoch < epochs:
+            self.log(f"   early stop: no better dev score for {train.patience} epochs")
+
+    def start_phase(self, phase: Phase, fresh: bool) -> None:
+        """Load the phase's starting weights (fresh start only), set what trains, and make its optimisers."""
+        distributed.barrier()  # under torchrun: rank 0's checkpoints are written before any process reads them
+        for source, part in phase.starts_from if fresh else ():
+            path = self.run_dir / f"{source}_best.pt"
+            if path.exists():
+                self.load_model(path, network=part == "network", policy=part == "agent")
+        self.network.requires_grad_(not phase.network_frozen)
+        if self.config.network.freeze_embeddings and hasattr(self.network, "embedding"):
+            self.network.embedding.weight.requires_grad_(False)
+        self.strength.log_factor.requires_grad_("beta" in phase.trains and self.config.adjust.trainable_beta)
+        net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != "agent"))
+                      for p in module.parameters() if p.requires_grad]
+        train = self.config.train
+        self.net_optimizer = None if phase.network_frozen else torch.optim.Adam(net_params, lr=train.lr, weight_decay=train.weight_decay)
+        self.agent_optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.config.agent.lr) if phase.has_agent else None
+        self.replica = distributed.replicate(self.modules.trained_by(phase.trains), self.device)
+
+    def epoch_batches(self, phase: Phase) -> Any:
+        """What an epoch of ``phase`` passes over: the training batches, or for the agent phase the
+        agent's held-out batches when ``data.agent_holdout`` keeps some (beyond the paper)."""
+        return self.agent_batches if phase.agent_only and self.agent_batches is not None else self.train_batches
+
+    def train_epoch(self, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
+        """One epoch of ``phase``: the agent phase by its learner (``agent.algorithm``), the others step by step."""
+        if phase.agent_only:
+            return self.agent_learner.train_epoch(self, phase, epoch, epochs)
+        return self.train_epoch_by_steps(phase, epoch, epochs)
+
+    def train_epoch_by_steps(self, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
+        """One pass over the epoch's batches with :meth:`train_step`; the mean of each statistic
+        (under torchrun: over the processes too)."""
+        distributed.seed_epoch(self.config.run.seed, epoch_key(phase, epoch))
+        self.network.train(not phase.network_frozen)
+        self.policy.train()
+        sums: dict[str, float] = {}
+        interval_started, interval_sequences = time.perf_counter(), 0
+        batches = self.epoch_batches(phase)
+        bar = tqdm(batches, desc=f"{phase.name} {epoch}/{epochs}", leave=False, disable=not self.show_progress)
+        for step, batch in enumerate(bar, start=1):
+            batch = batch.to(self.device)
+            self.task.before_step(self, phase)
+            stats = self.train_step(phase, batch)
+            for key, value in stats.items():
+                sums[key] = sums.get(key, 0.0) + value
+            self.global_step += 1
+            interval_sequences += batch.size
+            if self.global_step % LOG_INTERVAL == 0:
+                now = time.perf_counter()
+                speed = {"sequences_per_second": interval_sequences / max(now - interval_started, 1e-9)}
+                self.writer.scalars(phase.name, {**stats, **speed}, self.phase_step)
+                interval_started, interval_sequences = now, 0
+            bar.set_postfix({k: f"{v / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
+        return distributed.mean_over_processes({key: value / max(len(batches), 1) for key, value in sums.items()})
+
+    def train_step(self, phase: Phase, batch: Any) -> dict[str, float]:
+        """One update of ``phase`` on ``batch``: a DRGA step where the agent acts, else eq. 12 on the network."""
+        if phase.has_agent:
+            return drga_update(self, phase, batch)
+        loss = self.task.loss(self.network, batch)  # eq. 12
+        norm = self.step(self.net_optimizer, loss, self.network.parameters())
+        return {"task_loss": loss.item(), "grad_norm_network": float(norm)}
+
+    # ------------------------------------------------------------------ optimisation (DDP-aware)
+
+    def backward_loss(self, loss: Tensor) -> Tensor:
+        """What to back-propagate: ``loss``; under torchrun passed through DDP, which all-reduces the gradients."""
+        return distributed.ddp_loss(self.replica, loss, getattr(self.train_batches, "share", 1.0))
+
+    def step(self, optimizer: torch.optim.Optimizer, loss: Tensor, params: Any) -> Tensor:
+        """Back-propagate ``loss``, clip to ``train.grad_clip``, step; the gradient norm before clipping."""
+        return optimizer_step(optimizer, self.backward_loss(loss), params, self.config.train.grad_clip)
+
+    def clip(self, params: Any) -> Tensor:
+        return clip_gradients(params, self.config.train.grad_clip)
+
+    # ------------------------------------------------------------------ benchmarks
+
+    def begin_phase(self, name: str) -> Phase:
+        """Start phase ``name`` afresh for stepping batch by batch with :meth:`train_step` (benchmarks)."""
+        phase = phase_named(name)
+        self.start_phase(phase, fresh=True)
+        self.network.train(not phase.network_frozen)
+        self.policy.train()
+        return phase
+
+    def train_one_epoch(self, name: str, epoch: int = 1) -> dict[str, float]:
+        """Start phase ``name`` afresh and train one epoch of it, without evaluation or checkpoints (benchmarks)."""
+        phase = self.begin_phase(name)
+        self.train_batches.set_epoch(epoch_key(phase, epoch))
+        return self.train_epoch(phase, epoch, epoch)
+
+    # ------------------------------------------------------------------ evaluation and selection
+
+    def evaluate_split(self, split: str, mode: str) -> Any:
+        """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
+        result = self.task.evaluate(self, split, mode)
+        if distributed.active() and self.task.shard_evaluation:
+            result = self.task.combine_over_processes(result, self.dev_batches if split == "dev" else self.test_batches)
+        return result
+
+    def evaluate_dev(self, phase: Phase, epoch: int) -> dict[str, Any]:
+        scores = {mode: self.evaluate_split("dev", mode) for mode in phase.dev_modes}
+        self.task.after_dev_evaluation(self, phase, epoch)
+        return scores
+
+    def consider(self, phase: Phase, scores: Mapping[str, Any], epoch: int) -> bool:
+        """Keep ``<phase>_best.pt`` if the selecting mode's key beats the phase's best so far and
+        count stale epochs (early stopping); keep each other mode's own best as ``<phase>_best_<mode>.pt``."""
+        selecting = phase.selection_mode(self.config.train.select_mode)
+        for mode, result in scores.items():
+            key = self.task.selection_key(result)
+            best = self.progress.best_by_mode.get(mode)
+            if mode != selecting and (best is None or key > tuple(best)):
+                self.progress.best_by_mode[mode] = key
+                self.save_model(phase, epoch, scores, f"{phase.name}_best_{mode}.pt")
+        key = self.task.selection_key(scores[selecting])
+        if self.progress.best is None or key > tuple(self.progress.best):
+            self.progress.best, self.progress.stale = key, 0
+            self.save_model(phase, epoch, scores, f"{phase.name}_best.pt")
+            return True
+        self.progress.stale += 1
+        return False
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def model_payload(self, phase: Phase, epoch: int, scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        dev = {mode: r.as_dict() for mode, r in (scores or {}).items()}
+        return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.config_dict(),
+                                         self.config.network.name, self.task.checkpoint_content())
+
+    def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], name: str) -> None:
+        if self.main:  # under torchrun every rank decides, rank 0 writes
+            save_atomic(self.model_payload(phase, epoch, scores), self.run_dir / name)
+
+    def save_last(self) -> None:
+        """``last.pt`` after every epoch: everything :meth:`load_resume` needs to continue exactly."""
+        if self.main:
+            model = self.model_payload(self.plan[self.progress.index], self.progress.epoch)
+            payload = checkpoints.resume_payload(model, self.progress, self.history, self.global_step, self.net_optimizer,
+                                                 self.agent_optimizer)
+            save_atomic(payload, self.run_dir / "last.pt")
+
+    def load_model(self, path: Path, network: bool = True, policy: bool = True) -> dict[str, Any]:
+        """Load a checkpoint of this run's network into the network and β (``network``) and the agent (``policy``)."""
+        return checkpoints.load_model(self.modules, path, self.config.network.name, network, policy)
+
+    def load_resume(self, path: Path) -> dict[str, Any]:
+        """Continue from ``last.pt``: the model, the same configuration, progress, history and random state."""
+        payload = self.load_model(path)
+        saved = self.task.saved_flat_config(payload["config"])
+        checkpoints.check_same_config(path, saved, self.task.flat_config(), self.task.resumable_changes)
+        self.task.check_resume(self, payload, self.force)
+        self.progress = PhaseProgress.from_dict(payload["progress"])
+        self.history = list(payload["history"])
+        self.global_step = int(payload["global_step"])
+        checkpoints.restore_random_state(payload)
+        self.log(f"resuming {self.run_dir}: phase {self.plan[self.progress.index].name}, {self.progress.epoch} epochs done")
+        return payload
+
+    # ------------------------------------------------------------------ reporting
+
+    def log_epoch(self, phase: Phase, epoch: int, epochs: int, scores: Mapping[str, Any], train_stats: Mapping[str, float],
+                  improved: bool, elapsed: float) -> None:
+        """TensorBoard's dev scalars and the epoch's console line (``*``: the best epoch so far)."""
+        self.writer.dev(phase.name, {mode: self.task.numbers(r) for mode, r in scores.items()}, self.phase_step, skip=COUNTS)
+        self.writer.scalars(phase.name, train_stats, self.phase_step, tag=lambda key: f"epoch/{key}")
+        parts = [*self.task.epoch_summary(scores, train_stats), f"loss {train_stats['task_loss']:.4f}"]
+        self.log(f"   {phase.name} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]")
+
+    def best_checkpoints(self) -> Iterator[ReportCell]:
+        """The final report's cells that ran, each loaded into the modules when reached. Each mode
+        reads the epoch selected by its own dev score (``<phase>_best_<mode>.pt`` where the phase
+        kept one, else ``<phase>_best.pt``); the mode of ``<phase>_best.pt`` comes first."""
+        planned = {phase.name for phase in self.plan}
+        for phase in PHASES:
+            path = self.run_dir / f"{phase.name}_best.pt"
+            if not path.exists() or (phase.name not in planned and phase is not PHASES[0]):  # train.init_from: pretrain's row
+                continue
+            own = {mode: self.run_dir / f"{phase.name}_best_{mode}.pt" for mode in phase.dev_modes}
+            for mode in sorted(phase.dev_modes, key=lambda mode: own[mode].exists()):
+                chosen = own[mode] if own[mode].exists() else path
+                yield ReportCell(phase.report_label, phase.name, mode, chosen, self.load_model(chosen))
+
+    def final_report(self) -> dict[str, Any]:
+        """The task's test report of every selected checkpoint; ``results.json`` and each arm's HParams entry."""
+        distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints
+        results, note = self.task.final_report(self, self.best_checkpoints())
+        results.setdefault("phases", phase_summary(self.history, self.config.train))
+        if self.main:
+            self.publish(results, checkpoints.arm_metrics(results["results"], self.task.report_metric), note)
+        return results
+
+    def publish(self, results: dict[str, Any], metrics: Mapping[str, Mapping[str, float]], note: str) -> None:
+        """Write ``results.json``, each arm's HParams entry (configuration → its final ``metrics``), and say where they are."""
+        import json
+
+        (self.run_dir / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+        flat = self.task.flat_config()
+        for phase, values in metrics.items():
+            self.writer.hparams(phase, {"arm": ARMS.get(phase, phase), **flat}, values)
+        self.writer.flush()
+        self.log(f"\nresults: {self.run_dir / 'results.json'}{note}")
+        self.log(f"TensorBoard: tensorboard --logdir {self.run_dir / 'tb'}")
+

@@ -1,0 +1,121 @@
+"""Algorithm 1 as a table: what each phase trains, freezes, evaluates, starts from and selects by.
+
+======== ======================== ================================ ===============================
+phase    starts from              trains                           picks its best epoch by
+======== ======================== ================================ ===============================
+pretrain a fresh network          network, cross-entropy (eq. 12)  the dev score, net-only
+baseline pretrain's best          network, cross-entropy           the dev score, net-only
+agent    pretrain's best, frozen  agent (eqs. 6–7)                 the dev score, with-agent
+cotrain  pretrain + agent's best  network on revised α, agent, β   the dev score in train.select_mode
+======== ======================== ================================ ===============================
+
+``baseline`` is the *equal-budget baseline*: the pretrained network trained alone for as many
+more epochs as the agent and co-training phases get together, with the same selection, so that a
+DRGA gain cannot be extra epochs in disguise. ``baseline`` and ``cotrain`` count their starting
+point as a candidate, so both select among the same number of network-training epochs. The
+order of :data:`PHASES` is the order a run takes (each phase skipped when it gets 0 epochs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from drga.config import TrainConfig
+
+NETWORK, AGENT, BETA = "network", "agent", "beta"
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    #: What the phase trains: the network, the agent, β's learned factor (``adjust.trainable_beta``).
+    trains: tuple[str, ...]
+    #: The dev evaluation modes; the first is the one that selects unless ``selects_by_config``.
+    dev_modes: tuple[str, ...]
+    #: (phase, part) whose best checkpoint the phase starts from, in order; part: network (with β) or agent.
+    starts_from: tuple[tuple[str, str], ...]
+    #: Whether the starting point competes as epoch 0 for the phase's best.
+    start_is_candidate: bool
+    #: Whether ``train.select_mode`` (rather than the first dev mode) selects the best epoch.
+    selects_by_config: bool
+    #: The epochs the phase gets from the run's ``[train]`` settings.
+    epochs: Callable[[TrainConfig], int]
+    #: The final report's row that reads this phase's best checkpoints.
+    report_label: str
+    #: What the console's "loss" means in this phase.
+    legend: str
+    #: Whether the learning rate warms up over the phase's first steps (translation's ``nmt.warmup_steps``).
+    warms_up: bool = False
+
+    @property
+    def network_frozen(self) -> bool:
+        return NETWORK not in self.trains
+
+    @property
+    def has_agent(self) -> bool:
+        """Whether the agent acts in this phase (its training steps are DRGA steps, eqs. 2–7)."""
+        return AGENT in self.trains
+
+    @property
+    def agent_only(self) -> bool:
+        """The agent learns on a frozen network: ``agent.algorithm`` picks the learner."""
+        return self.trains == (AGENT,)
+
+    def selection_mode(self, select_mode: str) -> str:
+        return select_mode if self.selects_by_config else self.dev_modes[0]
+
+
+def _baseline_epochs(train: TrainConfig) -> int:
+    if not train.fair_baseline:
+        return 0
+    return train.agent_epochs + train.cotrain_epochs if train.baseline_epochs is None else train.baseline_epochs
+
+
+NETWORK_LOSS = "the network's cross-entropy on its own attention, eq. 12"
+PHASES: tuple[Phase, ...] = (
+    Phase("pretrain", (NETWORK,), ("net-only",), (), False, False,
+          lambda t: 0 if t.init_from else t.pretrain_epochs, "baseline (pretrain only)", NETWORK_LOSS, warms_up=True),
+    Phase("baseline", (NETWORK,), ("net-only",), (("pretrain", NETWORK),), True, False,
+          _baseline_epochs, "baseline (equal budget)", NETWORK_LOSS),
+    Phase("agent", (AGENT,), ("with-agent",), (("pretrain", NETWORK),), False, False,
+          lambda t: t.agent_epochs, "agent on frozen network", "the frozen network's cross-entropy on the revised attention, reported only"),
+    Phase("cotrain", (NETWORK, AGENT, BETA), ("net-only", "with-agent"), (("pretrain", NETWORK), ("agent", AGENT)), True, True,
+          lambda t: t.cotrain_epochs, "DRGA (co-trained)", "the network's cross-entropy on the revised attention, eq. 12"),
+)
+PHASE_NAMES = tuple(phase.name for phase in PHASES)
+BY_NAME = {phase.name: phase for phase in PHASES}
+
+
+def phase_named(name: str) -> Phase:
+    if name not in BY_NAME:
+        raise ValueError(f"unknown phase {name!r}; one of {PHASE_NAMES}")
+    return BY_NAME[name]
+
+
+def phase_epochs(train: TrainConfig, name: str) -> int:
+    """Epochs of phase ``name``; the equal-budget baseline gets the agent's and co-training's
+    together unless ``train.baseline_epochs`` says otherwise (0 without ``train.fair_baseline``)."""
+    return phase_named(name).epochs(train)
+
+
+def phase_plan(train: TrainConfig) -> list[Phase]:
+    """The phases that run, in order."""
+    return [phase for phase in PHASES if phase.epochs(train) > 0]
+
+
+def epoch_key(phase: Phase, epoch: int) -> int:
+    """The key that seeds an epoch's batch order (and its random stream under torchrun)."""
+    return PHASES.index(phase) * 10_000 + epoch
+
+
+def phase_summary(history: list[dict[str, Any]], train: TrainConfig) -> dict[str, dict[str, Any]]:
+    """Per phase that ran: epochs run of the planned cap, whether early stopping ended it, and its wall seconds."""
+    summary: dict[str, dict[str, Any]] = {}
+    for record in history:
+        entry = summary.setdefault(record["phase"], {"epochs": 0, "max_epochs": phase_epochs(train, record["phase"]), "seconds": 0.0})
+        entry["epochs"] = max(entry["epochs"], record["epoch"])
+        entry["seconds"] = round(entry["seconds"] + record.get("seconds", 0.0), 2)
+    for entry in summary.values():
+        entry["stopped_early"] = entry["epochs"] < entry["max_epochs"]
+    return summary

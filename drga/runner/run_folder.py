@@ -1,0 +1,59 @@
+"""A run's folder: its name, refusing to overwrite a run by accident, ``config.toml`` and TensorBoard."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from drga.checkpoint import CheckpointError
+from drga.config import ExperimentConfig
+from drga.errors import UserError
+from drga.monitor import ARMS, PhaseWriters
+
+#: The toolkit's logger: ``logging.getLogger("drga")``. The command line sends it to stdout
+#: (``--quiet``: warnings only; ``--verbose``: debug too); a library user configures it with the
+#: standard logging calls, and without a handler sees warnings only.
+LOGGER = logging.getLogger("drga")
+
+
+def log_info(line: str) -> None:
+    """A runner's default ``log``: one INFO record of the ``drga`` logger per line."""
+    LOGGER.info(line)
+
+
+class RunExistsError(UserError, FileExistsError):
+    """The run folder already holds a run; resume it or choose another name."""
+
+
+def default_run_name(config: ExperimentConfig) -> str:
+    """``run.run_name``, or <dataset>-<net>-seed<seed>."""
+    return config.run.run_name or f"{config.data.dataset}-{config.network.name}-seed{config.run.seed}"
+
+
+def prepare_run_dir(run_dir: Path, resume: bool, overwrite: bool) -> Path:
+    """Check the run folder for ``resume`` / ``overwrite`` and return its ``last.pt`` path.
+
+    A folder that holds a run (``last.pt``) is refused unless resumed or overwritten; resuming
+    needs ``last.pt``; overwriting removes a run folder of ours (one with ``config.toml``) so that
+    old curves and checkpoints do not mix with the new ones.
+    """
+    last = run_dir / "last.pt"
+    if last.exists() and not (resume or overwrite):
+        raise RunExistsError(f"{run_dir} already holds a run; continue it with --resume or replace it with --overwrite")
+    if resume and not last.exists():
+        raise CheckpointError(f"nothing to resume: {last} does not exist")
+    if overwrite and not resume and (run_dir / "config.toml").exists():
+        shutil.rmtree(run_dir)
+    return last
+
+
+def open_run_folder(run_dir: Path, config_toml: str, resume_at: tuple[str, int] | None = None) -> PhaseWriters:
+    """Create the folder, write ``config.toml``, and open TensorBoard's per-arm runs (``drga/monitor.py``).
+
+    ``resume_at`` = (phase, step of that phase): a resumed run drops that arm's events from the step on.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.toml").write_text(config_toml, encoding="utf-8")
+    purge = {ARMS[resume_at[0]]: resume_at[1]} if resume_at else None
+    return PhaseWriters(run_dir / "tb", purge)

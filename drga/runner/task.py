@@ -1,0 +1,156 @@
+"""What a task (classification, translation) supplies to the phase runner: only what differs.
+
+The runner (``drga/runner/loop.py``) owns the phases, epochs, early stopping, checkpoints, resume,
+TensorBoard and torchrun DDP. A task says what its data and network are, what eq. 12's loss is on
+the network's own and on the revised attention, how a dev split is scored and which score selects,
+what a checkpoint holds besides the modules, and what the final report is.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+from torch import Tensor, nn
+
+from drga.baselines.protocol import Batch
+from drga.config import ExperimentConfig
+from drga.rollout import Rollout
+from drga.runner.phases import Phase
+
+if TYPE_CHECKING:
+    from drga.runner.loop import PhaseRunner
+
+
+@dataclass
+class TaskBatches:
+    """A task's batch iterators: training, dev, test, and the agent's held-out training batches (if any)."""
+
+    train: Any
+    dev: Any
+    test: Any
+    agent: Any | None = None
+
+
+@dataclass
+class ReportCell:
+    """One cell of the final report: a phase's best checkpoint in one evaluation mode, loaded into the runner."""
+
+    label: str
+    phase: str
+    mode: str
+    path: Path
+    payload: dict[str, Any]
+
+
+class Task(ABC):
+    """The task half of a run; subclasses are :class:`drga.tasks.ClassificationTask` and
+    :class:`drga.tasks.TranslationTask`."""
+
+    #: Config fields a resumed run may change without changing its numbers.
+    resumable_changes: frozenset[str] = frozenset({"run.device", "run.progress", "run.threads", "run.logdir"})
+    #: Under torchrun: whether dev and test are sharded over the processes (their means then
+    #: combined by :meth:`combine_over_processes`), or scored whole by every process.
+    shard_evaluation: bool = True
+    #: The number each arm reports in TensorBoard's HParams tab.
+    report_metric: str = "accuracy"
+
+    def __init__(self, config: ExperimentConfig):
+        self.config = config
+
+    # ------------------------------------------------------------------ configuration
+
+    @abstractmethod
+    def config_dict(self) -> dict[str, Any]:
+        """The whole configuration, as saved in checkpoints and results."""
+
+    @abstractmethod
+    def flat_config(self) -> dict[str, Any]:
+        """The configuration as ``section.key`` → value (resume checks, the HParams tab)."""
+
+    @abstractmethod
+    def config_toml(self) -> str:
+        """The run folder's ``config.toml``."""
+
+    @abstractmethod
+    def saved_flat_config(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """A checkpoint's configuration in :meth:`flat_config`'s form (keys newer than it: defaults)."""
+
+    def validate(self) -> None:
+        self.config.validate()
+
+    # ------------------------------------------------------------------ data and network
+
+    @abstractmethod
+    def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
+        """Load and encode the data (``resume_from``: the run's ``last.pt`` when resuming); the batches."""
+
+    @abstractmethod
+    def build_network(self, log: Callable[[str], None]) -> nn.Module:
+        """The network the configuration names (or the caller's)."""
+
+    @abstractmethod
+    def probe_batch(self) -> Batch:
+        """A small training batch: the agent's state and action sizes are read off its encoding."""
+
+    @abstractmethod
+    def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]:
+        """The training examples and their collate function (the Gymnasium environment's episodes)."""
+
+    # ------------------------------------------------------------------ training
+
+    @abstractmethod
+    def loss(self, network: nn.Module, batch: Batch) -> Tensor:
+        """Eq. 12 on the network's own attention."""
+
+    @abstractmethod
+    def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
+        """Eq. 12 on the attention the agent revised, over the K samples."""
+
+    def before_step(self, runner: "PhaseRunner", phase: Phase) -> None:
+        """Runs before every training step (translation: the learning-rate warm-up of ``phase.warms_up``)."""
+
+    # ------------------------------------------------------------------ evaluation and selection
+
+    @abstractmethod
+    def evaluate(self, runner: "PhaseRunner", split: str, mode: str) -> Any:
+        """The scores of ``split`` (dev or test) in evaluation ``mode``: an object with ``as_dict()``
+        (what a checkpoint keeps of it)."""
+
+    def combine_over_processes(self, result: Any, batches: Any) -> Any:
+        """Under torchrun with :attr:`shard_evaluation`: this process's scores → everyone's."""
+        return result
+
+    @abstractmethod
+    def numbers(self, result: Any) -> dict[str, Any]:
+        """A score's numbers, for the epoch record and TensorBoard."""
+
+    @abstractmethod
+    def selection_key(self, result: Any) -> tuple[float, ...]:
+        """Bigger is better: the key a dev score is selected by."""
+
+    @abstractmethod
+    def epoch_summary(self, scores: Mapping[str, Any], train_stats: Mapping[str, float]) -> list[str]:
+        """The parts of an epoch's console line that describe its scores."""
+
+    def after_dev_evaluation(self, runner: "PhaseRunner", phase: Phase, epoch: int) -> None:
+        """Runs after every dev evaluation (classification: the tracked sentences)."""
+
+    # ------------------------------------------------------------------ run folder, checkpoints, report
+
+    def start(self, runner: "PhaseRunner", resumed: bool) -> None:
+        """Runs once the run folder is open (files of the task's own, a starting checkpoint)."""
+
+    def check_resume(self, runner: "PhaseRunner", payload: dict[str, Any], force: bool) -> None:
+        """Refuse to resume ``payload`` when it cannot continue on this task's data."""
+
+    @abstractmethod
+    def checkpoint_content(self) -> dict[str, Any]:
+        """What a checkpoint holds besides the modules (vocabulary, tokenizers, ...)."""
+
+    @abstractmethod
+    def final_report(self, runner: "PhaseRunner", cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+        """Score the test split with every selected checkpoint; results.json's content and a note for the log."""
+

@@ -1,0 +1,70 @@
+"""Scoring an attention: predict from it, log P(y|X), and eq. 5's reward; and eq. 12's task loss.
+
+:func:`score` is the one place where a (possibly revised) attention becomes a prediction and a
+reward: the batched rollout (``drga/rollout.py``), the Gymnasium environment
+(``envs/attention_retrofit.py``) and the evaluation (``drga/evaluation.py``) all call it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import torch
+from torch import Tensor
+
+from drga.baselines.protocol import AttentionNetwork, NetworkEncoding
+from drga.reward import RewardTerms, drga_reward
+
+
+class RewardSettings(Protocol):
+    """Eq. 5's constants: the penalty weight γ, the target √L0 and the highlighted mass δ
+    (``drga.config.RewardConfig`` is one)."""
+
+    gamma: float
+    sqrt_l0: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class RewardConstants:
+    """Eq. 5's constants as a value, for callers without a ``RewardConfig``."""
+
+    gamma: float
+    sqrt_l0: float
+    delta: float
+
+
+@dataclass
+class Score:
+    """The prediction from one attention and its reward terms."""
+
+    output: Tensor  #: the network's output (with gradient when the caller's attention has one)
+    terms: RewardTerms  #: eq. 5 and its parts, without gradient
+
+
+def score(
+    network: AttentionNetwork,
+    encoding: NetworkEncoding,
+    attention: Sequence[Tensor],
+    labels: Tensor,
+    masks: Sequence[Tensor],
+    reward: RewardSettings,
+    output: Tensor | None = None,
+) -> Score:
+    """Predict from ``attention`` (one array per site), then log P(y|X), then eq. 5's reward.
+
+    ``output``: a prediction the caller already made from this attention (the rollout's, which
+    may carry the gradient of fewer samples); otherwise ``network.predict(encoding, attention)``.
+    """
+    if output is None:
+        output = network.predict(encoding, list(attention))
+    with torch.no_grad():  # the reward is a number for REINFORCE: no gradient flows through it
+        log_likelihood = network.log_likelihood(output, labels)
+        terms = drga_reward(log_likelihood, [a.detach() for a in attention], list(masks), reward.gamma, reward.sqrt_l0, reward.delta)
+    return Score(output, terms)
+
+
+def cross_entropy_loss(network: AttentionNetwork, output: Tensor, labels: Tensor) -> Tensor:
+    # eq. 12: the task loss −log P(y|X), averaged over the batch
+    return -network.log_likelihood(output, labels).mean()

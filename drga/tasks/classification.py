@@ -1,0 +1,203 @@
+"""Text classification (MR, SST, SUBJ, the aspect and document sets): the task half of a run.
+
+Eq. 12 is the cross-entropy of the label; a dev score is accuracy, log P(y|X) and eq. 5's reward
+in one evaluation mode, selected by (accuracy, reward); the final report scores the test split with
+every selected checkpoint and records the data's fingerprint and the majority-class floor.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+from torch import Tensor, nn
+
+from drga import distributed
+from drga.baselines.protocol import Batch
+from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
+from drga.data import BatchIterator, collate
+from drga.evaluation import EvalResult, evaluate
+from drga.rollout import Rollout
+from drga.runner.phases import Phase, phase_summary
+from drga.runner.task import ReportCell, Task, TaskBatches
+from drga.scoring import cross_entropy_loss
+from drga.setup import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
+
+if TYPE_CHECKING:
+    from drga.runner.loop import PhaseRunner
+
+
+def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:
+    """The floor every model must beat: always predicting the training split's most frequent label."""
+    counts = Counter(example.label for example in train)
+    label = max(sorted(counts), key=lambda value: counts[value])
+
+    def share(split) -> float:
+        return sum(example.label == label for example in split) / max(len(split), 1)
+
+    return {"label": label_names[label], "dev_accuracy": share(dev), "test_accuracy": share(test)}
+
+
+class ClassificationTask(Task):
+    """``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data."""
+
+    #: All but run.threads leave every number as an uninterrupted run's; another thread count can
+    #: change float rounding (see run.threads). The log folder is where the run lives, not what it is.
+    resumable_changes = frozenset({"run.device", "run.progress", "run.threads", "run.logdir", "train.track_examples"})
+
+    def __init__(self, config: ExperimentConfig, network: nn.Module | None = None, data: PreparedData | None = None):
+        super().__init__(config)
+        self.network, self.data = network, data
+        self.tracker = None
+
+    # ------------------------------------------------------------------ configuration
+
+    def config_dict(self) -> dict[str, Any]:
+        return self.config.to_dict()
+
+    def flat_config(self) -> dict[str, Any]:
+        return self.config.flat()
+
+    def config_toml(self) -> str:
+        return config_to_toml(self.config)
+
+    def saved_flat_config(self, saved: dict[str, Any]) -> dict[str, Any]:
+        return config_from_dict(saved).flat()
+
+    # ------------------------------------------------------------------ data and network
+
+    def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
+        if self.data is None:
+            self.data = prepare_data(self.config)
+        for line in self.data.reports:
+            log(f"data  {line}")
+        train, dev, test = batch_iterators(self.config, self.data)
+        agent = BatchIterator(self.data.agent_train, self.config.data.batch_size, shuffle=True, seed=self.config.run.seed) \
+            if self.data.agent_train else None
+        return TaskBatches(train, dev, test, agent)
+
+    def build_network(self, log: Callable[[str], None]) -> nn.Module:
+        if self.network is None:
+            self.network = build_attention_network(self.config, self.data.vocab, self.data.splits.num_classes, log)
+        return self.network
+
+    def probe_batch(self) -> Batch:
+        return first_batch(self.data.train)
+
+    def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]:
+        return self.data.train, collate
+
+    # ------------------------------------------------------------------ training
+
+    def loss(self, network: nn.Module, batch: Batch) -> Tensor:
+        return cross_entropy_loss(network, network(batch), batch.labels)  # eq. 12
+
+    def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
+        return -rollout.log_likelihood.mean()  # eq. 12 on α′, over the B·K (sequence, sample) rows
+
+    # ------------------------------------------------------------------ evaluation and selection
+
+    def evaluate(self, runner: "PhaseRunner", split: str, mode: str) -> EvalResult:
+        batches = runner.dev_batches if split == "dev" else runner.test_batches
+        return evaluate(runner.network, batches, self.config.reward, mode, policy=runner.policy, beta=runner.strength().detach(),
+                        device=runner.device)
+
+    def combine_over_processes(self, result: EvalResult, batches: Any) -> EvalResult:
+        # each process scored its shards: the means over all the examples, the same on every rank
+        values = {k: v for k, v in result.as_dict().items() if k != "examples"}
+        means, examples = distributed.weighted_mean(values, float(batches.local_examples()))
+        return EvalResult(**means, examples=int(round(examples)))
+
+    def numbers(self, result: EvalResult) -> dict[str, Any]:
+        return result.as_dict()
+
+    def selection_key(self, result: EvalResult) -> tuple[float, ...]:
+        return (result.accuracy, result.reward)
+
+    def epoch_summary(self, scores: Mapping[str, EvalResult], train_stats: Mapping[str, float]) -> list[str]:
+        parts = [f"dev acc {mode} {r.accuracy:.4f}" for mode, r in scores.items()]
+        if "reward" in train_stats:
+            parts.append(f"reward {train_stats['reward']:.3f} N/L {train_stats['highlighted_fraction']:.2f} β {train_stats['beta']:.3f}")
+        return parts
+
+    def after_dev_evaluation(self, runner: "PhaseRunner", phase: Phase, epoch: int) -> None:
+        """Record the tracked sentences' attention (α′ once there is an agent) and show it in TensorBoard."""
+        if self.tracker is None:
+            return
+        policy = runner.policy if phase.has_agent else None  # before that the agent is untrained
+        entry = self.tracker.record(phase.name, epoch, runner.global_step, runner.network, policy, runner.strength().detach())
+        runner.writer.image(phase.name, "tracked_attention", self.tracker.image(entry), runner.phase_step)
+
+    # ------------------------------------------------------------------ run folder, checkpoints, report
+
+    def start(self, runner: "PhaseRunner", resumed: bool) -> None:
+        if self.config.train.init_from and runner.main and not resumed:
+            self.adopt_pretrained(runner, Path(self.config.train.init_from))
+        if self.config.train.track_examples > 0 and runner.main:
+            from drga.analysis.tracking import ExampleTracker  # matplotlib and friends only when asked for
+
+            self.tracker = ExampleTracker(
+                runner.run_dir, self.data.dev, self.data.train, self.data.vocab, self.data.splits.label_names,
+                self.config.train.track_examples, self.config.run.seed, resumed, runner.log,
+            )
+
+    def adopt_pretrained(self, runner: "PhaseRunner", source: Path) -> None:
+        """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``."""
+        try:
+            payload = load_checkpoint(source)
+        except CheckpointError as error:
+            raise ConfigError(f"train.init_from: {error}") from None
+        if payload.get("net_name") != self.config.network.name:
+            raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
+        if payload.get("vocab") != list(self.data.vocab.itos) or payload.get("label_names") != list(self.data.splits.label_names):
+            raise ConfigError(f"train.init_from: {source} was trained with another vocabulary or label set than this data gives")
+        runner.load_model(source, policy=False)  # its network must fit this configuration (sizes)
+        shutil.copyfile(source, runner.run_dir / "pretrain_best.pt")
+        runner.log(f"start  from {source} (pretraining skipped)")
+
+    def check_resume(self, runner: "PhaseRunner", payload: dict[str, Any], force: bool) -> None:
+        recorded = payload.get("data_checksum")
+        if recorded is None or recorded == self.data.checksum:
+            return
+        if not force:
+            raise CheckpointError(
+                f"cannot resume {runner.run_dir / 'last.pt'}: the data differ from those the run was trained on (fingerprint "
+                f"{recorded}, now {self.data.checksum}); restore the data, start a new run, or resume anyway with --force"
+            )
+        runner.log(f"resuming on changed data (--force): fingerprint {recorded} → {self.data.checksum}")
+
+    def checkpoint_content(self) -> dict[str, Any]:
+        return {"vocab": list(self.data.vocab.itos), "label_names": list(self.data.splits.label_names),
+                "data_checksum": self.data.checksum}
+
+    def final_report(self, runner: "PhaseRunner", cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+        rows: dict[str, dict[str, Any]] = {}
+        pretrain_checksum = None
+        for cell in cells:
+            if cell.phase == "pretrain":
+                pretrain_checksum = cell.payload.get("tensor_checksum")
+            row = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)})
+            row[f"test_{cell.mode}"] = runner.evaluate_split("test", cell.mode).as_dict()
+            row[f"dev_{cell.mode}"] = cell.payload["dev"].get(cell.mode)
+            row[f"epoch_{cell.mode}"] = cell.payload["epoch"]
+        results = {
+            "run_dir": str(runner.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
+            "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
+            "phases": phase_summary(runner.history, self.config.train), "history": runner.history,
+            "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
+        }
+        self.log_table(runner.log, rows)
+        return results, ""
+
+    @staticmethod
+    def log_table(log: Callable[[str], None], rows: Mapping[str, Mapping[str, Any]]) -> None:
+        log("\n== test accuracy ==")
+        log(f"{'model':28s} {'net-only':>9s} {'with-agent':>11s}  (best epoch)")
+        for label, row in rows.items():
+            cells = [f"{row[f'test_{m}']['accuracy']:.4f}" if f"test_{m}" in row else "-" for m in ("net-only", "with-agent")]
+            epochs = sorted({row[key] for key in row if key.startswith("epoch_")})
+            where = f"epoch {row['epoch']}" if len(epochs) <= 1 else f"epochs net-only {row['epoch_net-only']}, with-agent {row['epoch_with-agent']}"
+            log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row['phase']} {where})")

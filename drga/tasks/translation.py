@@ -1,0 +1,219 @@
+"""Translation (Multi30k, any parallel corpus): the task half of a run.
+
+One DRGA step is :func:`drga.rollout.rollout` unchanged: the encoder and the teacher-forced
+decoder run once, K action samples adjust every cross-attention array (one per target step, and
+per layer and head for the Transformer), ``predict`` recomputes the output distribution, and the
+reward of a sentence pair (eq. 5) is log P(y|X) (the sum of the target tokens' log-probabilities)
+minus γ times the saliency penalty averaged over the arrays. Eq. 12 is token-level cross-entropy
+(label-smoothed if ``nmt.label_smoothing`` > 0).
+
+Model selection uses greedy-decoded dev BLEU (``nmt.select_metric = "bleu"``, ties broken by
+perplexity) or dev perplexity. The final report decodes the test set with every selected
+checkpoint, greedy and beam search, in each checkpoint's modes. Under torchrun, training is
+data-parallel and every process scores dev and test whole (BLEU is not a mean over shards).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from drga.baselines.nmt_common import PAD_ID
+from drga.baselines.protocol import Batch
+from drga.checkpoint import load_checkpoint
+from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
+from drga.nmt.config import TranslationConfig, config_to_toml, translation_config_from_dict
+from drga.nmt.data import TranslationData, build_translation_network, prepare_translation_data, tokenizers_from_payload
+from drga.nmt.evaluation import MODES, TranslationEval, decode_pairs, decode_settings, evaluate_translation
+from drga.rollout import Rollout
+from drga.runner.phases import Phase
+from drga.runner.task import ReportCell, Task, TaskBatches
+
+if TYPE_CHECKING:
+    from drga.runner.loop import PhaseRunner
+
+
+def token_cross_entropy(output: Tensor, labels: Tensor, smoothing: float = 0.0) -> Tensor:
+    # eq. 12, token-level: cross-entropy over the real target tokens, label-smoothed with ε = smoothing
+    log_probs = torch.log_softmax(output.float(), dim=-1)
+    loss = -log_probs.gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+    if smoothing > 0:
+        loss = (1.0 - smoothing) * loss - smoothing * log_probs.mean(dim=-1)
+    real = (labels != PAD_ID).to(loss.dtype)
+    return (loss * real).sum() / real.sum().clamp_min(1.0)
+
+
+class TranslationTask(Task):
+    shard_evaluation = False
+    report_metric = "bleu"
+
+    def __init__(self, config: TranslationConfig):
+        super().__init__(config.experiment)
+        self.translation = config
+        self.data: TranslationData | None = None
+        self.dev_bleu_pairs: list[EncodedPair] = []
+
+    # ------------------------------------------------------------------ configuration
+
+    def validate(self) -> None:
+        self.translation.validate()
+
+    def config_dict(self) -> dict[str, Any]:
+        return self.translation.to_dict()
+
+    def flat_config(self) -> dict[str, Any]:
+        return self.translation.flat()
+
+    def config_toml(self) -> str:
+        return config_to_toml(self.translation)
+
+    def saved_flat_config(self, saved: dict[str, Any]) -> dict[str, Any]:
+        return translation_config_from_dict(saved).flat()
+
+    # ------------------------------------------------------------------ data and network
+
+    def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
+        saved_tokenizers = tokenizers_from_payload(load_checkpoint(resume_from)) if resume_from is not None else None
+        self.data = prepare_translation_data(self.translation, saved_tokenizers)
+        for line in self.data.reports:
+            log(f"data  {line}")
+        size, nmt = self.config.data.batch_size, self.translation.nmt
+        train = ParallelBatchIterator(self.data.train, size, shuffle=True, seed=self.config.run.seed, epoch_size=nmt.epoch_pairs)
+        if nmt.epoch_pairs:
+            log(f"data  an epoch is {train.epoch_size} training pairs drawn afresh each epoch (nmt.epoch_pairs)")
+        limit = nmt.dev_bleu_sentences
+        self.dev_bleu_pairs = self.data.dev[:limit] if limit else self.data.dev
+        return TaskBatches(train, ParallelBatchIterator(self.data.dev, size * 2, shuffle=False),
+                           ParallelBatchIterator(self.data.test, size * 2, shuffle=False))
+
+    def build_network(self, log: Callable[[str], None]) -> nn.Module:
+        return build_translation_network(self.translation, len(self.data.source_tokenizer), len(self.data.target_tokenizer))
+
+    def probe_batch(self) -> Batch:
+        return collate_parallel(self.data.train[:2])
+
+    def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]:
+        return self.data.train, collate_parallel
+
+    # ------------------------------------------------------------------ training
+
+    def loss(self, network: nn.Module, batch: Batch) -> Tensor:
+        return token_cross_entropy(network(batch), batch.labels, self.translation.nmt.label_smoothing)  # eq. 12
+
+    def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
+        labels = batch.labels.repeat_interleave(self.config.agent.samples, dim=0)
+        return token_cross_entropy(rollout.output, labels, self.translation.nmt.label_smoothing)  # eq. 12 on α′, the K samples
+
+    def before_step(self, runner: "PhaseRunner", phase: Phase) -> None:
+        """Linear learning-rate warm-up over the first ``nmt.warmup_steps`` steps of a warming-up phase."""
+        warmup = self.translation.nmt.warmup_steps
+        if phase.warms_up and warmup > 0 and runner.net_optimizer is not None:
+            factor = min(1.0, (runner.global_step + 1) / warmup)
+            for group in runner.net_optimizer.param_groups:
+                group["lr"] = self.config.train.lr * factor
+
+    # ------------------------------------------------------------------ evaluation and selection
+
+    def scores(self, runner: "PhaseRunner", split: str, mode: str, beam_size: int = 1, bleu: bool = True) -> tuple[TranslationEval, list[str]]:
+        """Scores of ``split`` (dev or test) in ``mode``, and the translations; BLEU of greedy (beam 1) or beam decoding."""
+        batches = runner.dev_batches if split == "dev" else runner.test_batches
+        decode = None
+        if bleu:
+            pairs = self.dev_bleu_pairs if split == "dev" else self.data.test
+            raw = self.data.splits.dev if split == "dev" else self.data.splits.test
+            decode = (pairs, [raw[p.index].target for p in pairs], self.data.target_tokenizer)
+        return evaluate_translation(
+            runner.network, batches, self.translation, mode, runner.policy, runner.strength().detach(), runner.device,
+            decode=decode, beam_size=beam_size, progress=runner.show_progress,
+        )
+
+    def evaluate(self, runner: "PhaseRunner", split: str, mode: str) -> TranslationEval:
+        return self.scores(runner, split, mode)[0]
+
+    def translate_pairs(self, runner: "PhaseRunner", pairs: Sequence[EncodedPair], mode: str, beam_size: int = 1,
+                        description: str = "decode") -> list[str]:
+        """Detokenized translations of ``pairs`` in their order."""
+        return decode_pairs(
+            runner.network, pairs, self.data.target_tokenizer, decode_settings(self.translation, beam_size), mode, runner.policy,
+            runner.strength().detach(), runner.device, self.config.data.batch_size * 2, runner.show_progress, description,
+        )
+
+    def numbers(self, result: TranslationEval) -> dict[str, Any]:
+        return result.numbers()
+
+    def selection_key(self, result: TranslationEval) -> tuple[float, ...]:
+        bleu = result.bleu if result.bleu is not None else 0.0
+        if self.translation.nmt.select_metric == "bleu":
+            return (bleu, -result.perplexity)
+        return (-result.perplexity, bleu)
+
+    def epoch_summary(self, scores: Mapping[str, TranslationEval], train_stats: Mapping[str, float]) -> list[str]:
+        parts = [f"dev {mode} ppl {r.perplexity:.2f} BLEU {r.bleu:.2f}" for mode, r in scores.items()]
+        if "reward" in train_stats:
+            parts.append(
+                f"reward {train_stats['reward']:.2f} (log P {train_stats['reward_log_likelihood']:.2f}, "
+                f"penalty {train_stats['reward_penalty']:.3f}) N/L {train_stats['highlighted_fraction']:.2f} β {train_stats['beta']:.3f}"
+            )
+        return parts
+
+    # ------------------------------------------------------------------ run folder, checkpoints, report
+
+    def start(self, runner: "PhaseRunner", resumed: bool) -> None:
+        if runner.main:
+            (runner.run_dir / "source.spm.model").write_bytes(self.data.source_tokenizer.model_proto)
+            (runner.run_dir / "target.spm.model").write_bytes(self.data.target_tokenizer.model_proto)
+
+    def checkpoint_content(self) -> dict[str, Any]:
+        return {
+            "task": "translation",
+            "source_tokenizer": self.data.source_tokenizer.model_proto,
+            "target_tokenizer": self.data.target_tokenizer.model_proto,
+            "shared_tokenizer": self.data.source_tokenizer is self.data.target_tokenizer,
+        }
+
+    def final_report(self, runner: "PhaseRunner", cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+        nmt = self.translation.nmt
+        rows: dict[str, dict[str, Any]] = {}
+        beam = nmt.beam_size if nmt.final_beam and nmt.beam_size > 1 else None
+        out_dir = runner.run_dir / "translations"
+        if runner.main:
+            out_dir.mkdir(exist_ok=True)
+        signature = ""
+        target_lang = self.data.splits.target_lang
+        for cell in cells:
+            row: dict[str, Any] = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)})
+            row[f"epoch_{cell.mode}"] = cell.payload["epoch"]
+            searches = [("greedy", 1, f"test_{cell.mode}")] + ([(f"beam{beam}", beam, f"test_{cell.mode}_beam")] if beam else [])
+            for name, size, key in searches:
+                result, hyps = self.scores(runner, "test", cell.mode, beam_size=size)
+                if runner.main:
+                    (out_dir / f"test.{cell.phase}.{cell.mode}.{name}.{target_lang}").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+                row[key] = result.as_dict()
+                if size == 1:
+                    signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
+            row[f"dev_{cell.mode}"] = cell.payload["dev"].get(cell.mode)
+        results = {"run_dir": str(runner.run_dir), "config": self.translation.to_dict(), "results": rows, "history": runner.history,
+                   "beam_size": beam, "bleu_signature": signature}
+        self.log_table(runner.log, rows, beam, signature)
+        return results, f"; translations in {out_dir}"
+
+    def log_table(self, log: Callable[[str], None], rows: Mapping[str, Mapping[str, Any]], beam: int | None, signature: str) -> None:
+        log(f"\n== test ({self.data.splits.name} test, {len(self.data.test)} sentences) ==")
+        header = f"{'model':26s} {'mode':10s} {'ppl':>7s} {'BLEU greedy':>11s} {'chrF greedy':>11s}"
+        if beam:
+            header += f" {f'BLEU beam{beam}':>11s} {f'chrF beam{beam}':>11s}"
+        log(header + "  (best epoch)")
+        for label, row in rows.items():
+            for mode in MODES:
+                if f"test_{mode}" not in row:
+                    continue
+                g = row[f"test_{mode}"]
+                line = f"{label:26s} {mode:10s} {g['perplexity']:7.2f} {g['bleu']:11.2f} {g['chrf']:11.2f}"
+                if beam:
+                    b = row[f"test_{mode}_beam"]
+                    line += f" {b['bleu']:11.2f} {b['chrf']:11.2f}"
+                log(line + f"  ({row['phase']} epoch {row['epoch']})")
+        log(f"sacrebleu: {signature}")
