@@ -1,6 +1,7 @@
 # One command sets up and runs each job; the virtual environment is made on first use.
 #   make demo       set up, then a short real DRGA run of LSTM+SA on SUBJ (< 5 min on 2 CPU cores)
-#   make test       set up, then the test suite (what CI runs)
+#   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
+#   make lint       ruff and the import-linter layer contract only
 #   make test-slow  the slow tests too
 #   make bench      baseline vs co-training throughput of every network (docs/RESULTS.md)
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
@@ -16,7 +17,7 @@ TORCH_PIP ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 
-.PHONY: setup demo test test-slow bench results study regime clean
+.PHONY: setup demo lint test test-slow bench results study regime clean
 
 setup: $(STAMP)
 
@@ -30,7 +31,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/drga train --config demo --overwrite
 
-test: $(STAMP)
+# import-linter reads the package from the file system: it checks a copy of drga/ with agents/,
+# baselines/ and envs/ inside it, where the installed package has them.
+LINT_TREE := .lint-tree
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	rm -rf $(LINT_TREE) && mkdir -p $(LINT_TREE) && cp -r drga $(LINT_TREE)/
+	for part in agents baselines envs; do rm -rf $(LINT_TREE)/drga/$$part && cp -r $$part $(LINT_TREE)/drga/$$part; done
+	cd $(LINT_TREE) && PYTHONPATH=. ../$(BIN)/lint-imports --no-cache ../pyproject.toml
+	rm -rf $(LINT_TREE)
+
+test: lint
 	$(BIN)/python -m pytest
 
 test-slow: $(STAMP)
@@ -49,4 +60,4 @@ regime: $(STAMP)
 	PYTHON=$(BIN)/python bash experiments/paper_regime.sh $(SEEDS)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache $(LINT_TREE)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import torch
 from torch import Tensor, nn

@@ -5,7 +5,7 @@ Nothing here imports the agent, the environment or the trainer.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from drga.baselines.atae_lstm import ATAELSTM
 from drga.baselines.cnn_sa import CNNSelfAttention
@@ -13,11 +13,11 @@ from drga.baselines.disan import DiSAN
 from drga.baselines.han import HierarchicalAttentionNetwork
 from drga.baselines.ian import IAN
 from drga.baselines.lstm_sa import LSTMSelfAttention
-from drga.baselines.transformer import TransformerClassifier
-from drga.baselines.seq2seq_luong import LuongSeq2Seq
-from drga.baselines.transformer_nmt import TransformerNMT
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.seq2seq_luong import LuongSeq2Seq
+from drga.baselines.transformer import TransformerClassifier
+from drga.baselines.transformer_nmt import TransformerNMT
 
 NetworkFactory = Callable[..., AttentionNetwork]
 

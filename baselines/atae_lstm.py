@@ -17,7 +17,7 @@ One site, K = 1. Observation: w_t = word embedding e_t, h_t = LSTM state, u = v_
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn
@@ -65,7 +65,10 @@ class ATAELSTM(AttentionNetwork):
         last = hidden[torch.arange(batch.size, device=hidden.device), last_index]  # h_N
         alpha = self.attention(hidden, aspect, batch.mask)
         site = AttentionSite.single(words, hidden, aspect, batch.mask, alpha, name="aspect-attention")
-        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "last": last, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)})
+        return NetworkEncoding(
+            sites=(site,),
+            cache={"hidden": hidden, "last": last, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)},
+        )
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: r = Σ_t α′_t h_t; Wang et al. eq. 10–11: h* = tanh(W_p r + W_x h_N), softmax(W_s h*).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -71,7 +71,9 @@ class CNNSelfAttention(AttentionNetwork):
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)
         site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="self-attention")
-        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)})
+        return NetworkEncoding(
+            sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)}
+        )
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: c′ = Σ_t α′_t h_t; eq. 11: P(y|X) = softmax(MLP(c′)).

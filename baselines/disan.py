@@ -20,7 +20,7 @@ u = a learned query vector (Du = Dh) added inside f.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -81,7 +81,9 @@ class DiSAN(AttentionNetwork):
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)  # [B, T, H]
         site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="source2token")
-        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)})
+        return NetworkEncoding(
+            sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)}
+        )
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10 per dimension: c′_k = Σ_t α′_{t,k} h_{t,k}; eq. 11: softmax(MLP(c′)).

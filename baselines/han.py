@@ -21,12 +21,21 @@ the new g_s (all revisions are applied at once, as for the Transformer).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.common import ContextVectorAttention, check_tokens, even_hidden, head_dropout_masks, make_embedding, masked_mean, run_head, run_rnn
+from drga.baselines.common import (
+    ContextVectorAttention,
+    check_tokens,
+    even_hidden,
+    head_dropout_masks,
+    make_embedding,
+    masked_mean,
+    run_head,
+    run_rnn,
+)
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 

@@ -14,12 +14,21 @@ h = that side's LSTM state, u = the other side's pooled state.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.common import BilinearAttention, check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
+from drga.baselines.common import (
+    BilinearAttention,
+    check_tokens,
+    head_dropout_masks,
+    make_embedding,
+    masked_mean,
+    require_extras,
+    run_head,
+    run_rnn,
+)
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 
 
@@ -68,7 +77,12 @@ class IAN(AttentionNetwork):
             AttentionSite.single(aspect_words, aspect_hidden, context_pool, aspect_mask, beta, name="aspect"),
         )
         return NetworkEncoding(
-            sites=sites, cache={"context": context_hidden, "aspect": aspect_hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, context_hidden, self.training)}
+            sites=sites,
+            cache={
+                "context": context_hidden,
+                "aspect": aspect_hidden,
+                "head": head_dropout_masks(self.classifier, self.dropout.p, context_hidden, self.training),
+            },
         )
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:

@@ -39,8 +39,9 @@ attention, which is how the agent acts during decoding (the ``with-agent`` mode)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -108,15 +109,15 @@ class CrossAttentionEncoding(NetworkEncoding):
     """
 
     @classmethod
-    def from_cache(cls, cache: dict[str, Any]) -> "CrossAttentionEncoding":
+    def from_cache(cls, cache: dict[str, Any]) -> CrossAttentionEncoding:
         return cls(sites=site_from_cache(cache), cache=cache)
 
-    def repeat_interleave(self, repeats: int) -> "CrossAttentionEncoding":
+    def repeat_interleave(self, repeats: int) -> CrossAttentionEncoding:
         if repeats == 1:
             return self
         return CrossAttentionEncoding.from_cache(map_tensors(self.cache, lambda x: x.repeat_interleave(repeats, dim=0)))
 
-    def detached(self) -> "CrossAttentionEncoding":
+    def detached(self) -> CrossAttentionEncoding:
         return CrossAttentionEncoding.from_cache(map_tensors(self.cache, Tensor.detach))
 
 

@@ -41,8 +41,9 @@ the other way round.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -67,7 +68,7 @@ class Batch:
     def size(self) -> int:
         return int(self.tokens.shape[0])
 
-    def to(self, device: torch.device | str) -> "Batch":
+    def to(self, device: torch.device | str) -> Batch:
         return Batch(
             tokens=self.tokens.to(device),
             mask=self.mask.to(device),
@@ -75,7 +76,7 @@ class Batch:
             extras={k: v.to(device) for k, v in self.extras.items()},
         )
 
-    def select(self, index: Tensor | Sequence[int]) -> "Batch":
+    def select(self, index: Tensor | Sequence[int]) -> Batch:
         """The sub-batch of the given example indices (used by the environment)."""
         index = torch.as_tensor(index, dtype=torch.long, device=self.tokens.device)
         return Batch(
@@ -100,7 +101,7 @@ class AttentionSite:
     @classmethod
     def single(
         cls, word_vectors: Tensor, hidden_states: Tensor, query: Tensor, mask: Tensor, attention: Tensor, name: str = "attention"
-    ) -> "AttentionSite":
+    ) -> AttentionSite:
         """A site of one array (K = 1) from per-sequence tensors: word vectors [B, T, Dw], hidden
         states [B, T, Dh], query [B, Du], mask [B, T], attention [B, T] (or [B, T, H] for
         multi-dimensional attention); the K axis of size 1 is added here."""
@@ -152,14 +153,14 @@ class NetworkEncoding:
     #: For an encoding made by :meth:`repeat_interleave`: the encoding it repeats, each example
     #: ``repeats`` times in a row. ``predict`` may compute what is the same for every copy once
     #: from ``base`` (as the Transformer does for its first layer's values); None otherwise.
-    base: "NetworkEncoding | None" = None
+    base: NetworkEncoding | None = None
     repeats: int = 1
 
     @property
     def attention(self) -> list[Tensor]:
         return [site.attention for site in self.sites]
 
-    def repeat_interleave(self, repeats: int) -> "NetworkEncoding":
+    def repeat_interleave(self, repeats: int) -> NetworkEncoding:
         """Each example repeated ``repeats`` times in a row: [e0, e0, ..., e1, e1, ...]."""
         if repeats == 1:
             return self
@@ -170,7 +171,7 @@ class NetworkEncoding:
             repeats=repeats,
         )
 
-    def detached(self) -> "NetworkEncoding":
+    def detached(self) -> NetworkEncoding:
         return NetworkEncoding(
             sites=tuple(_map_site(site, Tensor.detach) for site in self.sites),
             cache=_map_tensors(self.cache, Tensor.detach),

@@ -32,7 +32,7 @@ With input feeding, the revised context of step t also changes the decoder *inpu
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn

@@ -45,7 +45,7 @@ w_t = token embedding, h_t = last layer's output, u = the pooling query.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn

@@ -34,7 +34,7 @@ whole prefix. ``kv_cache = False`` re-runs the prefix every step (same outputs, 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn

@@ -92,9 +92,9 @@ def main() -> None:
 def decode_benchmark(args: argparse.Namespace) -> None:
     """Decoding time with the Transformer's key/value cache and without it (same translations)."""
     from drga.data.parallel import encode_pairs
+    from drga.nmt.data import load_translation_splits
     from drga.nmt.evaluation import MODES, decode_pairs, decode_settings
     from drga.nmt.pretrained import load_translation_model
-    from drga.nmt.trainer import load_translation_splits
 
     model = load_translation_model(args.decode, device=args.device)
     if not hasattr(model.network, "kv_cache"):

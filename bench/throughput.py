@@ -20,7 +20,7 @@ per-epoch ratios.
 and a slice keeps the whole table within minutes on two CPU cores. ``--clock cpu`` times the
 process's CPU seconds instead of wall seconds: the work a step costs, unaffected by other
 processes competing for the cores (with one torch thread the two agree on an idle machine).
-A step is the trainer's own (``Trainer.train_step``); what an epoch adds around the steps
+A step is the runner's own (``PhaseRunner.train_step``); what an epoch adds around the steps
 (collating batches, the progress bar) is the same for both phases and is left out, which if
 anything raises the ratio.
 """
@@ -65,8 +65,9 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
         device = trainers["baseline"].device
         seconds: dict[str, list[float]] = {phase: [] for phase in PHASES}
         for repeat in range(args.repeats):
+            begun = {}
             for phase, trainer in trainers.items():
-                trainer.begin_phase(phase)
+                begun[phase] = trainer.begin_phase(phase)
                 seconds[phase].append(0.0)
             batches = trainers["baseline"].train_batches
             batches.set_epoch(repeat + 1)
@@ -74,7 +75,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
                 # which phase goes first alternates, so neither always follows the other
                 for phase in PHASES if step % 2 == 0 else PHASES[::-1]:
                     started = clock()
-                    trainers[phase].train_step(phase, batch)
+                    trainers[phase].train_step(begun[phase], batch.to(device))
                     if device.type == "cuda":
                         torch.cuda.synchronize()
                     seconds[phase][-1] += clock() - started
@@ -126,9 +127,12 @@ def main() -> None:
     for net in nets:
         dataset = args.dataset or DEFAULT_DATASET[net]
         m = measure(net, dataset, args)
-        print(f"| {net} | {dataset} | {m['sequences']} | {m['samples']} ({m['gradient_samples']}) | {m['baseline']:.1f} | {m['cotrain']:.1f} "
-              f"| {m['sequences'] / m['baseline']:.0f} | {m['sequences'] / m['cotrain']:.0f} "
-              f"| {m['ratio']:.2f}x{'' if m['ratio'] <= 2.5 else ' OVER'} | {m['low']:.2f}-{m['high']:.2f} |", flush=True)
+        print(
+            f"| {net} | {dataset} | {m['sequences']} | {m['samples']} ({m['gradient_samples']}) | {m['baseline']:.1f} | {m['cotrain']:.1f} "
+            f"| {m['sequences'] / m['baseline']:.0f} | {m['sequences'] / m['cotrain']:.0f} "
+            f"| {m['ratio']:.2f}x{'' if m['ratio'] <= 2.5 else ' OVER'} | {m['low']:.2f}-{m['high']:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

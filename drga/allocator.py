@@ -7,9 +7,8 @@ freed, and hands the top of its heap back to the operating system once more than
 of it is free. A step that allocates and frees the same large temporaries every time (the
 K action samples of a co-training step are K copies of a [B, T, H] tensor) then pays for a
 page fault on every page of them on every step. On a virtual machine, where a page fault is
-expensive, that can cost more than the arithmetic: on the 2-core machine behind
-docs/RESULTS.md, DiSAN's co-training epoch took 1.19× as long with glibc's defaults
-(``python bench/allocator.py``, side by side). :func:`keep_freed_memory` raises the mmap threshold to its
+expensive, that can cost more than the arithmetic (``python bench/allocator.py`` measures it side
+by side; docs/RESULTS.md has the figures). :func:`keep_freed_memory` raises the mmap threshold to its
 maximum and stops trimming, so freed buffers stay in the heap for the next step to reuse;
 the process then holds on to its peak heap. ``drga`` commands and the benchmarks call it at
 start-up; set ``DRGA_KEEP_FREED_MEMORY=0`` to leave glibc's defaults.

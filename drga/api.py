@@ -68,12 +68,16 @@ class TextData:
         split_seed: int = 1234,
         max_length: int = 100,
         min_freq: int = 1,
-    ) -> "TextData":
+    ) -> TextData:
         """``(text, label)`` pairs (any iterable of them, a torch ``Dataset`` too); a text is a string,
         tokenized by ``tokenizer``, or a list of tokens. Without ``dev`` and ``test`` the pairs are
         split 80/10/10, stratified by label, by ``split_seed``. A label that only dev or test has is
         an error; an empty text is dropped and counted."""
-        parts = {"train": _pairs(train), "dev": _pairs(dev) if dev is not None else None, "test": _pairs(test) if test is not None else None}
+        parts = {
+            "train": _pairs(train),
+            "dev": _pairs(dev) if dev is not None else None,
+            "test": _pairs(test) if test is not None else None,
+        }
         if (parts["dev"] is None) != (parts["test"] is None):
             raise ConfigError("give both dev and test pairs, or neither (then the training pairs are split 80/10/10)")
         labels = sorted({_label(pair, "train", i) for i, pair in enumerate(parts["train"])}, key=str)
@@ -95,7 +99,10 @@ class TextData:
                     dropped += 1
                     continue
                 examples[name].append(TextExample(tokens, index[label]))
-        notes = [f"python: {len(parts['train'])} training pairs" + ("" if dev is not None else f", stratified 80/10/10 with split seed {split_seed}")]
+        notes = [
+            f"python: {len(parts['train'])} training pairs"
+            + ("" if dev is not None else f", stratified 80/10/10 with split seed {split_seed}")
+        ]
         if dev is None:
             examples["train"], examples["dev"], examples["test"] = stratified_split(examples["train"], split_seed)
         if dropped:
@@ -154,8 +161,10 @@ class RetrofitResult:
             import pandas
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("to_dataframe needs pandas: pip install pandas (or use .table() / .rows)") from None
-        records = [{"model": label, "net-only": self.accuracy(label, "net-only"), "with-agent": self.accuracy(label, "with-agent")}
-                   for label in self.rows]
+        records = [
+            {"model": label, "net-only": self.accuracy(label, "net-only"), "with-agent": self.accuracy(label, "with-agent")}
+            for label in self.rows
+        ]
         return pandas.DataFrame.from_records(records).set_index("model")
 
 
@@ -195,7 +204,9 @@ def retrofit(
     best = trainer.run_dir / "cotrain_best.pt"
     if best.exists():
         trainer.load_model(best)
-    return RetrofitResult(trainer.network, trainer.policy, trainer.strength, results["results"], results["history"], trainer.run_dir, config)
+    return RetrofitResult(
+        trainer.network, trainer.policy, trainer.strength, results["results"], results["history"], trainer.run_dir, config
+    )
 
 
 def train(config: ExperimentConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False) -> dict[str, Any]:
@@ -212,11 +223,12 @@ def _qualified(name: str) -> str:
     """``pretrain_epochs`` → ``train.pretrain_epochs``: the one section that has the field."""
     if "." in name:
         return name
-    sections = [f.name for f in dataclasses.fields(ExperimentConfig)
-                if name in get_type_hints(type(getattr(ExperimentConfig(), f.name)))]
+    sections = [f.name for f in dataclasses.fields(ExperimentConfig) if name in get_type_hints(type(getattr(ExperimentConfig(), f.name)))]
     if len(sections) != 1:
         where = " and ".join(f"{s}.{name}" for s in sections) if sections else "no section"
-        raise ConfigError(f"'{name}' is {'ambiguous: ' + where if sections else 'not a setting (' + where + ')'}; pass settings={{'section.{name}': ...}}")
+        raise ConfigError(
+            f"'{name}' is {'ambiguous: ' + where if sections else 'not a setting (' + where + ')'}; pass settings={{'section.{name}': ...}}"
+        )
     return f"{sections[0]}.{name}"
 
 

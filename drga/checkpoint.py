@@ -77,7 +77,9 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"{path} is not a readable DRGA checkpoint ({type(error).__name__}: {error})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
         found = payload.get("format") if isinstance(payload, dict) else None
-        hint = "; it was written by an older version of the toolkit: retrain it" if isinstance(found, int) and found < FORMAT_VERSION else ""
+        hint = (
+            "; it was written by an older version of the toolkit: retrain it" if isinstance(found, int) and found < FORMAT_VERSION else ""
+        )
         raise CheckpointError(f"{path} is not a DRGA checkpoint of format {FORMAT_VERSION}{hint}")
     expected = payload.get("tensor_checksum")
     if expected is not None and tensor_checksum(payload) != expected:

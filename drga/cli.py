@@ -10,7 +10,7 @@ import sys
 
 from drga import __version__
 from drga.allocator import keep_freed_memory
-from drga.config import ConfigError, load_config
+from drga.config import CLASSIFICATION_FLAGS, ConfigError, flag_overrides, load_config
 from drga.data import DATASETS
 from drga.errors import UserError
 
@@ -30,7 +30,9 @@ def _network_names() -> list[str]:
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help=f"one of: {', '.join(sorted(DATASETS))}")
-    parser.add_argument("--data-dir", help="folder of the data set or a data root (default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data)")
+    parser.add_argument(
+        "--data-dir", help="folder of the data set or a data root (default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data)"
+    )
     parser.add_argument("--tsv", help="for --dataset tsv: a label<TAB>text file, or a folder with train/dev/test.tsv")
     parser.add_argument("--device", help="cpu, cuda, cuda:N or auto")
 
@@ -57,13 +59,22 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--overwrite", action="store_true", help="replace a finished or interrupted run in the run folder")
     train.add_argument("--force", action="store_true", help="with --resume: continue although the data changed since the run started")
     train.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
-    train.add_argument("--track-examples", type=int, metavar="N", help="record the attention of N fixed dev sentences at every evaluation (for drga analyze)")
+    train.add_argument(
+        "--track-examples",
+        type=int,
+        metavar="N",
+        help="record the attention of N fixed dev sentences at every evaluation (for drga analyze)",
+    )
 
-    evaluate = commands.add_parser("evaluate", help="accuracy (translation: perplexity, BLEU, chrF) of a checkpoint in both evaluation modes")
+    evaluate = commands.add_parser(
+        "evaluate", help="accuracy (translation: perplexity, BLEU, chrF) of a checkpoint in both evaluation modes"
+    )
     evaluate.add_argument("checkpoint")
     _add_data_arguments(evaluate)
     evaluate.add_argument("--split", choices=["dev", "test"], default="test")
-    evaluate.add_argument("--beam", type=int, help="translation: beam size decoded besides greedy (default: the run's nmt.beam_size; 1: greedy only)")
+    evaluate.add_argument(
+        "--beam", type=int, help="translation: beam size decoded besides greedy (default: the run's nmt.beam_size; 1: greedy only)"
+    )
 
     commands.add_parser("networks", help="list the attention networks")
     commands.add_parser("datasets", help="list the data sets and where their files are looked for")
@@ -74,26 +85,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from drga import distributed
+    from drga import api, distributed
     from drga.nmt.cli import is_translation_request, train_translation
-    from drga import api
 
-    if is_translation_request(args):  # a translation network: the translation trainer (drga/nmt)
-        if distributed.launched_by_torchrun():
-            raise ConfigError("translation networks train in one process only; start drga train without torchrun")
-        return train_translation(args)
+    if is_translation_request(args):  # a translation network: the same runner with the translation task
+        try:
+            return train_translation(args)
+        finally:
+            distributed.cleanup()
 
-    overrides = list(args.set)
-    for flag, key in (("dataset", "data.dataset"), ("net", "network.name"), ("seed", "run.seed"), ("device", "run.device"),
-                      ("logdir", "run.logdir"), ("run_name", "run.run_name"), ("data_dir", "data.data_dir"), ("tsv", "data.tsv_path"), ("agent", "agent.algorithm"),
-                      ("track_examples", "train.track_examples")):
-        value = getattr(args, flag)
-        if value is not None:
-            overrides.append(f"{key}={value}")
-    if args.no_progress or not sys.stderr.isatty():
-        overrides.append("run.progress=false")
+    overrides = flag_overrides(args, sys.stderr.isatty(), CLASSIFICATION_FLAGS)
     first_process = not distributed.launched_by_torchrun() or os.environ.get("RANK") == "0"
-    config = load_config(args.config, overrides, report=lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None)
+    config = load_config(
+        args.config, overrides, report=lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None
+    )
     if config.network.name not in _network_names():
         raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(_network_names())}")
     if config.data.dataset not in DATASETS:
@@ -106,13 +111,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from drga.evaluation import MODES, evaluate
-    from drga.pretrained import load_trained
-    from drga.setup import prepare_data
-    from drga.data import BatchIterator
     from drga.checkpoint import load_checkpoint
+    from drga.data import BatchIterator
+    from drga.evaluation import MODES, evaluate
     from drga.nmt.cli import evaluate_translation_checkpoint
     from drga.nmt.pretrained import is_translation_checkpoint
+    from drga.pretrained import load_trained
+    from drga.setup import prepare_data
 
     payload = load_checkpoint(args.checkpoint)
     if is_translation_checkpoint(payload):  # perplexity, BLEU and chrF (drga/nmt)
@@ -131,7 +136,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         )
     examples = data.test if args.split == "test" else data.dev
     batches = BatchIterator(examples, config.data.batch_size * 2, shuffle=False)
-    print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {config.data.dataset} {args.split} ({len(examples)} examples)")
+    where = f"{config.data.dataset} {args.split} ({len(examples)} examples)"
+    print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {where}")
     for mode in MODES:
         if mode == "with-agent" and not model.has_agent:
             print(f"  {mode:10s}  -  (this checkpoint has no trained agent)")
@@ -176,7 +182,11 @@ def cmd_vectors(_: argparse.Namespace) -> int:
 
 
 HANDLERS: dict = {
-    "train": cmd_train, "evaluate": cmd_evaluate, "networks": cmd_networks, "datasets": cmd_datasets, "vectors": cmd_vectors,
+    "train": cmd_train,
+    "evaluate": cmd_evaluate,
+    "networks": cmd_networks,
+    "datasets": cmd_datasets,
+    "vectors": cmd_vectors,
 }
 
 

@@ -12,9 +12,10 @@ import difflib
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from drga.errors import UserError
 
@@ -27,7 +28,9 @@ else:  # pragma: no cover
 @dataclass
 class DataConfig:
     dataset: str = "subj"
-    """Data set name: mr, subj, sst, sst2, ag-news, semeval14-laptop, semeval14-restaurant, semeval15-restaurant, semeval16-restaurant, movie-reviews or tsv."""
+    """Data set name: mr, subj, sst, sst2, ag-news, semeval14-laptop, semeval14-restaurant, semeval15-restaurant, semeval16-restaurant,
+    movie-reviews or tsv.
+    """
     data_dir: str | None = None
     """Folder of the data set (or a data root); default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data."""
     tsv_path: str | None = None
@@ -37,7 +40,9 @@ class DataConfig:
     encoding: str = "utf-8"
     """For dataset=tsv: the files' text encoding (a UTF-8 byte-order mark is always stripped)."""
     encoding_errors: Literal["strict", "replace"] = "strict"
-    """For dataset=tsv: undecodable bytes stop the load with their file, line and offset (strict), or are read as U+FFFD with a warning that counts the lines (replace)."""
+    """For dataset=tsv: undecodable bytes stop the load with their file, line and offset (strict), or are read as U+FFFD with a warning
+    that counts the lines (replace).
+    """
     split_seed: int = 1234
     """Seed of the stratified 80/10/10 split for data sets without an official one (not the training seed)."""
     max_length: int = 100
@@ -51,7 +56,10 @@ class DataConfig:
     batch_size: int = 64
     """Sentences per batch; under torchrun the global batch, split across the processes (docs/distributed.md)."""
     agent_holdout: float = 0.0
-    """Beyond the paper: hold out this fraction of the training split (stratified by label, seeded by split_seed) from every phase that trains the network; the agent learns on it alone, so its reward log P(y|X) comes from sentences the network has not fit (0: the paper, the agent learns on the training batches)."""
+    """Beyond the paper: hold out this fraction of the training split (stratified by label, seeded by split_seed) from every phase that
+    trains the network; the agent learns on it alone, so its reward log P(y|X) comes from sentences the network has not fit (0: the
+    paper, the agent learns on the training batches).
+    """
     train_fraction: float = 1.0
     """Use only this fraction of the training split (quick runs, learning curves)."""
     max_sentences: int = 40
@@ -75,7 +83,9 @@ class NetworkConfig:
     dropout: float = 0.5
     """Dropout on embeddings and before the classifier."""
     vectors: str | None = None
-    """Pretrained word vectors that initialise the embeddings: a short name (`drga vectors` lists them, e.g. glove-6b-50d), found like the data sets, or the path of a GloVe-format file (.txt or .txt.gz); random when unset. Their width must equal embedding_dim."""
+    """Pretrained word vectors that initialise the embeddings: a short name (`drga vectors` lists them, e.g. glove-6b-50d), found like the
+    data sets, or the path of a GloVe-format file (.txt or .txt.gz); random when unset. Their width must equal embedding_dim.
+    """
     freeze_embeddings: bool = False
     """Keep the (pretrained) embeddings fixed."""
     kernel_sizes: list[int] = field(default_factory=lambda: [3, 4, 5])
@@ -95,7 +105,9 @@ class AgentConfig:
     samples: int = 5
     """K: action samples per sequence; their mean reward is the REINFORCE baseline."""
     init_log_std: float = -3.0
-    """Initial log σ of the Gaussian policy. −3 keeps an untrained agent's sampled adjustment gentle: at β0 = 0.4 and L = 20 the expected total-variation distance between α and α′ is ≈ 0.08 (−0.5 gave ≈ 0.45 and zeroed a third of the tokens; tests/test_equations.py)."""
+    """Initial log σ of the Gaussian policy. −3 keeps an untrained agent's sampled adjustment gentle: at β0 = 0.4 and L = 20 the expected
+    total-variation distance between α and α′ is ≈ 0.08 (−0.5 gave ≈ 0.45 and zeroed a third of the tokens; tests/test_equations.py).
+    """
     log_std_min: float = -5.0
     """Lower clamp of log σ."""
     log_std_max: float = 1.0
@@ -103,7 +115,9 @@ class AgentConfig:
     normalize_state: bool = True
     """LayerNorm on the state before the MLP (the state mixes α·h, which is ~1/L, with h)."""
     reward_baseline: Literal["mean-of-k", "self-critical"] = "mean-of-k"
-    """REINFORCE baseline: the mean reward of the K samples (the paper), or the reward of the policy's mean action on the same encoding (self-critical, beyond the paper)."""
+    """REINFORCE baseline: the mean reward of the K samples (the paper), or the reward of the policy's mean action on the same encoding
+    (self-critical, beyond the paper).
+    """
     entropy_coef: float = 0.0
     """Weight of the policy-entropy bonus."""
     normalize_advantage: bool = True
@@ -133,9 +147,13 @@ class RewardConfig:
     delta: float = 0.85
     """δ: cumulative attention mass that defines the highlighted tokens."""
     closeness: float = 0.0
-    """Beyond the paper: the agent's reward also loses closeness × TV(α, α′), the total-variation distance between the network's attention and the revised one (0: the paper's eq. 5)."""
+    """Beyond the paper: the agent's reward also loses closeness × TV(α, α′), the total-variation distance between the network's attention
+    and the revised one (0: the paper's eq. 5).
+    """
     per_dataset: dict[str, dict[str, float]] = field(default_factory=dict)
-    """Values of sqrt_l0 and delta for particular data sets ([reward.per_dataset.mr] in TOML), tuned on dev by experiments/tune_reward.py; applied for the run's data set unless reward.sqrt_l0 / reward.delta are set themselves."""
+    """Values of sqrt_l0 and delta for particular data sets ([reward.per_dataset.mr] in TOML), tuned on dev by experiments/tune_reward.py;
+    applied for the run's data set unless reward.sqrt_l0 / reward.delta are set themselves.
+    """
 
 
 @dataclass
@@ -153,7 +171,9 @@ class TrainConfig:
     pretrain_epochs: int = 10
     """Phase 1: epochs of network pretraining."""
     init_from: str | None = None
-    """A model checkpoint of this network on this data (another run's pretrain_best.pt, or your own network's) to start from instead of pretraining: pretraining is skipped and the checkpoint is reported as the pretrain-only baseline."""
+    """A model checkpoint of this network on this data (another run's pretrain_best.pt, or your own network's) to start from instead of
+    pretraining: pretraining is skipped and the checkpoint is reported as the pretrain-only baseline.
+    """
     agent_epochs: int = 5
     """Phase 2: epochs of agent pretraining with the network frozen."""
     cotrain_epochs: int = 10
@@ -161,7 +181,8 @@ class TrainConfig:
     fair_baseline: bool = True
     """Also train the pretrained network alone from the same checkpoint (the equal-budget baseline)."""
     baseline_epochs: int | None = None
-    """Epochs of the equal-budget baseline; unset: agent_epochs + cotrain_epochs, as many as DRGA's agent and co-training phases together."""
+    """Epochs of the equal-budget baseline; unset: agent_epochs + cotrain_epochs, as many as DRGA's agent and co-training phases together.
+    """
     lr: float = 5e-4
     """Adam learning rate of the network (and β)."""
     weight_decay: float = 0.0
@@ -171,7 +192,9 @@ class TrainConfig:
     patience: int = 3
     """Stop a phase after this many epochs without a better dev score (0: never)."""
     plateau_lr_factor: float = 1.0
-    """Multiply the network's learning rate by this after every plateau_patience epochs without a better dev score (1: constant); it restarts at lr in each phase."""
+    """Multiply the network's learning rate by this after every plateau_patience epochs without a better dev score (1: constant); it
+    restarts at lr in each phase.
+    """
     plateau_patience: int = 2
     """Epochs without a better dev score before the learning rate falls by plateau_lr_factor (again after as many more)."""
     select_mode: Literal["with-agent", "net-only"] = "with-agent"
@@ -179,7 +202,10 @@ class TrainConfig:
     original_attention_loss: float = 0.0
     """Co-training: weight of an extra task loss on the network's own attention (0 = the paper)."""
     task_loss_samples: int = 0
-    """Co-training speed-up, opt-in (changes the math): the network's cross-entropy (eq. 12) back-propagates through only this many of the K action samples per sequence; the others' predictions run without gradient, for their rewards only (an unbiased, noisier gradient; 0: all K)."""
+    """Co-training speed-up, opt-in (changes the math): the network's cross-entropy (eq. 12) back-propagates through only this many of the
+    K action samples per sequence; the others' predictions run without gradient, for their rewards only (an unbiased, noisier gradient;
+    0: all K).
+    """
     track_examples: int = 0
     """Record the attention of this many fixed dev sentences at every evaluation (tracked_attention.json, TensorBoard images; 0: none)."""
 
@@ -195,7 +221,10 @@ class RunConfig:
     run_name: str | None = None
     """Run folder name; default <dataset>-<net>-seed<seed>."""
     threads: int = 0
-    """torch CPU threads (0: torch's default). The same seed gives the same numbers at the same thread count on the same machine (tested); another thread count splits the parallel sums of matrix products differently, so float rounding, and after enough steps any number, may differ."""
+    """torch CPU threads (0: torch's default). The same seed gives the same numbers at the same thread count on the same machine (tested);
+    another thread count splits the parallel sums of matrix products differently, so float rounding, and after enough steps any number,
+    may differ.
+    """
     progress: bool = True
     """Show progress bars."""
 
@@ -222,13 +251,24 @@ class ExperimentConfig:
         problems = [f"{key} must be a finite number, got {value}" for key, value in _numbers(self.to_dict()) if not math.isfinite(value)]
         if problems:  # a NaN passes every comparison below
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
-        positive = {"train.lr": self.train.lr, "agent.lr": self.agent.lr, "data.batch_size": self.data.batch_size,
-                    "data.max_length": self.data.max_length, "data.min_freq": self.data.min_freq,
-                    "network.embedding_dim": self.network.embedding_dim, "network.hidden_size": self.network.hidden_size,
-                    "network.attention_size": self.network.attention_size, "network.classifier_hidden": self.network.classifier_hidden}
+        positive = {
+            "train.lr": self.train.lr,
+            "agent.lr": self.agent.lr,
+            "data.batch_size": self.data.batch_size,
+            "data.max_length": self.data.max_length,
+            "data.min_freq": self.data.min_freq,
+            "network.embedding_dim": self.network.embedding_dim,
+            "network.hidden_size": self.network.hidden_size,
+            "network.attention_size": self.network.attention_size,
+            "network.classifier_hidden": self.network.classifier_hidden,
+        }
         problems += [f"{key} must be > 0, got {value}" for key, value in positive.items() if not value > 0]
-        non_negative = {"train.weight_decay": self.train.weight_decay, "train.grad_clip": self.train.grad_clip,
-                        "agent.entropy_coef": self.agent.entropy_coef, "adjust.beta_half_life_epochs": self.adjust.beta_half_life_epochs}
+        non_negative = {
+            "train.weight_decay": self.train.weight_decay,
+            "train.grad_clip": self.train.grad_clip,
+            "agent.entropy_coef": self.agent.entropy_coef,
+            "adjust.beta_half_life_epochs": self.adjust.beta_half_life_epochs,
+        }
         problems += [f"{key} must be ≥ 0, got {value}" for key, value in non_negative.items() if not value >= 0]
         if not 0 <= self.network.dropout < 1:
             problems.append(f"network.dropout must be in [0, 1), got {self.network.dropout}")
@@ -381,10 +421,10 @@ def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str
 
 
 #: Defaults of particular networks, for settings that neither the TOML file nor an override
-#: sets (those always win). The Transformer re-runs its layers for every action sample, so at
-#: K = 5 with eq. 12 through every sample its co-training epoch costs over 4× a plain epoch;
-#: two samples and the gradient through one keep it within the 2.5× budget (2.30–2.42× per
-#: epoch, docs/RESULTS.md, "Throughput").
+#: sets (those always win). The Transformer re-runs its layers for every action sample, which
+#: makes co-training at K = 5 with eq. 12 through every sample several plain epochs' cost; two
+#: samples and the gradient through one keep it within the throughput budget (the measured
+#: ratios and their command: docs/RESULTS.md, "Throughput").
 NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
     "transformer": {"agent.samples": 2, "train.task_loss_samples": 1},
 }
@@ -478,3 +518,31 @@ def toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return json.dumps(value)
+
+
+#: ``drga train`` options → the setting each sets, shared by classification and translation.
+COMMON_FLAGS: tuple[tuple[str, str], ...] = (
+    ("dataset", "data.dataset"),
+    ("net", "network.name"),
+    ("seed", "run.seed"),
+    ("device", "run.device"),
+    ("logdir", "run.logdir"),
+    ("run_name", "run.run_name"),
+    ("data_dir", "data.data_dir"),
+    ("agent", "agent.algorithm"),
+)
+#: The options only classification reads.
+CLASSIFICATION_FLAGS: tuple[tuple[str, str], ...] = (("tsv", "data.tsv_path"), ("track_examples", "train.track_examples"))
+
+
+def flag_overrides(args: Any, interactive: bool, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """The ``section.key=value`` overrides of ``drga train``'s options: ``--set`` first, then each
+    option given, then no progress bars without ``interactive`` output or with ``--no-progress``."""
+    overrides = list(args.set)
+    for flag, key in COMMON_FLAGS + extra:
+        value = getattr(args, flag, None)
+        if value is not None:
+            overrides.append(f"{key}={value}")
+    if args.no_progress or not interactive:
+        overrides.append("run.progress=false")
+    return overrides

@@ -22,14 +22,14 @@ What the trainer does with it (docs/distributed.md):
 from __future__ import annotations
 
 import os
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
 from drga.baselines.protocol import Batch
-from drga.data import BatchIterator, collate
+from drga.data import BatchIterator
 from drga.setup import resolve_device
 
 #: The environment variables torchrun sets for every process it starts.
@@ -236,7 +236,7 @@ class ShardedBatches:
                 mine, self.share = indices[:1], 0.0
             else:
                 mine, self.share = indices[start:stop], (stop - start) / len(indices)
-            yield collate([examples[i] for i in mine])
+            yield self.batches.collate([examples[i] for i in mine])
 
 
 def shard(batches: BatchIterator, pad_empty: bool) -> BatchIterator | ShardedBatches:

@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Iterable, Literal
+from typing import Literal
 
 import torch
 

@@ -17,8 +17,9 @@ equal-budget baseline and co-training line up step for step; agent updates for `
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from torch.utils.tensorboard import SummaryWriter
 

@@ -7,8 +7,9 @@ reward: the batched rollout (``drga/rollout.py``), the Gymnasium environment
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import torch
 from torch import Tensor

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -16,8 +16,6 @@ from drga.baselines import NETWORK_INPUTS, build_network
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig
-from drga.modes import eval_mode
-from drga.data.embeddings import VectorFileError
 from drga.data import (
     BatchIterator,
     DatasetSplits,
@@ -29,12 +27,14 @@ from drga.data import (
     load_vectors,
     stratified_split,
 )
+from drga.data.embeddings import VectorFileError
+from drga.modes import eval_mode
 from drga.state import agent_state
 
 
 def seed_everything(seed: int) -> None:
     # Adam's decaying moments for rarely seen embedding rows reach the denormal range after a
-    # few hundred steps; on CPU, arithmetic on denormals made epochs 4-8x slower.
+    # few hundred steps, and CPU arithmetic on denormals is slow.
     torch.set_flush_denormal(True)
     random.seed(seed)
     np.random.seed(seed)

@@ -69,7 +69,7 @@ class AgentState:
         b, k, t = self.attention.shape[:3]
         return (b, k, t, self.size)
 
-    def select(self, rows: Tensor) -> "AgentState":
+    def select(self, rows: Tensor) -> AgentState:
         """The states of the tokens ``rows`` only (flat indices into B·K·T, as ``mask.flatten()
         .nonzero()`` gives): :meth:`dense` and :meth:`project` return [N, ...] rows."""
         if self.rows is not None:
@@ -81,7 +81,7 @@ class AgentState:
         alpha = self.attention if self.multi_dimensional else self.attention.unsqueeze(-1)
         return alpha * _per_array(self.hidden, self.attention.shape[1])
 
-    def detach(self) -> "AgentState":
+    def detach(self) -> AgentState:
         blocks = ("words", "hidden", "attention", "sequence")
         return replace(self, **{name: getattr(self, name).detach() for name in blocks})
 

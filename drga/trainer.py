@@ -6,7 +6,7 @@ task's own parts ``drga/tasks/classification.py``; docs/architecture.md shows ho
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from torch import nn
 

@@ -16,15 +16,16 @@ The environment calls the same functions as the batched trainer (:mod:`drga.stat
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
 
-from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.adjust import adjust_attention
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.reward import count_highlighted
 from drga.scoring import RewardConstants, score

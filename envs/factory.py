@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from drga.data import collate
+from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.pretrained import load_trained
 from drga.setup import prepare_data
-from drga.envs.attention_retrofit import AttentionRetrofitEnv
 
 
 def env_from_checkpoint(

@@ -22,7 +22,8 @@ non-padding positions).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.data.parallel import EncodedPair, collate_parallel

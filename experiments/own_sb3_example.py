@@ -7,8 +7,8 @@ from drga.agents.sb3_policy import SB3PolicyAdapter
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, NetworkEncoding, masked_softmax
 from drga.config import RewardConfig
 from drga.data import BatchIterator, Vocabulary, collate, encode_examples, load_dataset
-from drga.evaluation import evaluate
 from drga.envs import AttentionRetrofitEnv
+from drga.evaluation import evaluate
 
 
 class BagOfWordsAttention(AttentionNetwork):

@@ -139,27 +139,45 @@ def drga_table(cells: dict) -> list[str]:
         for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
             entry["holm"] = adjusted
         stats[title] = entries
-    header = "| network | data set | seeds | paper: baseline → DRGA | pretrain-only | equal-budget baseline | DRGA with agent | DRGA net-only |"
+    header = (
+        "| network | data set | seeds | paper: baseline → DRGA | pretrain-only | equal-budget baseline | DRGA with agent | DRGA net-only |"
+    )
     lines = [header, "|---|---|---|---|---|---|---|---|"]
     for key in keys:
         runs = cells[key].values()
-        column = lambda row, mode: mean_std_text([v for r in runs if (v := test_accuracy(r, row, mode)) is not None])  # noqa: E731
+
+        def column(row: str, mode: str, runs=runs) -> str:
+            return mean_std_text([v for r in runs if (v := test_accuracy(r, row, mode)) is not None])
+
         paper = PAPER.get(key)
         paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
-        lines.append(f"| {key[0]} | {key[1]} | {len(cells[key])} | {paper_text} | {column(PRETRAIN, 'net-only')} "
-                     f"| {column(BASELINE, 'net-only')} | {column(DRGA, 'with-agent')} | {column(DRGA, 'net-only')} |")
+        lines.append(
+            f"| {key[0]} | {key[1]} | {len(cells[key])} | {paper_text} | {column(PRETRAIN, 'net-only')} "
+            f"| {column(BASELINE, 'net-only')} | {column(DRGA, 'with-agent')} | {column(DRGA, 'net-only')} |"
+        )
     for title, entries in stats.items():
-        lines += ["", f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the {len(entries)} cells):", "",
-                  "| network | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the {len(entries)} cells):",
+            "",
+            "| network | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for entry in entries:
             if entry["n"] < 2:
-                lines.append(f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | " + (f"{entry['diff'][0]:+.2f}" if entry["diff"] else "-") + " | - | - | - | too few seeds |")
+                lines.append(
+                    f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | "
+                    + (f"{entry['diff'][0]:+.2f}" if entry["diff"] else "-")
+                    + " | - | - | - | too few seeds |"
+                )
                 continue
             low, high = t_interval(entry["diff"])
             mean = statistics.mean(entry["diff"])
             verdict = "tie" if not entry["holm"] < 0.05 else ("better" if mean > 0 else "worse")
-            lines.append(f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | {mean:+.2f} | [{low:+.2f}, {high:+.2f}] "
-                         f"| {entry['p']:.3f} | {entry['holm']:.3f} | {verdict} |")
+            lines.append(
+                f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | {mean:+.2f} | [{low:+.2f}, {high:+.2f}] "
+                f"| {entry['p']:.3f} | {entry['holm']:.3f} | {verdict} |"
+            )
     return lines
 
 
@@ -169,8 +187,11 @@ def runs_table(cells: dict) -> list[str]:
         runs = cells[key]
         commits = sorted({r.get("commit", "?") for r in runs.values()})
         walls = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds")]
-        lines.append(f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} "
-                     f"| {statistics.mean(walls):.0f} |" if walls else f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | - |")
+        lines.append(
+            f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | {statistics.mean(walls):.0f} |"
+            if walls
+            else f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | - |"
+        )
     return lines
 
 
@@ -190,7 +211,7 @@ def learning_curves(cells: dict, path: Path) -> None:
             pretrain = [(h["epoch"], 100 * h["dev_net-only_accuracy"]) for h in result["history"] if h["phase"] == "pretrain"]
             stop = pretrain[-1][0] if pretrain else 0
             baseline = [(stop + h["epoch"], 100 * h["dev_net-only_accuracy"]) for h in result["history"] if h["phase"] == "baseline"]
-            line, = axis.plot(*zip(*pretrain), marker=".", label=f"seed {seed}")
+            (line,) = axis.plot(*zip(*pretrain), marker=".", label=f"seed {seed}")
             if baseline:
                 axis.plot(*zip(*([pretrain[-1]] + baseline)), linestyle="--", color=line.get_color())
         target = TARGETS.get(key)
@@ -200,7 +221,7 @@ def learning_curves(cells: dict, path: Path) -> None:
         axis.set_xlabel("epoch (solid: pretraining; dashed: equal-budget baseline)", fontsize=9)
         axis.set_ylabel("dev accuracy (%)", fontsize=10)
         axis.grid(alpha=0.3)
-    for axis in list(axes.flat)[len(keys):]:
+    for axis in list(axes.flat)[len(keys) :]:
         axis.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 10), fontsize=10, frameon=False)
@@ -215,8 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="folders of per-run result files")
     parser.add_argument("--out", type=Path, help="write the tables here (markdown) as well as to stdout")
     parser.add_argument("--curves", type=Path, help="write the dev learning curves of every cell to this PNG")
-    parser.add_argument("--reference", type=Path,
-                        help="result folder whose baselines runs started with train.init_from from its pretrained networks share")
+    parser.add_argument(
+        "--reference", type=Path, help="result folder whose baselines runs started with train.init_from from its pretrained networks share"
+    )
     args = parser.parse_args(argv)
     cells = load(args.folders)
     if not cells:
@@ -227,12 +249,24 @@ def main(argv: list[str] | None = None) -> int:
     command += f" --reference {args.reference}" if args.reference else ""
     if args.curves:
         learning_curves(cells, args.curves)
-    text = "\n".join([
-        f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->", "",
-        "### Baselines and convergence (test accuracy %)", "", *baseline_table(cells), "",
-        "### DRGA against its baselines (test accuracy %)", "", *drga_table(cells), "",
-        "### Runs", "", *runs_table(cells), "",
-    ])
+    text = "\n".join(
+        [
+            f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->",
+            "",
+            "### Baselines and convergence (test accuracy %)",
+            "",
+            *baseline_table(cells),
+            "",
+            "### DRGA against its baselines (test accuracy %)",
+            "",
+            *drga_table(cells),
+            "",
+            "### Runs",
+            "",
+            *runs_table(cells),
+            "",
+        ]
+    )
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

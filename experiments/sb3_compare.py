@@ -78,7 +78,7 @@ def main() -> None:
         rows, history = payload["results"], payload["history"]
         phase2 = [r for r in history if r["phase"] == "agent"]
         env_steps = phase2[-1].get("env_steps", len(phase2) * config.agent.samples * tokens)
-        test = lambda row, mode: f"{100 * rows[row][f'test_{mode}']['accuracy']:.2f}" if row in rows else "-"
+        test = lambda row, mode, rows=rows: f"{100 * rows[row][f'test_{mode}']['accuracy']:.2f}" if row in rows else "-"
         accuracy.append(
             f"| {agent} | {env_steps:,.0f} | {sum(r['seconds'] for r in phase2):.0f} "
             f"| {test('agent on frozen network', 'with-agent')} | {test('DRGA (co-trained)', 'net-only')} "

@@ -89,7 +89,9 @@ def source_commit() -> str:
     """The commit the runs' code is at; ``-dirty`` when tracked files differ from it."""
     root = Path(__file__).resolve().parents[1]
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "."], cwd=root).returncode != 0
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -112,16 +114,25 @@ def export_result(run: Run, commit: str) -> None:
                 "test_reward": row[f"test_{mode}"].get("reward"),
                 "test_highlighted_fraction": row[f"test_{mode}"].get("highlighted_fraction"),
             }
-            for mode in ("net-only", "with-agent") if f"test_{mode}" in row
+            for mode in ("net-only", "with-agent")
+            if f"test_{mode}" in row
         }
     history = [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.items()} for record in full.get("history", [])]
     wall = run.folder / "wall_seconds.txt"
     compact = {
-        "name": run.name, "net": run.net, "dataset": run.dataset, "seed": run.seed, "commit": commit,
-        "data_checksum": full.get("data_checksum"), "wall_seconds": float(wall.read_text()) if wall.exists() else None,
-        "phases": full.get("phases"), "majority_class": full.get("majority_class"), "rows": rows,
+        "name": run.name,
+        "net": run.net,
+        "dataset": run.dataset,
+        "seed": run.seed,
+        "commit": commit,
+        "data_checksum": full.get("data_checksum"),
+        "wall_seconds": float(wall.read_text()) if wall.exists() else None,
+        "phases": full.get("phases"),
+        "majority_class": full.get("majority_class"),
+        "rows": rows,
         "pretrain_checksum": full.get("pretrain_checksum"),
-        "config": full.get("config"), "history": history,
+        "config": full.get("config"),
+        "history": history,
     }
     run.result_file.parent.mkdir(parents=True, exist_ok=True)
     partial = run.result_file.with_suffix(".json.tmp")
@@ -131,8 +142,22 @@ def export_result(run: Run, commit: str) -> None:
 
 def command(run: Run, args: argparse.Namespace) -> list[str]:
     entry = [args.cli] if args.cli.endswith(".py") else ["-m", args.cli]
-    cmd = [sys.executable, *entry, "train", "--dataset", run.dataset, "--net", run.net, "--seed", str(run.seed),
-           "--logdir", str(run.folder.parent), "--run-name", run.name, "--no-progress"]
+    cmd = [
+        sys.executable,
+        *entry,
+        "train",
+        "--dataset",
+        run.dataset,
+        "--net",
+        run.net,
+        "--seed",
+        str(run.seed),
+        "--logdir",
+        str(run.folder.parent),
+        "--run-name",
+        run.name,
+        "--no-progress",
+    ]
     if args.config:
         cmd += ["--config", args.config]
     for item in args.set:  # {seed}, {dataset} and {net} stand for the run's
@@ -239,9 +264,12 @@ def accuracy(payload: dict, row: str, mode: str) -> float | None:
 def table(runs: list[Run], args: argparse.Namespace) -> str:
     """Every run's test accuracies (%), then mean ± std over seeds per network and data set."""
     titles = [title for title, _, _ in COLUMNS]
-    lines = [f"Test accuracy (%) of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.", "",
-             "| network | data set | seed | status | " + " | ".join(titles) + " | wall (s) |",
-             "|---|---|---|---|" + "---|" * len(titles) + "---|"]
+    lines = [
+        f"Test accuracy (%) of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.",
+        "",
+        "| network | data set | seed | status | " + " | ".join(titles) + " | wall (s) |",
+        "|---|---|---|---|" + "---|" * len(titles) + "---|",
+    ]
     rows, groups = [], {}
     for run in runs:
         full = run.folder / "results.json"
@@ -250,8 +278,16 @@ def table(runs: list[Run], args: argparse.Namespace) -> str:
         wall = run.folder / "wall_seconds.txt"
         seconds = wall.read_text().strip() if wall.exists() else ""
         status = run.status if run.status != "pending" else ("finished" if run.finished else "not run")
-        rows.append({"network": run.net, "dataset": run.dataset, "seed": run.seed, "status": status,
-                     **{t: v for t, v in zip(titles, values)}, "wall_seconds": seconds})
+        rows.append(
+            {
+                "network": run.net,
+                "dataset": run.dataset,
+                "seed": run.seed,
+                "status": status,
+                **{t: v for t, v in zip(titles, values)},
+                "wall_seconds": seconds,
+            }
+        )
         cells = [f"{100 * v:.2f}" if v is not None else "-" for v in values]
         lines.append(f"| {run.net} | {run.dataset} | {run.seed} | {status} | " + " | ".join(cells) + f" | {seconds} |")
         if run.finished:
@@ -259,8 +295,13 @@ def table(runs: list[Run], args: argparse.Namespace) -> str:
             for title, value in zip(titles, values):
                 if value is not None:
                     group[title].append(value)
-    lines += ["", "Mean ± std over the finished seeds:", "",
-              "| network | data set | seeds | " + " | ".join(titles) + " |", "|---|---|---|" + "---|" * len(titles)]
+    lines += [
+        "",
+        "Mean ± std over the finished seeds:",
+        "",
+        "| network | data set | seeds | " + " | ".join(titles) + " |",
+        "|---|---|---|" + "---|" * len(titles),
+    ]
     for (net, dataset), group in groups.items():
         seeds = max((len(v) for v in group.values()), default=0)
         lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std(group[t]) for t in titles) + " |")
@@ -285,11 +326,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--datasets", nargs="+", default=["subj"], help="data sets (see `drga datasets`)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--jobs", type=int, default=1, help="runs at the same time")
-    parser.add_argument("--threads-per-run", type=int, default=0,
-                        help="torch threads per run (default: $OMP_NUM_THREADS if set, else cores / jobs)")
+    parser.add_argument(
+        "--threads-per-run", type=int, default=0, help="torch threads per run (default: $OMP_NUM_THREADS if set, else cores / jobs)"
+    )
     parser.add_argument("--config", help="TOML file for every run")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override for every run (repeatable); {seed}, {dataset} and {net} stand for the run's")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override for every run (repeatable); {seed}, {dataset} and {net} stand for the run's",
+    )
     parser.add_argument("--logdir", default="runs/sweep", help="parent folder of the run folders")
     parser.add_argument("--out", help="results table (markdown; a .csv beside it); default <logdir>/sweep_results.md")
     parser.add_argument("--results", help="folder of the per-run result files to commit (see above)")

@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
                 scores.append(100 * evaluate(network, BatchIterator(split, 128, shuffle=False), config.reward, "net-only").accuracy)
         dev_random, test_random, dev_zero, test_zero = scores
         deltas.setdefault(checkpoint.parent.name.rsplit("-seed", 1)[0], []).append(test_zero - test_random)
-        lines.append(f"| {checkpoint.parent.name} | {dev_random:.2f} | {dev_zero:.2f} | {test_random:.2f} | {test_zero:.2f} | {test_zero - test_random:+.2f} |")
+        cells = [dev_random, dev_zero, test_random, test_zero]
+        lines.append(f"| {checkpoint.parent.name} | " + " | ".join(f"{v:.2f}" for v in cells) + f" | {test_zero - test_random:+.2f} |")
     lines += ["", "| cell | mean Δ test (points) |", "|---|---|"]
     lines += [f"| {cell} | {statistics.mean(values):+.2f} |" for cell, values in deltas.items()]
     text = "\n".join([f"<!-- {' '.join(['python experiments/unk_effect.py', str(args.runs)])} -->", "", *lines, ""])

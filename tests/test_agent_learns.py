@@ -7,10 +7,10 @@ mass onto the keyword and raise the reward.
 
 import torch
 
-from drga.scoring import RewardConstants
 from drga.agents import GaussianPolicy, reinforce_loss
 from drga.data import BatchIterator, collate
 from drga.rollout import rollout
+from drga.scoring import RewardConstants
 from drga.state import build_agent_state
 from tests.tiny_network import TinyAttentionNet, keyword_examples, keyword_positions
 

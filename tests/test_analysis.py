@@ -15,7 +15,6 @@ import pytest
 import torch
 
 import drga.baselines as baselines
-from drga.baselines.protocol import AttentionSite, Batch, NetworkEncoding
 from drga.analysis import explainability, highlighted, modified_words, saliency, stats
 from drga.analysis.attention import (
     AnalysisError,
@@ -30,6 +29,7 @@ from drga.analysis.maps import choose_examples, html_page, map_items
 from drga.analysis.polarity import occurrence_scores
 from drga.analysis.significance import compare_runs
 from drga.analysis.tracking import TRACKED_FILE, read_tracked
+from drga.baselines.protocol import AttentionSite, Batch, NetworkEncoding
 from drga.cli import main
 from drga.data import EncodedExample, collate
 from drga.trainer import Trainer
@@ -378,7 +378,8 @@ def test_compare_pairs_seeds_and_reports_the_statistics(tmp_path, capsys):
     for seed, (b, d) in enumerate([(0.80, 0.81), (0.82, 0.835), (0.79, 0.80)]):
         write_results(tmp_path / "runs" / f"seed{seed}", seed, b, d)
     table = compare_runs(str(tmp_path / "runs"))
-    line = next(l for l in table.splitlines() if l.startswith("| subj | baseline (equal budget):net-only | DRGA (co-trained):with-agent"))
+    wanted = "| subj | baseline (equal budget):net-only | DRGA (co-trained):with-agent"
+    line = next(row for row in table.splitlines() if row.startswith(wanted))
     cells = [c.strip() for c in line.split("|")[2:-1]]
     assert cells[2] == "3" and cells[3] == "0.8033 ± 0.0153" and cells[4] == "0.8150 ± 0.0180"
     t, p = stats.paired_t_test([0.80, 0.82, 0.79], [0.81, 0.835, 0.80])

@@ -78,6 +78,12 @@ def launched(tmp_path_factory):
     )
     out = root / "out"
     out.mkdir()
+    records = launch_on_two_processes("tests.distributed_worker", ["--config", str(config), "--out", str(out)], out, 240)
+    return config, records, root / "runs"
+
+
+def launch_on_two_processes(module: str, arguments: list[str], out: Path, timeout: float) -> list[dict]:
+    """``torchrun --nproc_per_node 2 -m module arguments`` on the loopback; each rank's record from ``out``."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     if sys.platform.startswith("linux"):
@@ -86,21 +92,19 @@ def launched(tmp_path_factory):
         env.pop(name, None)
     command = [
         sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", f"--nproc_per_node={WORLD}",
-        "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
-        "-m", "tests.distributed_worker", "--config", str(config), "--out", str(out),
+        "--master_addr", "127.0.0.1", "--master_port", str(free_port()), "-m", module, *arguments,
     ]
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
     )
     try:
-        output, _ = process.communicate(timeout=240)
+        output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)  # torchrun and both workers
         output, _ = process.communicate()
-        pytest.fail(f"the 2-process run hung:\n{output[-4000:]}")
+        pytest.fail(f"the 2-process run of {module} hung:\n{output[-4000:]}")
     assert process.returncode == 0, output[-4000:]
-    records = [torch.load(out / f"rank{r}.pt", weights_only=False) for r in range(WORLD)]
-    return config, records, root / "runs"
+    return [torch.load(out / f"rank{r}.pt", weights_only=False) for r in range(WORLD)]
 
 
 @pytest.fixture()

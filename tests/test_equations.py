@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch.distributions import Normal
 
+from drga.adjust import adjust_attention
 from drga.agents import reinforce_loss, squash
 from drga.agents.gaussian_policy import gaussian_log_prob
 from drga.baselines.protocol import AttentionSite
-from drga.adjust import adjust_attention
 from drga.beta import AdjustmentStrength, beta_schedule
 from drga.reward import count_highlighted, drga_reward, saliency_penalty
 from drga.state import agent_state_size, build_agent_state

@@ -15,15 +15,15 @@ import dataclasses
 import pytest
 import torch
 
-from drga.scoring import RewardConstants
+from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, build_network
 from drga.baselines.common import apply_keep_mask, dropout_keep_mask
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
-from drga.adjust import adjust_attention
 from drga.rollout import predict_fewer_gradients, rollout
+from drga.scoring import RewardConstants
 from drga.state import AgentState, agent_state, build_agent_state
 from tests.test_families import BATCHES, CLASSIFIERS, SMALL
 

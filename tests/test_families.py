@@ -8,15 +8,15 @@ from collections import Counter
 import pytest
 import torch
 
-from drga.scoring import RewardConstants
+from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, NETWORKS, build_network
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.baselines.transformer import column_mean, revise_matrices
-from drga.adjust import adjust_attention
 from drga.config import ConfigError, load_config
 from drga.data import DATASETS, EncodedExample, TextExample, Vocabulary, collate, encode_examples, load_dataset
 from drga.rollout import rollout
+from drga.scoring import RewardConstants
 from drga.setup import prepare_data, state_and_action_size
 from drga.state import build_agent_state
 from tests.conftest import require_data
@@ -358,7 +358,7 @@ def test_ag_news_seeded_split_of_the_test_file():
 
 
 def test_ag_news_uses_the_official_pair_when_present(tmp_path):
-    rows = ['"{}","Title {}","Some words here \\\\ about #36;5 things {}"'.format(c, i, i) for i in range(10) for c in (1, 2, 3, 4)]
+    rows = [f'"{c}","Title {i}","Some words here \\\\ about #36;5 things {i}"' for i in range(10) for c in (1, 2, 3, 4)]
     (tmp_path / "train.csv").write_text("\n".join(rows) + "\n")
     (tmp_path / "test.csv").write_text("\n".join(rows[:8]) + "\n")
     data = load_dataset("ag-news", data_dir=tmp_path)

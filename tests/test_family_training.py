@@ -12,13 +12,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from drga.scoring import RewardConstants
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.agents.reinforce import reinforce_loss
 from drga.baselines import build_network
 from drga.config import load_config
 from drga.data import BatchIterator
 from drga.rollout import rollout
+from drga.scoring import RewardConstants
 from drga.setup import prepare_data, state_and_action_size
 from tests.conftest import require_data
 

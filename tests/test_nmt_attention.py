@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from drga.scoring import RewardConstants
+from drga.adjust import adjust_attention
 from drga.agents import GaussianPolicy
 from drga.baselines.nmt_common import CrossAttentionEncoding, cross_attention_site
 from drga.baselines.protocol import Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
-from drga.adjust import adjust_attention
 from drga.reward import drga_reward
 from drga.rollout import rollout
+from drga.scoring import RewardConstants
 from drga.setup import state_and_action_size
 
 
@@ -138,8 +138,8 @@ def test_transformer_has_one_array_per_step_layer_and_head():
     assert real_arrays[0].all() and real_arrays[1, :8].all() and not real_arrays[1, 8:].any()
     weights, _, _ = network._original_pass(encoding.cache["target_in"], encoding.cache["target_mask"],
                                            encoding.cache["site"]["source_states"], batch.mask)
-    t, l, h = 1, 1, 0
-    assert torch.allclose(site.attention[0, (t * 2 + l) * 2 + h], weights[0, l, h, t])
+    t, layer, h = 1, 1, 0
+    assert torch.allclose(site.attention[0, (t * 2 + layer) * 2 + h], weights[0, layer, h, t])
     # The heads of one step see different queries u (their codes), so one agent can tell them apart.
     assert not torch.allclose(site.query[0, 0], site.query[0, 1])
     # Re-running the decoder with the own rows (a new tensor) reproduces the output exactly.

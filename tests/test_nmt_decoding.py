@@ -8,7 +8,6 @@ import pytest
 import torch
 from torch import Tensor
 
-from drga.scoring import RewardConstants
 from drga.agents import GaussianPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
@@ -16,6 +15,7 @@ from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
 from drga.nmt.decoding import agent_adjuster, beam_search, greedy_decode, length_limits, length_normalizer
 from drga.rollout import rollout
+from drga.scoring import RewardConstants
 from drga.setup import state_and_action_size
 
 NETWORKS = {
@@ -52,7 +52,9 @@ def test_one_decoding_step_computes_what_teacher_forcing_computes(name, mode):
         if adjust is None:
             expected = network.log_likelihood(network(b), b.labels)
         else:  # the same deterministic agent through the training code path
-            expected = rollout(network, policy, b, beta, samples=1, reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True).log_likelihood
+            expected = rollout(
+                network, policy, b, beta, samples=1, reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True
+            ).log_likelihood
         state = network.start(b.tokens, b.mask)
         previous = torch.full((3,), BOS_ID)
         total = torch.zeros(3)

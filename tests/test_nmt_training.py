@@ -159,7 +159,11 @@ def test_evaluate_command_reports_perplexity_bleu_and_chrf_of_a_translation_chec
     printed = capsys.readouterr().out
     assert "transformer-nmt from phase 'cotrain', parallel-en-de test: 40 pairs" in printed
     assert "BLEU greedy" in printed and "BLEU beam2" in printed and "sacrebleu: BLEU nrefs:1" in printed
-    rows = {line.split()[0]: [float(x) for x in line.split()[1:]] for line in printed.splitlines() if line.startswith("  net-only") or line.startswith("  with-agent")}
+    rows = {
+        line.split()[0]: [float(x) for x in line.split()[1:]]
+        for line in printed.splitlines()
+        if line.startswith("  net-only") or line.startswith("  with-agent")
+    }
     drga = results["results"]["DRGA (co-trained)"]
     for mode in ("net-only", "with-agent"):  # the numbers of the training run's final report, both searches
         ppl, bleu, chrf, bleu_beam, chrf_beam = rows[mode][:5]
@@ -177,3 +181,22 @@ def test_evaluate_command_reports_perplexity_bleu_and_chrf_of_a_translation_chec
     assert float(net_only[1]) == pytest.approx(pretrain["perplexity"], abs=0.006)
     assert main(["evaluate", str(run_dir / "cotrain_best.pt"), "--tsv", "x.tsv"]) == 2
     assert "--tsv is for classification data" in capsys.readouterr().err
+
+
+def test_sb3_learns_the_agent_phase_of_a_translation_run(tmp_path):
+    """``agent.algorithm = "sb3-ppo"``: the runner's agent phase goes to the SB3 learner, whose
+    environment walks the decoder's cross-attention token by token (envs/translation.py); the
+    learned policy converts into the toolkit's and co-training continues from it."""
+    config = tiny_translation_config(tmp_path, **{
+        "agent.algorithm": "sb3-ppo", "agent.sb3_total_steps": 256, "agent.sb3_n_envs": 2, "agent.sb3_n_steps": 64,
+        "agent.sb3_batch_size": 32,
+    })
+    results = TranslationTrainer(config, log=lambda _: None).run()
+    agent_epochs = [r for r in results["history"] if r["phase"] == "agent"]
+    assert len(agent_epochs) == 1 and agent_epochs[0]["env_steps"] >= 256 and agent_epochs[0]["episodes"] > 0
+    assert math.isfinite(agent_epochs[0]["reward"])
+    run_dir = tmp_path / "runs" / "parallel-seq2seq-luong-seed0"
+    assert (run_dir / "sb3" / "sb3-ppo-epoch1.zip").exists()
+    agent_row = results["results"]["agent on frozen network"]
+    assert math.isfinite(agent_row["test_with-agent"]["perplexity"])
+    assert "DRGA (co-trained)" in results["results"]

@@ -12,14 +12,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_wheel_holds_drga_alone_and_works_from_an_empty_folder(tmp_path):
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = next(tmp_path.glob("drga-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"drga", wheel.name.split("-py")[0] + ".dist-info"}
-    for expected in ("drga/baselines/protocol.py", "drga/agents/gaussian_policy.py", "drga/envs/attention_retrofit.py",
-                     "drga/configs/demo.toml", "drga/cli.py"):
+    for expected in (
+        "drga/baselines/protocol.py",
+        "drga/agents/gaussian_policy.py",
+        "drga/envs/attention_retrofit.py",
+        "drga/configs/demo.toml",
+        "drga/cli.py",
+    ):
         assert expected in names, expected
     assert not any(name.startswith(("experiments/", "tests/")) for name in names)
     assert any(name.endswith("dist-info/licenses/LICENSE") or name.endswith("dist-info/LICENSE") for name in names)
@@ -27,11 +36,19 @@ def test_the_wheel_holds_drga_alone_and_works_from_an_empty_folder(tmp_path):
     zipfile.ZipFile(wheel).extractall(target)
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    code = ("import drga, drga.baselines, drga.envs, gymnasium\n"
-            "from drga.config import load_config\n"
-            "print(drga.__file__.startswith(sys.argv[1]), drga.baselines.__file__.startswith(sys.argv[1]),\n"
-            "      drga.ENV_ID in gymnasium.registry, load_config('demo').run.run_name)")
-    ran = subprocess.run([sys.executable, "-c", "import sys\n" + code, str(target)], capture_output=True, text=True, cwd=empty,
-                         env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}, timeout=120)
+    code = (
+        "import drga, drga.baselines, drga.envs, gymnasium\n"
+        "from drga.config import load_config\n"
+        "print(drga.__file__.startswith(sys.argv[1]), drga.baselines.__file__.startswith(sys.argv[1]),\n"
+        "      drga.ENV_ID in gymnasium.registry, load_config('demo').run.run_name)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", "import sys\n" + code, str(target)],
+        capture_output=True,
+        text=True,
+        cwd=empty,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.split() == ["True", "True", "True", "demo-subj-lstm-sa"]

@@ -21,14 +21,14 @@ from drga.checkpoint import load_checkpoint
 from drga.cli import main
 from drga.config import AgentConfig, RewardConfig, load_config
 from drga.data import BatchIterator, collate
+from drga.envs import AttentionRetrofitEnv
 from drga.evaluation import evaluate
+from drga.learners.sb3 import PreSquashActions, build_sb3_model, count_env_steps
 from drga.pretrained import load_trained
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
 from drga.setup import prepare_data
-from drga.learners.sb3 import PreSquashActions, build_sb3_model, count_env_steps
 from drga.trainer import Trainer
-from drga.envs import AttentionRetrofitEnv
 from tests.test_trainer import tiny_config
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
@@ -90,7 +90,9 @@ def test_short_ppo_learn_and_its_policy_plugs_into_rollout_and_evaluation(tiny, 
         action, _ = model.predict(observation, deterministic=True)
         observation, reward, done, _, _ = env.step(action)
     with torch.no_grad():
-        result = rollout(network, adapter, collate([examples[4]]), torch.tensor(0.4), reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True)
+        result = rollout(
+            network, adapter, collate([examples[4]]), torch.tensor(0.4), reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True
+        )
     assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
     scores = evaluate(network, BatchIterator(examples, 8, shuffle=False), RewardConfig(), "with-agent", adapter, 0.4)
     assert scores.examples == len(examples) and 0.0 <= scores.accuracy <= 1.0
@@ -156,8 +158,14 @@ def test_adapter_refuses_a_policy_trained_on_other_actions(tiny):
 
 
 def sb3_config(tmp_path, algorithm="sb3-ppo", **overrides):
-    items = {"agent.algorithm": algorithm, "agent.sb3_n_envs": 2, "agent.sb3_n_steps": 32,
-             "agent.sb3_total_steps": 512, "train.agent_epochs": 2, "train.baseline_epochs": 2}
+    items = {
+        "agent.algorithm": algorithm,
+        "agent.sb3_n_envs": 2,
+        "agent.sb3_n_steps": 32,
+        "agent.sb3_total_steps": 512,
+        "train.agent_epochs": 2,
+        "train.baseline_epochs": 2,
+    }
     items.update(overrides)
     return tiny_config(tmp_path, **items)
 
@@ -183,8 +191,17 @@ def test_trainer_learns_phase_2_with_sb3_and_everything_downstream_works(tmp_pat
 
 
 def test_default_budget_is_reinforces_env_steps(tmp_path):
-    config = sb3_config(tmp_path, **{"agent.sb3_total_steps": 0, "agent.samples": 2, "agent.sb3_n_steps": 256,
-                                     "train.agent_epochs": 1, "train.cotrain_epochs": 0, "train.pretrain_epochs": 1})
+    config = sb3_config(
+        tmp_path,
+        **{
+            "agent.sb3_total_steps": 0,
+            "agent.samples": 2,
+            "agent.sb3_n_steps": 256,
+            "train.agent_epochs": 1,
+            "train.cotrain_epochs": 0,
+            "train.pretrain_epochs": 1,
+        },
+    )
     trainer = Trainer(config, log=lambda _: None)
     tokens = count_env_steps(trainer.network, trainer.data.train, collate)
     assert tokens == sum(len(e.ids) for e in trainer.data.train)  # one site, one array: every token is one step
@@ -246,8 +263,14 @@ def test_own_sb3_example_runs_as_written(tmp_path):
 
     require_data("subj")
     root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "experiments/own_sb3_example.py"], cwd=root, capture_output=True, text=True,
-                          env=dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root), SB3_LOGDIR=str(tmp_path)), timeout=900)
+    done = subprocess.run(
+        [sys.executable, "experiments/own_sb3_example.py"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root), SB3_LOGDIR=str(tmp_path)),
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr
     assert "net-only EvalResult(accuracy=" in done.stdout and "with-agent EvalResult(accuracy=" in done.stdout
     assert len((root / "experiments" / "own_sb3_example.py").read_text().splitlines()) < 40

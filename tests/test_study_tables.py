@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest

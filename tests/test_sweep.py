@@ -18,7 +18,7 @@ import pytest
 
 SWEEP = Path(__file__).resolve().parents[1] / "experiments" / "sweep.py"
 
-FAKE_TRAIN = r'''
+FAKE_TRAIN = r"""
 import argparse, json, os, sys, time
 from pathlib import Path
 
@@ -33,7 +33,8 @@ args = parser.parse_args()
 folder = Path(args.logdir) / args.run_name
 folder.mkdir(parents=True, exist_ok=True)
 with open(Path(args.logdir) / "calls.txt", "a") as calls:
-    calls.write(f"{args.run_name} {'resume' if args.resume else 'fresh'} {time.time()} {os.environ['OMP_NUM_THREADS']} {' '.join(args.set)}\n")
+    start = "resume" if args.resume else "fresh"
+    calls.write(f"{args.run_name} {start} {time.time()} {os.environ['OMP_NUM_THREADS']} {' '.join(args.set)}\n")
 last = folder / "last.pt"
 if args.resume != last.exists():
     sys.exit(f"--resume given: {args.resume}, last.pt exists: {last.exists()}")
@@ -53,7 +54,7 @@ rows = {"baseline (equal budget)": {"test_net-only": {"accuracy": accuracy}},
 (folder / "results.json").write_text(json.dumps({"results": rows}))
 with open(Path(args.logdir) / "calls.txt", "a") as calls:
     calls.write(f"{args.run_name} end {time.time()}\n")
-'''
+"""
 
 
 @pytest.fixture
@@ -64,8 +65,23 @@ def fake_cli(tmp_path):
 
 
 def sweep_command(tmp_path, fake_cli, *extra):
-    return [sys.executable, str(SWEEP), "--cli", str(fake_cli), "--logdir", str(tmp_path / "runs"),
-            "--nets", "a", "b", "--datasets", "d", "--seeds", "0", "1", *extra]
+    return [
+        sys.executable,
+        str(SWEEP),
+        "--cli",
+        str(fake_cli),
+        "--logdir",
+        str(tmp_path / "runs"),
+        "--nets",
+        "a",
+        "b",
+        "--datasets",
+        "d",
+        "--seeds",
+        "0",
+        "1",
+        *extra,
+    ]
 
 
 def run_sweep(tmp_path, fake_cli, *extra, env=None):
@@ -126,8 +142,9 @@ def test_jobs_run_in_parallel(tmp_path, fake_cli):
 
 def test_an_interrupted_sweep_stops_its_runs_and_the_same_command_resumes(tmp_path, fake_cli):
     environment = dict(os.environ, FAKE_EPOCH_SECONDS="1.0")  # slack for a loaded machine: SIGINT must land mid-run
-    sweep = subprocess.Popen(sweep_command(tmp_path, fake_cli, "--jobs", "2"), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=environment)
+    sweep = subprocess.Popen(
+        sweep_command(tmp_path, fake_cli, "--jobs", "2"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+    )
     first = tmp_path / "runs" / "d-a-seed0" / "last.pt"
     deadline = time.time() + 30
     while not first.exists() and time.time() < deadline:
@@ -164,11 +181,35 @@ def test_sweep_with_the_real_trainer(tmp_path):
     from tests.test_trainer import write_keyword_tsv
 
     tsv = write_keyword_tsv(tmp_path / "kw.tsv")
-    small = ["network.embedding_dim=8", "network.hidden_size=8", "network.attention_size=8", "network.classifier_hidden=8",
-             "agent.hidden_sizes=8", "train.pretrain_epochs=1", "train.agent_epochs=1", "train.cotrain_epochs=1",
-             "data.dataset=tsv", f"data.tsv_path={tsv}"]
-    command = [sys.executable, str(SWEEP), "--nets", "lstm-sa", "--datasets", "tsv", "--seeds", "0", "1", "--jobs", "2",
-               "--threads-per-run", "1", "--logdir", str(tmp_path / "runs")] + [a for s in small for a in ("--set", s)]
+    small = [
+        "network.embedding_dim=8",
+        "network.hidden_size=8",
+        "network.attention_size=8",
+        "network.classifier_hidden=8",
+        "agent.hidden_sizes=8",
+        "train.pretrain_epochs=1",
+        "train.agent_epochs=1",
+        "train.cotrain_epochs=1",
+        "data.dataset=tsv",
+        f"data.tsv_path={tsv}",
+    ]
+    command = [
+        sys.executable,
+        str(SWEEP),
+        "--nets",
+        "lstm-sa",
+        "--datasets",
+        "tsv",
+        "--seeds",
+        "0",
+        "1",
+        "--jobs",
+        "2",
+        "--threads-per-run",
+        "1",
+        "--logdir",
+        str(tmp_path / "runs"),
+    ] + [a for s in small for a in ("--set", s)]
     root = SWEEP.parents[1]
     first = subprocess.run(command, capture_output=True, text=True, cwd=root, timeout=600)
     assert first.returncode == 0, first.stdout + first.stderr

@@ -371,7 +371,8 @@ def test_a_run_can_start_from_another_runs_pretrained_network(tmp_path):
     assert second["pretrain_checksum"] == first["pretrain_checksum"] is not None
     assert second["results"]["baseline (pretrain only)"]["test_net-only"] == first["results"]["baseline (pretrain only)"]["test_net-only"]
     # the agent starts from the same frozen network: the same agent phase as the first run's
-    assert second["history"][0]["dev_with-agent_accuracy"] == [h for h in first["history"] if h["phase"] == "agent"][0]["dev_with-agent_accuracy"]
+    first_agent_epoch = [h for h in first["history"] if h["phase"] == "agent"][0]
+    assert second["history"][0]["dev_with-agent_accuracy"] == first_agent_epoch["dev_with-agent_accuracy"]
     other = tiny_config(tmp_path / "c", **{"train.init_from": str(source), "network.embedding_dim": 6})
     with pytest.raises(CheckpointError, match="does not fit"):
         Trainer(other, log=lambda _: None)

@@ -137,7 +137,9 @@ words = st.text(alphabet="abcXYZé'-", min_size=1, max_size=6)
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    table=st.dictionaries(words, st.lists(st.floats(-10, 10, width=32, allow_subnormal=False), min_size=3, max_size=3), min_size=1, max_size=12),
+    table=st.dictionaries(
+        words, st.lists(st.floats(-10, 10, width=32, allow_subnormal=False), min_size=3, max_size=3), min_size=1, max_size=12
+    ),
     broken=st.lists(st.sampled_from(["x 1 2", "y 1 nope 2", "z nan 0 0", "w 1 2 4e999"]), max_size=4),
     extra=st.lists(words, max_size=4),
 )

@@ -13,8 +13,8 @@ _EXPORTS = {
     "VECTOR_SETS": "drga.data.embeddings", "PretrainedVectors": "drga.data.embeddings", "VectorFileError": "drga.data.embeddings",
     "load_glove": "drga.data.embeddings", "load_vectors": "drga.data.embeddings",
     "DataNotFoundError": "drga.data.locate", "candidate_roots": "drga.data.locate", "find_dataset_dir": "drga.data.locate",
-    "DATASETS": "drga.data.text", "DataFormatError": "drga.data.text", "DatasetSplits": "drga.data.text",
-    "TextExample": "drga.data.text", "load_dataset": "drga.data.text", "parse_tree": "drga.data.text",
+    "DATASETS": "drga.data.registry", "DataFormatError": "drga.data.text", "DatasetSplits": "drga.data.text",
+    "TextExample": "drga.data.text", "load_dataset": "drga.data.registry", "parse_tree": "drga.data.text",
     "stratified_split": "drga.data.text", "Vocabulary": "drga.data.vocab",
 }
 

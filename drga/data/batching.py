@@ -11,8 +11,8 @@ Three kinds of example share one code path:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 import torch
 from torch import Tensor
@@ -187,7 +187,12 @@ class BatchIterator:
 
     def __iter__(self) -> Iterator[Batch]:
         for indices in self.index_batches():
-            yield collate([self.examples[i] for i in indices])
+            yield self.collate([self.examples[i] for i in indices])
+
+    @staticmethod
+    def collate(examples: list[EncodedExample]) -> Batch:
+        """One batch of the given examples (what :class:`drga.distributed.ShardedBatches` calls on a shard)."""
+        return collate(examples)
 
     def batch_at(self, step: int) -> Batch:
         """The ``step``-th batch of an endless sequence of epochs (epoch step // len, then its batch

@@ -33,8 +33,8 @@ from typing import IO
 import torch
 
 from drga.data.locate import find_dataset_dir, user_cache_dir
-from drga.errors import UserError
 from drga.data.vocab import Vocabulary
+from drga.errors import UserError
 
 #: Short name → (data subfolder, file name, width) of the vector sets the toolkit knows.
 VECTOR_SETS: dict[str, tuple[str, str, int]] = {

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from drga.data.locate import DataNotFoundError, find_dataset_dir
-from drga.data.tokenize import raw_text_tokens
 from drga.data.text import DataFormatError, DatasetSplits, TextExample, stratified_split
+from drga.data.tokenize import raw_text_tokens
 
 AG_NEWS_LABELS = ["World", "Sports", "Business", "Sci/Tech"]
 

@@ -28,9 +28,9 @@ import gzip
 import io
 import itertools
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import torch
 
@@ -131,7 +131,9 @@ MULTI30K_FILES = {
 }
 
 
-def load_multi30k(data_dir: str | os.PathLike | None = None, source_lang: str = "en", target_lang: str = "de", **_: object) -> ParallelSplits:
+def load_multi30k(
+    data_dir: str | os.PathLike | None = None, source_lang: str = "en", target_lang: str = "de", **_: object
+) -> ParallelSplits:
     """Multi30k task 1 (Elliott et al. 2016), English→German: 29,000 / 1,014 / 1,000 (test2016) pairs."""
     if {source_lang, target_lang} != {"en", "de"}:
         raise DataFormatError(f"Multi30k here has English and German only, not {source_lang}→{target_lang}")
@@ -142,7 +144,9 @@ def load_multi30k(data_dir: str | os.PathLike | None = None, source_lang: str = 
         split: _read_split(split, [folder / f"{stem}.{source_lang}.gz", folder / f"{stem}.{target_lang}.gz"], notes)
         for split, stem in MULTI30K_FILES.items()
     }
-    return ParallelSplits(f"multi30k-{source_lang}-{target_lang}", parts["train"], parts["dev"], parts["test"], source_lang, target_lang, notes)
+    return ParallelSplits(
+        f"multi30k-{source_lang}-{target_lang}", parts["train"], parts["dev"], parts["test"], source_lang, target_lang, notes
+    )
 
 
 #: File stems tried for each split of a ``parallel`` folder, in order.
@@ -233,7 +237,10 @@ class ParallelReport:
 
     def describe(self, split: str) -> str:
         total = max(self.source_tokens + self.target_tokens, 1)
-        parts = [f"{split}: {self.pairs} pairs", f"{self.source_tokens / max(self.pairs, 1):.1f} / {self.target_tokens / max(self.pairs, 1):.1f} subwords per source / target"]
+        parts = [
+            f"{split}: {self.pairs} pairs",
+            f"{self.source_tokens / max(self.pairs, 1):.1f} / {self.target_tokens / max(self.pairs, 1):.1f} subwords per source / target",
+        ]
         if self.dropped:
             parts.append(f"{self.dropped} longer than the max length dropped")
         if self.truncated:
@@ -327,13 +334,28 @@ class ParallelBatchIterator:
     def _length(self, i: int) -> tuple[int, int]:
         return (len(self.pairs[i].source), len(self.pairs[i].target))
 
+    @property
+    def examples(self) -> list[EncodedPair]:
+        return self.pairs
+
+    @staticmethod
+    def collate(pairs: list[EncodedPair]) -> Batch:
+        """One batch of the given pairs (what :class:`drga.distributed.ShardedBatches` calls on a shard)."""
+        return collate_parallel(pairs)
+
     def __iter__(self) -> Iterator[Batch]:
+        for indices in self.index_batches():
+            yield collate_parallel([self.pairs[i] for i in indices])
+
+    def index_batches(self, epoch: int | None = None) -> list[list[int]]:
+        """The batches of this epoch (or of ``epoch``) as lists of pair indices, in order."""
+        epoch = self.epoch if epoch is None else epoch
         n = len(self.pairs)
         if not self.shuffle:
             order = sorted(range(n), key=self._length)
             batches = [order[i : i + self.batch_size] for i in range(0, n, self.batch_size)]
         else:
-            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
             permutation = torch.randperm(n, generator=generator).tolist()[: self.epoch_size]
             pool = self.batch_size * 50
             batches = []
@@ -341,12 +363,22 @@ class ParallelBatchIterator:
                 chunk = sorted(permutation[start : start + pool], key=self._length)
                 batches += [chunk[i : i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
             batches = [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
-        for indices in batches:
-            yield collate_parallel([self.pairs[i] for i in indices])
+        return batches
 
 
 __all__ = [
-    "ParallelPair", "ParallelSplits", "EncodedPair", "ParallelReport", "ParallelBatchIterator",
-    "open_text", "read_parallel", "load_multi30k", "load_parallel", "load_parallel_dataset",
-    "PARALLEL_DATASETS", "encode_pairs", "collate_parallel", "PAD_ID",
+    "ParallelPair",
+    "ParallelSplits",
+    "EncodedPair",
+    "ParallelReport",
+    "ParallelBatchIterator",
+    "open_text",
+    "read_parallel",
+    "load_multi30k",
+    "load_parallel",
+    "load_parallel_dataset",
+    "PARALLEL_DATASETS",
+    "encode_pairs",
+    "collate_parallel",
+    "PAD_ID",
 ]

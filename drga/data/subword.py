@@ -12,7 +12,7 @@ A trained model is kept as its serialized bytes, so a checkpoint carries its tok
 from __future__ import annotations
 
 import io
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
@@ -36,7 +36,7 @@ class SubwordTokenizer:
     @classmethod
     def train(
         cls, sentences: Iterable[str], vocab_size: int, model_type: str = "bpe", character_coverage: float = 1.0
-    ) -> "SubwordTokenizer":
+    ) -> SubwordTokenizer:
         """Train on ``sentences`` (the training side only: never dev or test text).
 
         One thread and the whole input (no sampling), so the model is a pure function of the

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -101,7 +101,9 @@ def _load_sentence_pair(
 
 def load_mr(data_dir=None, split_seed: int = 1234, lowercase: bool = True, **_: object) -> DatasetSplits:
     """Movie Review sentence polarity (Pang & Lee 2005): 5,331 negative + 5,331 positive."""
-    return _load_sentence_pair("mr", "mr", ["rt-polarity.neg", "rt-polarity.pos"], ["negative", "positive"], data_dir, split_seed, lowercase)
+    return _load_sentence_pair(
+        "mr", "mr", ["rt-polarity.neg", "rt-polarity.pos"], ["negative", "positive"], data_dir, split_seed, lowercase
+    )
 
 
 def load_subj(data_dir=None, split_seed: int = 1234, lowercase: bool = True, **_: object) -> DatasetSplits:
@@ -117,7 +119,7 @@ def load_subj(data_dir=None, split_seed: int = 1234, lowercase: bool = True, **_
 @dataclass
 class Tree:
     label: int
-    children: list["Tree"]
+    children: list[Tree]
     word: str | None = None
 
     def leaves(self) -> list[str]:
@@ -220,9 +222,7 @@ def _sst_examples(trees: list[Tree], binary: bool, phrases: bool, lowercase: boo
     return examples, repeated
 
 
-def load_sst(
-    data_dir=None, binary: bool = False, phrase_level: bool = False, lowercase: bool = True, **_: object
-) -> DatasetSplits:
+def load_sst(data_dir=None, binary: bool = False, phrase_level: bool = False, lowercase: bool = True, **_: object) -> DatasetSplits:
     """Stanford Sentiment Treebank, official splits; SST-2 drops neutral and merges 0,1 / 3,4.
 
     ``phrase_level`` trains on every labelled phrase of the training trees (dev/test stay
@@ -239,8 +239,11 @@ def load_sst(
     name = "sst2" if binary else "sst"
     notes = [
         f"{name}: official splits from {folder} ({len(trees['train'])}/{len(trees['dev'])}/{len(trees['test'])} trees)"
-        + (f", phrase-level training: {len(splits['train'])} distinct labelled phrases ({repeated} repeats dropped)"
-           if phrase_level else ", sentence-level")
+        + (
+            f", phrase-level training: {len(splits['train'])} distinct labelled phrases ({repeated} repeats dropped)"
+            if phrase_level
+            else ", sentence-level"
+        )
     ]
     return DatasetSplits(name, splits["train"], splits["dev"], splits["test"], labels, notes)
 
@@ -403,77 +406,3 @@ def load_tsv(
     if len(label_names) < 2:
         raise DataFormatError(f"{location}: needs at least two distinct labels, found {label_names}")
     return DatasetSplits("tsv", train, dev, test, label_names, notes + _notes_for(location, files))
-
-
-LoaderFn = Callable[..., DatasetSplits]
-
-
-def _semeval(**options: object) -> DatasetSplits:
-    from drga.data.aspects import load_semeval
-
-    return load_semeval(**options)  # type: ignore[arg-type]
-
-
-def _ag_news(**options: object) -> DatasetSplits:
-    """AG News, 4 classes: official train.csv + test.csv when present, else a seeded 80/10/10 split of test.csv."""
-    from drga.data.news import load_ag_news
-
-    return load_ag_news(**options)  # type: ignore[arg-type]
-
-
-def _movie_reviews(**options: object) -> DatasetSplits:
-    """Movie reviews v2.0 documents (Pang & Lee 2004), 1,000 neg + 1,000 pos, seeded 80/10/10 (hierarchical nets)."""
-    from drga.data.documents import load_movie_reviews
-
-    return load_movie_reviews(**options)  # type: ignore[arg-type]
-
-
-def _semeval_loader(name: str, year: str, domain: str) -> tuple[LoaderFn, dict[str, object]]:
-    def loader(**options: object) -> DatasetSplits:
-        return _semeval(**options)
-
-    loader.__doc__ = f"SemEval-{year} {domain} aspect-term polarity, 3 classes (official test; dev = 10% of train)."
-    return loader, {"name": name}
-
-#: Data sets selectable with ``--dataset``: name → (loader, fixed keyword arguments).
-DATASETS: dict[str, tuple[LoaderFn, dict[str, object]]] = {
-    "mr": (load_mr, {}),
-    "subj": (load_subj, {}),
-    "sst": (load_sst, {"binary": False}),
-    "sst2": (load_sst, {"binary": True}),
-    "tsv": (load_tsv, {}),
-    "ag-news": (_ag_news, {}),
-    "semeval14-laptop": _semeval_loader("semeval14-laptop", "2014", "laptop"),
-    "semeval14-restaurant": _semeval_loader("semeval14-restaurant", "2014", "restaurant"),
-    "semeval15-restaurant": _semeval_loader("semeval15-restaurant", "2015", "restaurant"),
-    "semeval16-restaurant": _semeval_loader("semeval16-restaurant", "2016", "restaurant"),
-    "movie-reviews": (_movie_reviews, {}),
-}
-
-
-def load_dataset(name: str, **options: object) -> DatasetSplits:
-    if name not in DATASETS:
-        raise ValueError(f"unknown dataset '{name}'; choose one of: {', '.join(sorted(DATASETS))}")
-    loader, fixed = DATASETS[name]
-    return loader(**options, **fixed)
-
-
-# --- translation (parallel text): registered here so `drga datasets` lists them ----------------
-
-
-def _translation_loader(name: str, doc: str) -> tuple[LoaderFn, dict[str, object]]:
-    def loader(**options: object) -> DatasetSplits:
-        from drga.data.parallel import load_parallel_dataset
-
-        return load_parallel_dataset(name, **options)  # type: ignore[return-value]
-
-    loader.__doc__ = doc
-    return loader, {}
-
-
-DATASETS["multi30k-en-de"] = _translation_loader(
-    "multi30k-en-de", "Multi30k task 1 English→German translation, official train/val/test2016 (seq2seq networks)."
-)
-DATASETS["parallel"] = _translation_loader(
-    "parallel", "Your line-aligned parallel text (plain or gzip): --data-dir with train/val/test.{src,tgt} or nmt.*_files."
-)

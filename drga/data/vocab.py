@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -20,7 +20,7 @@ class Vocabulary:
             raise ValueError("a vocabulary must not repeat a token")
 
     @classmethod
-    def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: int | None = None) -> "Vocabulary":
+    def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: int | None = None) -> Vocabulary:
         counts = Counter(tok for sentence in sentences for tok in sentence)
         kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in (PAD, UNK)), key=lambda t: (-counts[t], t))
         if max_size is not None:

@@ -20,7 +20,7 @@ class AgentLearner(Protocol):
     #: Whether it can run as torchrun's data-parallel processes.
     supports_ddp: bool
 
-    def train_epoch(self, runner: "PhaseRunner", phase: "Phase", epoch: int, epochs: int) -> dict[str, float]:
+    def train_epoch(self, runner: PhaseRunner, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
         """Learn one epoch's worth on the frozen network; the epoch's mean statistics."""
         ...
 
@@ -30,7 +30,7 @@ class ReinforceLearner:
 
     supports_ddp = True
 
-    def train_epoch(self, runner: "PhaseRunner", phase: "Phase", epoch: int, epochs: int) -> dict[str, float]:
+    def train_epoch(self, runner: PhaseRunner, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
         return runner.train_epoch_by_steps(phase, epoch, epochs)
 
 

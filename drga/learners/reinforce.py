@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from drga.runner.phases import Phase
 
 
-def drga_update(runner: "PhaseRunner", phase: "Phase", batch: Any) -> dict[str, float]:
+def drga_update(runner: PhaseRunner, phase: Phase, batch: Any) -> dict[str, float]:
     """One update of the agent (agent phase) or of agent, network and β (co-training); its statistics."""
     config, network, policy = runner.config, runner.network, runner.policy
     cotrain, k, reward = not phase.network_frozen, config.agent.samples, config.reward
@@ -69,7 +69,7 @@ def drga_update(runner: "PhaseRunner", phase: "Phase", batch: Any) -> dict[str, 
     return update_statistics(runner, r, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
 
 
-def self_critical_baseline(runner: "PhaseRunner", batch: Any, encoding: Any, beta: Tensor) -> Tensor:
+def self_critical_baseline(runner: PhaseRunner, batch: Any, encoding: Any, beta: Tensor) -> Tensor:
     """Beyond the paper: the reward of the agent's mean action, [B, 1], as REINFORCE's baseline."""
     reward = runner.config.reward
     with torch.no_grad():
@@ -78,7 +78,7 @@ def self_critical_baseline(runner: "PhaseRunner", batch: Any, encoding: Any, bet
 
 
 def update_statistics(
-    runner: "PhaseRunner", r: Rollout, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
+    runner: PhaseRunner, r: Rollout, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
     agent_loss: Tensor, beta: Tensor, agent_norm: Tensor | None, network_norm: Tensor | None,
 ) -> dict[str, float]:
     """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/monitor.py``)."""

@@ -31,9 +31,10 @@ the runner's as always. Design (docs/sb3.md has the reasoning and the comparison
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -197,7 +198,7 @@ class _EpisodeCallback(BaseCallback):
 class SB3AgentPhase:
     """The agent phase of one run, learned by SB3 in ``agent_epochs`` chunks of env steps."""
 
-    def __init__(self, runner: "PhaseRunner", epochs: int, epochs_done: int = 0):
+    def __init__(self, runner: PhaseRunner, epochs: int, epochs_done: int = 0):
         config = runner.config
         self.runner, self.config, self.agent = runner, config, config.agent
         self.algorithm = config.agent.algorithm
@@ -314,7 +315,7 @@ class SB3Learner:
         self.algorithm = algorithm
         self.phase: SB3AgentPhase | None = None
 
-    def train_epoch(self, runner: "PhaseRunner", phase: "Phase", epoch: int, epochs: int) -> dict[str, float]:
+    def train_epoch(self, runner: PhaseRunner, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
         if self.phase is None or self.phase.runner is not runner or self.phase.epochs_done != epoch - 1:  # new or resumed
             self.phase = SB3AgentPhase(runner, epochs, epochs_done=epoch - 1)
         return self.phase.train_epoch(epoch)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from drga.config import ConfigError
+from drga.config import ConfigError, flag_overrides
 
 
 def register(commands) -> dict:
@@ -28,7 +28,9 @@ def register(commands) -> dict:
     translate.add_argument("--beam", type=int, help="beam size; 1 = greedy (default: the run's nmt.beam_size)")
     translate.add_argument("--length-penalty", type=float, help="beam search's α (default: the run's nmt.length_penalty)")
     translate.add_argument("--batch-size", type=int, default=64)
-    translate.add_argument("--reference", help="reference translations (plain or gzip): print sacrebleu BLEU and chrF with signatures to stderr")
+    translate.add_argument(
+        "--reference", help="reference translations (plain or gzip): print sacrebleu BLEU and chrF with signatures to stderr"
+    )
     translate.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
     translate.add_argument("--no-progress", action="store_true", help="no progress bar")
     return {"translate": cmd_translate}
@@ -82,9 +84,9 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
     models encode it.
     """
     from drga.data.parallel import ParallelBatchIterator, encode_pairs
+    from drga.nmt.data import load_translation_splits
     from drga.nmt.evaluation import MODES, evaluate_translation, teacher_forced_scores
     from drga.nmt.pretrained import load_translation_model
-    from drga.nmt.trainer import load_translation_splits
 
     if getattr(args, "tsv", None) is not None:
         raise ConfigError("--tsv is for classification data; a translation checkpoint reads parallel text (--dataset, --data-dir)")
@@ -120,8 +122,17 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
         cells = []
         for size in searches:
             result, _ = evaluate_translation(
-                model.network, batches, config, mode, model.policy, beta, model.device,
-                decode=(pairs, references, model.target_tokenizer), beam_size=size, progress=progress, forced=forced,
+                model.network,
+                batches,
+                config,
+                mode,
+                model.policy,
+                beta,
+                model.device,
+                decode=(pairs, references, model.target_tokenizer),
+                beam_size=size,
+                progress=progress,
+                forced=forced,
             )
             cells.append(f"  {result.bleu:11.2f}  {result.chrf:11.2f}")
             signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
@@ -145,19 +156,11 @@ def train_translation(args: argparse.Namespace) -> int:
     from drga.nmt.config import load_translation_config
     from drga.nmt.trainer import TranslationTrainer
 
-    for flag in ("agent", "track_examples"):  # classification-trainer options
-        if getattr(args, flag, None) is not None:
-            raise ConfigError(f"--{flag.replace('_', '-')} is not supported for translation networks")
+    if getattr(args, "track_examples", None) is not None:  # the tracked-sentence pictures are classification's
+        raise ConfigError("--track-examples is not supported for translation networks")
     if args.tsv is not None:
         raise ConfigError("--tsv is for classification data; translation reads parallel text (--dataset multi30k-en-de or parallel)")
-    overrides = list(args.set)
-    for flag, key in (("dataset", "data.dataset"), ("net", "network.name"), ("seed", "run.seed"), ("device", "run.device"),
-                      ("logdir", "run.logdir"), ("run_name", "run.run_name"), ("data_dir", "data.data_dir")):
-        value = getattr(args, flag)
-        if value is not None:
-            overrides.append(f"{key}={value}")
-    if args.no_progress or not sys.stderr.isatty():
-        overrides.append("run.progress=false")
+    overrides = flag_overrides(args, sys.stderr.isatty())
     config = load_translation_config(args.config, overrides)
     if config.experiment.data.dataset not in PARALLEL_DATASETS:
         raise ConfigError(

@@ -14,17 +14,17 @@ position (tested), in both modes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
 from drga.baselines.protocol import AttentionSite, Batch
-from drga.adjust import adjust_attention
 from drga.modes import eval_mode
 from drga.rollout import policy_action
 from drga.state import build_agent_state

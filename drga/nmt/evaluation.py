@@ -12,8 +12,9 @@ translation checkpoint, so both report the same numbers for the same checkpoint.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -21,11 +22,11 @@ from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
+from drga.evaluation import output_and_reward
 from drga.modes import eval_mode
 from drga.nmt.config import TranslationConfig
 from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
 from drga.nmt.metrics import perplexity, score_translations
-from drga.evaluation import output_and_reward
 
 MODES = ("net-only", "with-agent")
 

@@ -13,8 +13,8 @@ models that share a tokenizer, not papers.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 from sacrebleu.metrics import BLEU, CHRF
 

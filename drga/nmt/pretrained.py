@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -15,8 +16,8 @@ from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
 from drga.nmt.config import TranslationConfig, translation_config_from_dict
+from drga.nmt.data import build_translation_network, tokenizers_from_payload
 from drga.nmt.evaluation import decode_pairs, decode_settings
-from drga.nmt.trainer import build_translation_network, tokenizers_from_payload
 from drga.setup import build_policy, resolve_device
 
 

@@ -7,7 +7,7 @@ its data ``drga/nmt/data.py``.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from drga.data.parallel import EncodedPair
 from drga.nmt.config import TranslationConfig
@@ -20,9 +20,9 @@ from drga.nmt.data import (  # noqa: F401  (drga.nmt.trainer's names, as before)
     train_tokenizers,
 )
 from drga.nmt.evaluation import TranslationEval
+from drga.nmt.task import TranslationTask, token_cross_entropy
 from drga.runner.loop import PhaseRunner
 from drga.runner.run_folder import log_info
-from drga.tasks.translation import TranslationTask, token_cross_entropy
 
 #: eq. 12, token-level (the name it had here)
 token_loss = token_cross_entropy

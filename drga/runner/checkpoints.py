@@ -7,9 +7,10 @@ so that a resumed run reproduces an uninterrupted one exactly.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 from torch import nn
@@ -52,7 +53,7 @@ class PhaseProgress:
         return saved
 
     @classmethod
-    def from_dict(cls, saved: Mapping[str, Any]) -> "PhaseProgress":
+    def from_dict(cls, saved: Mapping[str, Any]) -> PhaseProgress:
         return cls(
             index=saved["index"], epoch=saved["epoch"], done=saved["done"],
             best=tuple(saved["best"]) if saved["best"] else None, stale=saved["stale"],

@@ -17,8 +17,9 @@ the agent phase; one training step of the DRGA phases is :func:`drga.learners.re
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import torch
 from torch import Tensor, nn

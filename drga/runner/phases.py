@@ -18,8 +18,9 @@ order of :data:`PHASES` is the order a run takes (each phase skipped when it get
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from drga.config import TrainConfig
 
@@ -74,14 +75,51 @@ def _baseline_epochs(train: TrainConfig) -> int:
 
 NETWORK_LOSS = "the network's cross-entropy on its own attention, eq. 12"
 PHASES: tuple[Phase, ...] = (
-    Phase("pretrain", (NETWORK,), ("net-only",), (), False, False,
-          lambda t: 0 if t.init_from else t.pretrain_epochs, "baseline (pretrain only)", NETWORK_LOSS, warms_up=True),
-    Phase("baseline", (NETWORK,), ("net-only",), (("pretrain", NETWORK),), True, False,
-          _baseline_epochs, "baseline (equal budget)", NETWORK_LOSS),
-    Phase("agent", (AGENT,), ("with-agent",), (("pretrain", NETWORK),), False, False,
-          lambda t: t.agent_epochs, "agent on frozen network", "the frozen network's cross-entropy on the revised attention, reported only"),
-    Phase("cotrain", (NETWORK, AGENT, BETA), ("net-only", "with-agent"), (("pretrain", NETWORK), ("agent", AGENT)), True, True,
-          lambda t: t.cotrain_epochs, "DRGA (co-trained)", "the network's cross-entropy on the revised attention, eq. 12"),
+    Phase(
+        "pretrain",
+        (NETWORK,),
+        ("net-only",),
+        (),
+        False,
+        False,
+        lambda t: 0 if t.init_from else t.pretrain_epochs,
+        "baseline (pretrain only)",
+        NETWORK_LOSS,
+        warms_up=True,
+    ),
+    Phase(
+        "baseline",
+        (NETWORK,),
+        ("net-only",),
+        (("pretrain", NETWORK),),
+        True,
+        False,
+        _baseline_epochs,
+        "baseline (equal budget)",
+        NETWORK_LOSS,
+    ),
+    Phase(
+        "agent",
+        (AGENT,),
+        ("with-agent",),
+        (("pretrain", NETWORK),),
+        False,
+        False,
+        lambda t: t.agent_epochs,
+        "agent on frozen network",
+        "the frozen network's cross-entropy on the revised attention, reported only",
+    ),
+    Phase(
+        "cotrain",
+        (NETWORK, AGENT, BETA),
+        ("net-only", "with-agent"),
+        (("pretrain", NETWORK), ("agent", AGENT)),
+        True,
+        True,
+        lambda t: t.cotrain_epochs,
+        "DRGA (co-trained)",
+        "the network's cross-entropy on the revised attention, eq. 12",
+    ),
 )
 PHASE_NAMES = tuple(phase.name for phase in PHASES)
 BY_NAME = {phase.name: phase for phase in PHASES}

@@ -9,9 +9,10 @@ what a checkpoint holds besides the modules, and what the final report is.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from torch import Tensor, nn
 
@@ -109,13 +110,13 @@ class Task(ABC):
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
         """Eq. 12 on the attention the agent revised, over the K samples."""
 
-    def before_step(self, runner: "PhaseRunner", phase: Phase) -> None:
+    def before_step(self, runner: PhaseRunner, phase: Phase) -> None:
         """Runs before every training step (translation: the learning-rate warm-up of ``phase.warms_up``)."""
 
     # ------------------------------------------------------------------ evaluation and selection
 
     @abstractmethod
-    def evaluate(self, runner: "PhaseRunner", split: str, mode: str) -> Any:
+    def evaluate(self, runner: PhaseRunner, split: str, mode: str) -> Any:
         """The scores of ``split`` (dev or test) in evaluation ``mode``: an object with ``as_dict()``
         (what a checkpoint keeps of it)."""
 
@@ -135,15 +136,15 @@ class Task(ABC):
     def epoch_summary(self, scores: Mapping[str, Any], train_stats: Mapping[str, float]) -> list[str]:
         """The parts of an epoch's console line that describe its scores."""
 
-    def after_dev_evaluation(self, runner: "PhaseRunner", phase: Phase, epoch: int) -> None:
+    def after_dev_evaluation(self, runner: PhaseRunner, phase: Phase, epoch: int) -> None:
         """Runs after every dev evaluation (classification: the tracked sentences)."""
 
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
-    def start(self, runner: "PhaseRunner", resumed: bool) -> None:
+    def start(self, runner: PhaseRunner, resumed: bool) -> None:
         """Runs once the run folder is open (files of the task's own, a starting checkpoint)."""
 
-    def check_resume(self, runner: "PhaseRunner", payload: dict[str, Any], force: bool) -> None:
+    def check_resume(self, runner: PhaseRunner, payload: dict[str, Any], force: bool) -> None:
         """Refuse to resume ``payload`` when it cannot continue on this task's data."""
 
     @abstractmethod
@@ -151,6 +152,6 @@ class Task(ABC):
         """What a checkpoint holds besides the modules (vocabulary, tokenizers, ...)."""
 
     @abstractmethod
-    def final_report(self, runner: "PhaseRunner", cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+    def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         """Score the test split with every selected checkpoint; results.json's content and a note for the log."""
 

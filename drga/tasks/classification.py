@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from torch import Tensor, nn
 
@@ -21,7 +22,7 @@ from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_
 from drga.data import BatchIterator, collate
 from drga.evaluation import EvalResult, evaluate
 from drga.rollout import Rollout
-from drga.runner.phases import Phase, phase_summary
+from drga.runner.phases import PHASES, Phase, phase_summary
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.scoring import cross_entropy_loss
 from drga.setup import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
@@ -100,7 +101,7 @@ class ClassificationTask(Task):
 
     # ------------------------------------------------------------------ evaluation and selection
 
-    def evaluate(self, runner: "PhaseRunner", split: str, mode: str) -> EvalResult:
+    def evaluate(self, runner: PhaseRunner, split: str, mode: str) -> EvalResult:
         batches = runner.dev_batches if split == "dev" else runner.test_batches
         return evaluate(runner.network, batches, self.config.reward, mode, policy=runner.policy, beta=runner.strength().detach(),
                         device=runner.device)
@@ -123,7 +124,7 @@ class ClassificationTask(Task):
             parts.append(f"reward {train_stats['reward']:.3f} N/L {train_stats['highlighted_fraction']:.2f} β {train_stats['beta']:.3f}")
         return parts
 
-    def after_dev_evaluation(self, runner: "PhaseRunner", phase: Phase, epoch: int) -> None:
+    def after_dev_evaluation(self, runner: PhaseRunner, phase: Phase, epoch: int) -> None:
         """Record the tracked sentences' attention (α′ once there is an agent) and show it in TensorBoard."""
         if self.tracker is None:
             return
@@ -133,7 +134,7 @@ class ClassificationTask(Task):
 
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
-    def start(self, runner: "PhaseRunner", resumed: bool) -> None:
+    def start(self, runner: PhaseRunner, resumed: bool) -> None:
         if self.config.train.init_from and runner.main and not resumed:
             self.adopt_pretrained(runner, Path(self.config.train.init_from))
         if self.config.train.track_examples > 0 and runner.main:
@@ -144,7 +145,7 @@ class ClassificationTask(Task):
                 self.config.train.track_examples, self.config.run.seed, resumed, runner.log,
             )
 
-    def adopt_pretrained(self, runner: "PhaseRunner", source: Path) -> None:
+    def adopt_pretrained(self, runner: PhaseRunner, source: Path) -> None:
         """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``."""
         try:
             payload = load_checkpoint(source)
@@ -158,7 +159,7 @@ class ClassificationTask(Task):
         shutil.copyfile(source, runner.run_dir / "pretrain_best.pt")
         runner.log(f"start  from {source} (pretraining skipped)")
 
-    def check_resume(self, runner: "PhaseRunner", payload: dict[str, Any], force: bool) -> None:
+    def check_resume(self, runner: PhaseRunner, payload: dict[str, Any], force: bool) -> None:
         recorded = payload.get("data_checksum")
         if recorded is None or recorded == self.data.checksum:
             return
@@ -173,11 +174,11 @@ class ClassificationTask(Task):
         return {"vocab": list(self.data.vocab.itos), "label_names": list(self.data.splits.label_names),
                 "data_checksum": self.data.checksum}
 
-    def final_report(self, runner: "PhaseRunner", cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+    def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = {}
         pretrain_checksum = None
         for cell in cells:
-            if cell.phase == "pretrain":
+            if cell.phase == PHASES[0].name:  # the network every arm starts from
                 pretrain_checksum = cell.payload.get("tensor_checksum")
             row = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)})
             row[f"test_{cell.mode}"] = runner.evaluate_split("test", cell.mode).as_dict()
@@ -199,5 +200,8 @@ class ClassificationTask(Task):
         for label, row in rows.items():
             cells = [f"{row[f'test_{m}']['accuracy']:.4f}" if f"test_{m}" in row else "-" for m in ("net-only", "with-agent")]
             epochs = sorted({row[key] for key in row if key.startswith("epoch_")})
-            where = f"epoch {row['epoch']}" if len(epochs) <= 1 else f"epochs net-only {row['epoch_net-only']}, with-agent {row['epoch_with-agent']}"
+            if len(epochs) <= 1:
+                where = f"epoch {row['epoch']}"
+            else:
+                where = f"epochs net-only {row['epoch_net-only']}, with-agent {row['epoch_with-agent']}"
             log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row['phase']} {where})")

@@ -15,8 +15,9 @@ data-parallel and every process scores dev and test whole (BLEU is not a mean ov
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
@@ -107,7 +108,7 @@ class TranslationTask(Task):
         labels = batch.labels.repeat_interleave(self.config.agent.samples, dim=0)
         return token_cross_entropy(rollout.output, labels, self.translation.nmt.label_smoothing)  # eq. 12 on α′, the K samples
 
-    def before_step(self, runner: "PhaseRunner", phase: Phase) -> None:
+    def before_step(self, runner: PhaseRunner, phase: Phase) -> None:
         """Linear learning-rate warm-up over the first ``nmt.warmup_steps`` steps of a warming-up phase."""
         warmup = self.translation.nmt.warmup_steps
         if phase.warms_up and warmup > 0 and runner.net_optimizer is not None:
@@ -117,7 +118,9 @@ class TranslationTask(Task):
 
     # ------------------------------------------------------------------ evaluation and selection
 
-    def scores(self, runner: "PhaseRunner", split: str, mode: str, beam_size: int = 1, bleu: bool = True) -> tuple[TranslationEval, list[str]]:
+    def scores(
+        self, runner: PhaseRunner, split: str, mode: str, beam_size: int = 1, bleu: bool = True
+    ) -> tuple[TranslationEval, list[str]]:
         """Scores of ``split`` (dev or test) in ``mode``, and the translations; BLEU of greedy (beam 1) or beam decoding."""
         batches = runner.dev_batches if split == "dev" else runner.test_batches
         decode = None
@@ -126,19 +129,37 @@ class TranslationTask(Task):
             raw = self.data.splits.dev if split == "dev" else self.data.splits.test
             decode = (pairs, [raw[p.index].target for p in pairs], self.data.target_tokenizer)
         return evaluate_translation(
-            runner.network, batches, self.translation, mode, runner.policy, runner.strength().detach(), runner.device,
-            decode=decode, beam_size=beam_size, progress=runner.show_progress,
+            runner.network,
+            batches,
+            self.translation,
+            mode,
+            runner.policy,
+            runner.strength().detach(),
+            runner.device,
+            decode=decode,
+            beam_size=beam_size,
+            progress=runner.show_progress,
         )
 
-    def evaluate(self, runner: "PhaseRunner", split: str, mode: str) -> TranslationEval:
+    def evaluate(self, runner: PhaseRunner, split: str, mode: str) -> TranslationEval:
         return self.scores(runner, split, mode)[0]
 
-    def translate_pairs(self, runner: "PhaseRunner", pairs: Sequence[EncodedPair], mode: str, beam_size: int = 1,
-                        description: str = "decode") -> list[str]:
+    def translate_pairs(
+        self, runner: PhaseRunner, pairs: Sequence[EncodedPair], mode: str, beam_size: int = 1, description: str = "decode"
+    ) -> list[str]:
         """Detokenized translations of ``pairs`` in their order."""
         return decode_pairs(
-            runner.network, pairs, self.data.target_tokenizer, decode_settings(self.translation, beam_size), mode, runner.policy,
-            runner.strength().detach(), runner.device, self.config.data.batch_size * 2, runner.show_progress, description,
+            runner.network,
+            pairs,
+            self.data.target_tokenizer,
+            decode_settings(self.translation, beam_size),
+            mode,
+            runner.policy,
+            runner.strength().detach(),
+            runner.device,
+            self.config.data.batch_size * 2,
+            runner.show_progress,
+            description,
         )
 
     def numbers(self, result: TranslationEval) -> dict[str, Any]:
@@ -161,7 +182,7 @@ class TranslationTask(Task):
 
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
-    def start(self, runner: "PhaseRunner", resumed: bool) -> None:
+    def start(self, runner: PhaseRunner, resumed: bool) -> None:
         if runner.main:
             (runner.run_dir / "source.spm.model").write_bytes(self.data.source_tokenizer.model_proto)
             (runner.run_dir / "target.spm.model").write_bytes(self.data.target_tokenizer.model_proto)
@@ -174,7 +195,7 @@ class TranslationTask(Task):
             "shared_tokenizer": self.data.source_tokenizer is self.data.target_tokenizer,
         }
 
-    def final_report(self, runner: "PhaseRunner", cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+    def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         nmt = self.translation.nmt
         rows: dict[str, dict[str, Any]] = {}
         beam = nmt.beam_size if nmt.final_beam and nmt.beam_size > 1 else None
@@ -184,7 +205,9 @@ class TranslationTask(Task):
         signature = ""
         target_lang = self.data.splits.target_lang
         for cell in cells:
-            row: dict[str, Any] = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)})
+            row: dict[str, Any] = rows.setdefault(
+                cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)}
+            )
             row[f"epoch_{cell.mode}"] = cell.payload["epoch"]
             searches = [("greedy", 1, f"test_{cell.mode}")] + ([(f"beam{beam}", beam, f"test_{cell.mode}_beam")] if beam else [])
             for name, size, key in searches:
@@ -195,8 +218,14 @@ class TranslationTask(Task):
                 if size == 1:
                     signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
             row[f"dev_{cell.mode}"] = cell.payload["dev"].get(cell.mode)
-        results = {"run_dir": str(runner.run_dir), "config": self.translation.to_dict(), "results": rows, "history": runner.history,
-                   "beam_size": beam, "bleu_signature": signature}
+        results = {
+            "run_dir": str(runner.run_dir),
+            "config": self.translation.to_dict(),
+            "results": rows,
+            "history": runner.history,
+            "beam_size": beam,
+            "bleu_signature": signature,
+        }
         self.log_table(runner.log, rows, beam, signature)
         return results, f"; translations in {out_dir}"
 
