@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from drga.runner.phases import Phase
 
 
-def drga_update(runner: PhaseRunner, phase: Phase, batch: Any) -> dict[str, float]:
+def drga_update(runner: PhaseRunner, phase: Phase, batch: Any) -> dict[str, Tensor]:
     """One update of the agent (agent phase) or of agent, network and β (co-training); its statistics."""
     config, network, policy = runner.config, runner.network, runner.policy
     cotrain, k, reward = not phase.network_frozen, config.agent.samples, config.reward
@@ -80,27 +80,31 @@ def self_critical_baseline(runner: PhaseRunner, batch: Any, encoding: Any, beta:
 def update_statistics(
     runner: PhaseRunner, r: Rollout, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
     agent_loss: Tensor, beta: Tensor, agent_norm: Tensor | None, network_norm: Tensor | None,
-) -> dict[str, float]:
-    """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/monitor.py``)."""
+) -> dict[str, Tensor]:
+    """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/monitor.py``).
+
+    0-dim tensors on the run's device, not Python numbers: reading a number waits for the device,
+    so the runner reads them only when it logs (``PhaseRunner.train_epoch_by_steps``).
+    """
     k, terms = runner.config.agent.samples, acting.terms
     rewards = agent_reward.view(-1, k)
     advantage = rewards - (rewards.mean(dim=1, keepdim=True) if baseline is None else baseline)
     signals = {
-        "policy_entropy": acting.entropy.item(),
-        "zeroed_fraction": acting.zeroed_fraction.item(),
-        "advantage_std": advantage.std().item() if advantage.numel() > 1 else 0.0,
-        "grad_norm_agent": float(agent_norm) if agent_norm is not None else float("nan"),
-        **({"grad_norm_network": float(network_norm)} if network_norm is not None else {}),
+        "policy_entropy": acting.entropy.detach(),
+        "zeroed_fraction": acting.zeroed_fraction,
+        "advantage_std": advantage.std() if advantage.numel() > 1 else advantage.new_zeros(()),
+        "grad_norm_agent": agent_norm if agent_norm is not None else rewards.new_full((), float("nan")),
+        **({"grad_norm_network": network_norm} if network_norm is not None else {}),
     }
     return {
         **signals,
-        "task_loss": task_loss.item(),
-        "agent_loss": agent_loss.item(),
-        "reward": terms.reward.mean().item(),
-        "reward_log_likelihood": terms.log_likelihood.mean().item(),
-        "reward_penalty": (runner.config.reward.gamma * terms.penalty).mean().item(),
-        "highlighted_fraction": terms.highlighted_fraction.mean().item(),
-        "beta": beta.item(),
-        "policy_sigma": acting.policy_std.item(),
-        "attention_shift": acting.shift.mean().item(),
+        "task_loss": task_loss.detach(),
+        "agent_loss": agent_loss.detach(),
+        "reward": terms.reward.mean(),
+        "reward_log_likelihood": terms.log_likelihood.mean(),
+        "reward_penalty": (runner.config.reward.gamma * terms.penalty).mean(),
+        "highlighted_fraction": terms.highlighted_fraction.mean(),
+        "beta": beta.detach(),
+        "policy_sigma": acting.policy_std,
+        "attention_shift": acting.shift.mean(),
     }

@@ -45,6 +45,11 @@ COUNTS = ("examples", "sentences", "tokens")
 LOG_INTERVAL = 10
 
 
+def numbers(values: Mapping[str, Any]) -> dict[str, float]:
+    """Python numbers of a statistics dict whose values may be 0-dim tensors (reading them waits for the device)."""
+    return {key: float(value) for key, value in values.items()}
+
+
 class PhaseRunner:
     """Runs a task through Algorithm 1's phases. ``force``: resume although the data changed."""
 
@@ -196,7 +201,9 @@ class PhaseRunner:
         distributed.seed_epoch(self.config.run.seed, epoch_key(phase, epoch))
         self.network.train(not phase.network_frozen)
         self.policy.train()
-        sums: dict[str, float] = {}
+        # The step's statistics stay on the device, summed in float64 (the very sums Python floats
+        # would give); reading them waits for the device, so they are read every LOG_INTERVAL steps.
+        sums: dict[str, Any] = {}
         interval_started, interval_sequences = time.perf_counter(), 0
         batches = self.epoch_batches(phase)
         bar = tqdm(batches, desc=f"{phase.name} {epoch}/{epochs}", leave=False, disable=not self.show_progress)
@@ -205,24 +212,26 @@ class PhaseRunner:
             self.task.before_step(self, phase)
             stats = self.train_step(phase, batch)
             for key, value in stats.items():
-                sums[key] = sums.get(key, 0.0) + value
+                value = value.double() if isinstance(value, Tensor) else value
+                sums[key] = sums[key] + value if key in sums else value
             self.global_step += 1
             interval_sequences += batch.size
             if self.global_step % LOG_INTERVAL == 0:
                 now = time.perf_counter()
                 speed = {"sequences_per_second": interval_sequences / max(now - interval_started, 1e-9)}
-                self.writer.scalars(phase.name, {**stats, **speed}, self.phase_step)
+                self.writer.scalars(phase.name, {**numbers(stats), **speed}, self.phase_step)
                 interval_started, interval_sequences = now, 0
-            bar.set_postfix({k: f"{v / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
-        return distributed.mean_over_processes({key: value / max(len(batches), 1) for key, value in sums.items()})
+                if self.show_progress:
+                    bar.set_postfix({k: f"{float(v) / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
+        return distributed.mean_over_processes({key: value / max(len(batches), 1) for key, value in numbers(sums).items()})
 
-    def train_step(self, phase: Phase, batch: Any) -> dict[str, float]:
+    def train_step(self, phase: Phase, batch: Any) -> dict[str, Tensor]:
         """One update of ``phase`` on ``batch``: a DRGA step where the agent acts, else eq. 12 on the network."""
         if phase.has_agent:
             return drga_update(self, phase, batch)
         loss = self.task.loss(self.network, batch)  # eq. 12
         norm = self.step(self.net_optimizer, loss, self.network.parameters())
-        return {"task_loss": loss.item(), "grad_norm_network": float(norm)}
+        return {"task_loss": loss.detach(), "grad_norm_network": norm}
 
     # ------------------------------------------------------------------ optimisation (DDP-aware)
 

@@ -1,0 +1,83 @@
+"""The GPU path without a GPU: every tensor a training step creates is on the run's device, and a
+step reads no number back from the device (``.item()``, ``.cpu()``, ``.tolist()``).
+
+A stray ``torch.zeros(...)`` without ``device=`` lands on the CPU and breaks a CUDA run. Here the
+default device is switched to ``meta`` around each step while the run's tensors live on the CPU:
+any tensor created without an explicit device is then a meta tensor, and the first operation that
+mixes it with the run's tensors fails (the negative control shows that it does). Reading numbers
+back waits for the device; the runner does it only when it logs, every ``LOG_INTERVAL`` steps.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from drga.config import load_config
+from drga.runner.phases import PHASE_NAMES
+from drga.trainer import Trainer
+from tests.conftest import require_data
+from tests.nmt_helpers import tiny_translation_config
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The one read-back a step needs: torch's packed RNNs take the sequence lengths on the host.
+ALLOWED = ("cpu in baselines/common.py",)
+SMALL = ["network.hidden_size=16", "network.embedding_dim=16", "network.attention_size=8", "network.classifier_hidden=8",
+         "network.feedforward_size=16", "network.layers=1", "agent.hidden_sizes=8,8", "agent.samples=3", "run.progress=false"]
+NETWORKS = [("lstm-sa", "subj", "subj"), ("transformer", "subj", "subj"), ("disan", "subj", "subj"),
+            ("ian", "semeval14-laptop", "semeval14"), ("han", "movie-reviews", "movie_reviews")]
+
+
+def test_a_tensor_created_without_a_device_is_caught():
+    run_tensor = torch.ones(3)
+    with torch.device("meta"), pytest.raises(RuntimeError, match="device"):
+        _ = torch.zeros(3) + run_tensor
+
+
+class ReadBacks:
+    """Counts the toolkit's own calls that read a tensor's values back to the host (torch's own,
+    such as Adam reading its step counter, which lives on the host, are not the toolkit's to avoid)."""
+
+    NAMES = ("item", "cpu", "tolist")
+
+    def __enter__(self) -> ReadBacks:
+        self.calls: list[str] = []
+        self.saved = {name: getattr(torch.Tensor, name) for name in self.NAMES}
+        for name, method in self.saved.items():
+            def counting(tensor, *args, _method=method, _name=name, **kwargs):
+                caller = sys._getframe(1).f_code.co_filename
+                if any(caller.startswith(str(ROOT / part)) for part in ("drga", "agents", "baselines", "envs")):
+                    self.calls.append(f"{_name} in {Path(caller).relative_to(ROOT)}:{sys._getframe(1).f_lineno}")
+                return _method(tensor, *args, **kwargs)
+            setattr(torch.Tensor, name, counting)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for name, method in self.saved.items():
+            setattr(torch.Tensor, name, method)
+
+
+def step_every_phase(trainer, batch) -> None:
+    for name in PHASE_NAMES:
+        phase = trainer.begin_phase(name)
+        with torch.device("meta"), ReadBacks() as reads:
+            trainer.train_step(phase, batch)
+        assert [call for call in reads.calls if not call.startswith(ALLOWED)] == [], f"{name}: read-backs inside the step"
+
+
+@pytest.mark.parametrize("net,dataset,folder", NETWORKS, ids=[n[0] for n in NETWORKS])
+def test_a_classification_step_creates_every_tensor_on_the_run_device(net, dataset, folder, tmp_path):
+    overrides = [f"network.name={net}", f"data.dataset={dataset}", f"data.data_dir={require_data(folder)}",
+                 "data.train_fraction=0.02", "data.max_sentences=6", f"run.logdir={tmp_path}", *SMALL]
+    trainer = Trainer(load_config(None, overrides), log=lambda _: None)
+    step_every_phase(trainer, next(iter(trainer.train_batches)))
+
+
+def test_a_translation_step_creates_every_tensor_on_the_run_device(tmp_path):
+    from drga.nmt.trainer import TranslationTrainer
+
+    trainer = TranslationTrainer(tiny_translation_config(tmp_path), log=lambda _: None)
+    step_every_phase(trainer, next(iter(trainer.train_batches)))
