@@ -222,6 +222,49 @@ def stop(running: list[Run]) -> None:
         finish(run, interrupted=True)  # one that completed meanwhile counts as finished
 
 
+def measured_cost(run: Run) -> tuple[float, int] | None:
+    """(seconds, epochs) a finished run took, from its result file or results.json; None if unknown."""
+    for source in (run.result_file, run.folder / "results.json"):
+        if source is not None and source.exists():
+            phases = json.loads(source.read_text(encoding="utf-8")).get("phases") or {}
+            if phases:
+                return sum(p["seconds"] for p in phases.values()), sum(p["epochs"] for p in phases.values())
+    return None
+
+
+def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace) -> str:
+    """What the runs still to do will cost, projected from the measured runs of the same cells
+    (network, data set): runs, epochs, core-hours and wall hours at ``--jobs``."""
+    measured: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    for run in runs:
+        cost = measured_cost(run) if run.finished else None
+        if cost is not None:
+            measured.setdefault((run.net, run.dataset), []).append(cost)
+    threads = max(1, args.threads_per_run or 1)
+    seconds = epochs = 0.0
+    unmeasured: dict[tuple[str, str], int] = {}
+    for run in todo:
+        costs = measured.get((run.net, run.dataset))
+        if not costs:
+            unmeasured[(run.net, run.dataset)] = unmeasured.get((run.net, run.dataset), 0) + 1
+            continue
+        seconds += statistics.mean(c[0] for c in costs)
+        epochs += statistics.mean(c[1] for c in costs)
+    counted = len(todo) - sum(unmeasured.values())
+    resumed = sum(run.interrupted for run in todo)
+    lines = [f"[plan] {len(todo)} runs to do ({resumed} resumed), {args.jobs} at a time, {threads} thread(s) each"]
+    if counted:
+        lines.append(
+            f"[plan] projected for {counted} of them (from {sum(len(c) for c in measured.values())} finished runs of the same "
+            f"cells): {epochs:.0f} epochs, {seconds * threads / 3600:.1f} core-hours, {seconds / 3600 / max(args.jobs, 1):.1f} h "
+            f"wall at {args.jobs} jobs (a resumed run counts as a whole one)"
+        )
+    if unmeasured:
+        cells = ", ".join(f"{net}/{dataset} ×{count}" for (net, dataset), count in unmeasured.items())
+        lines.append(f"[plan] not projected (no finished run of the cell yet): {cells}")
+    return "\n".join(lines)
+
+
 def execute(runs: list[Run], args: argparse.Namespace) -> bool:
     """Run what is not finished, ``args.jobs`` at a time; False if interrupted."""
     todo = []
@@ -234,6 +277,7 @@ def execute(runs: list[Run], args: argparse.Namespace) -> bool:
             print(f"[skip] {run.name} is finished", flush=True)
         else:
             todo.append(run)
+    print(projected_compute(todo, runs, args), flush=True)
     if args.dry_run:
         for run in todo:
             print(" ".join(command(run, args)))

@@ -5,6 +5,7 @@ takes milliseconds) that keeps the same contract: it writes last.pt after every 
 results.json at the end, continues from last.pt with --resume, and stops on SIGINT.
 """
 
+import argparse
 import csv
 import json
 import os
@@ -244,3 +245,25 @@ def test_set_values_name_the_runs_seed_dataset_and_net(tmp_path, fake_cli):
     assert result.returncode == 0, result.stderr
     sets = sorted(line[-1] for line in calls(tmp_path) if line[1] == "fresh")
     assert sets == [f"train.init_from=runs/x/d-{net}-seed{seed}/pretrain_best.pt" for net in "ab" for seed in (0, 1)]
+
+
+def test_a_sweep_projects_its_compute_from_the_measured_runs_of_the_same_cells(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sweep_module", SWEEP)
+    sweep = importlib.util.module_from_spec(spec)
+    sys.modules["sweep_module"] = sweep  # dataclasses look their module up there
+    spec.loader.exec_module(sweep)
+    results = tmp_path / "results"
+    results.mkdir()
+    runs = sweep.plan(["lstm-sa", "cnn-sa"], ["mr"], [0, 1, 2], tmp_path / "runs", results)
+    for run, seconds in zip(runs[:2], (600.0, 900.0)):  # lstm-sa seeds 0 and 1 finished: 10 and 15 minutes
+        phases = {"pretrain": {"seconds": seconds - 100, "epochs": 12}, "cotrain": {"seconds": 100.0, "epochs": 5}}
+        run.result_file.write_text(json.dumps({"phases": phases}))
+    todo = [run for run in runs if not run.finished]
+    args = argparse.Namespace(jobs=2, threads_per_run=1)
+    text = sweep.projected_compute(todo, runs, args)
+    # lstm-sa seed 2 costs the mean of its cell (750 s, 17 epochs); cnn-sa has no measurement yet
+    assert "[plan] 4 runs to do (0 resumed), 2 at a time, 1 thread(s) each" in text
+    assert "projected for 1 of them (from 2 finished runs of the same cells): 17 epochs, 0.2 core-hours, 0.1 h wall" in text
+    assert "not projected (no finished run of the cell yet): cnn-sa/mr ×3" in text
