@@ -48,7 +48,7 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"
 
 bench: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python bench/throughput.py --net all --train-fraction 0.25 --repeats 2 --clock cpu
+	OMP_NUM_THREADS=1 $(BIN)/python bench/throughput.py --net all --train-fraction 0.25 --repeats 2 --clock cpu --samples 5 --memory
 
 results: $(STAMP)
 	$(BIN)/python experiments/lstm_sa_study.py

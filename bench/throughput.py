@@ -29,9 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -49,13 +53,94 @@ DEFAULT_DATASET = {
 }
 
 
-def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Seconds of each phase's steps per epoch, the two phases stepped batch by batch in turn."""
-    overrides = [
+def run_overrides(net: str, dataset: str, args: argparse.Namespace) -> list[str]:
+    return [
         f"data.dataset={dataset}", f"network.name={net}", *([f"agent.samples={args.samples}"] if args.samples else []),
         f"data.train_fraction={args.train_fraction}", f"run.device={args.device}", "run.progress=false",
         f"run.seed={args.seed}", *args.set,
     ]
+
+
+def resident_mib() -> float:
+    """This process's resident memory now (Linux), MiB."""
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class ResidentPeak:
+    """The highest resident memory seen while the block runs, sampled every half millisecond."""
+
+    def __enter__(self) -> ResidentPeak:
+        self.peak, self.running = resident_mib(), True
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while self.running:
+            self.peak = max(self.peak, resident_mib())
+            time.sleep(0.0005)
+
+    def __exit__(self, *_: object) -> None:
+        self.running = False
+        self.thread.join()
+
+
+def step_memory(net: str, dataset: str, phase: str, args: argparse.Namespace) -> float:
+    """Peak memory the steps of ``phase`` take beyond what the set-up holds, MiB: on CUDA the
+    allocator's peak; on the CPU the sampled peak of resident memory over the resident memory
+    before the first step, in a fresh process whose malloc maps every buffer of 128 KiB or more
+    on its own and returns it when freed (so that resident memory follows the live tensors)."""
+    with tempfile.TemporaryDirectory() as logdir:
+        trainer = Trainer(load_config(None, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
+        running = trainer.begin_phase(phase)
+        batches = [batch.to(trainer.device) for batch in list(trainer.train_batches)[:8]]
+        if trainer.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(trainer.device)
+            before = torch.cuda.memory_allocated(trainer.device) / 2**20
+            for batch in batches:
+                trainer.train_step(running, batch)
+            return torch.cuda.max_memory_allocated(trainer.device) / 2**20 - before
+        before = resident_mib()
+        with ResidentPeak() as peak:
+            for batch in batches:
+                trainer.train_step(running, batch)
+        return peak.peak - before
+
+
+def memory_in_fresh_processes(net: str, dataset: str, args: argparse.Namespace) -> dict[str, float]:
+    """:func:`step_memory` of the baseline and of co-training, each in its own process."""
+    peaks = {}
+    for phase in PHASES:
+        command = [sys.executable, __file__, "--memory-of", phase, "--net", net, "--dataset", dataset, "--train-fraction",
+                   str(args.train_fraction), "--seed", str(args.seed), "--device", args.device,
+                   *(["--samples", str(args.samples)] if args.samples else []), *(f"--set={item}" for item in args.set)]
+        environment = {**os.environ, "DRGA_KEEP_FREED_MEMORY": "0", "MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
+        output = subprocess.run(command, capture_output=True, text=True, check=True, env=environment).stdout
+        peaks[phase] = float(output.strip().splitlines()[-1])
+    return peaks
+
+
+def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 25) -> str:
+    """torch.profiler's operator table of 8 co-training steps (after 2 warm-up steps), by self time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with tempfile.TemporaryDirectory() as logdir:
+        trainer = Trainer(load_config(None, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
+        running = trainer.begin_phase("cotrain")
+        batches = [batch.to(trainer.device) for batch in list(trainer.train_batches)[:10]]
+        for batch in batches[:2]:
+            trainer.train_step(running, batch)
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if trainer.device.type == "cuda" else [])
+        with profile(activities=activities) as prof:
+            for batch in batches[2:]:
+                trainer.train_step(running, batch)
+    return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
+
+
+def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Seconds of each phase's steps per epoch, the two phases stepped batch by batch in turn."""
+    overrides = run_overrides(net, dataset, args)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     with tempfile.TemporaryDirectory() as logdir:
         trainers = {}
@@ -102,6 +187,9 @@ def main() -> None:
                         help="wall seconds, or the process's CPU seconds (for a busy machine; CPU device only)")
     parser.add_argument("--set", action="append", default=[], help="extra config overrides section.key=value")
     parser.add_argument("--json", action="store_true", help="one JSON object per network instead of the table")
+    parser.add_argument("--memory", action="store_true", help="add each phase's peak step memory (each in a fresh process)")
+    parser.add_argument("--profile", action="store_true", help="print torch.profiler's operator table of co-training steps instead")
+    parser.add_argument("--memory-of", choices=PHASES, help=argparse.SUPPRESS)  # the child process of --memory
     args = parser.parse_args()
     kept = keep_freed_memory()  # as drga train does (drga/allocator.py); DRGA_KEEP_FREED_MEMORY=0 leaves malloc alone
     if args.clock == "cpu" and args.device != "cpu":
@@ -111,6 +199,15 @@ def main() -> None:
     if unknown:
         parser.error(f"no default data set for {unknown}; pass --dataset")
 
+    if args.memory_of:
+        print(f"{step_memory(nets[0], args.dataset or DEFAULT_DATASET[nets[0]], args.memory_of, args):.1f}")
+        return
+    if args.profile:
+        for net in nets:
+            dataset = args.dataset or DEFAULT_DATASET[net]
+            title = f"## {net} on {dataset}: co-training, K = {args.samples or 'default'}, 8 steps"
+            print(f"{title}\n\n```\n{profile_table(net, dataset, args)}```\n")
+        return
     if args.json:
         for net in nets:
             dataset = args.dataset or DEFAULT_DATASET[net]
@@ -121,16 +218,18 @@ def main() -> None:
           f"{args.clock} clock, device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{platform.processor() or platform.machine()}, freed memory {'kept' if kept else 'returned (malloc defaults)'}"
           + (f"; overrides {' '.join(args.set)}" if args.set else ""))
+    memory_columns = " | step memory baseline (MiB) | step memory co-training (MiB)" if args.memory else ""
     print("| network | data set | training sequences | K (gradient through) | baseline epoch (s) | co-training epoch (s) "
-          "| baseline seq/s | co-training seq/s | ratio (budget 2.5x) | per-epoch ratios |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"| baseline seq/s | co-training seq/s | ratio (budget 2.5x) | per-epoch ratios{memory_columns} |")
+    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.memory else ""))
     for net in nets:
         dataset = args.dataset or DEFAULT_DATASET[net]
         m = measure(net, dataset, args)
         print(
             f"| {net} | {dataset} | {m['sequences']} | {m['samples']} ({m['gradient_samples']}) | {m['baseline']:.1f} | {m['cotrain']:.1f} "
             f"| {m['sequences'] / m['baseline']:.0f} | {m['sequences'] / m['cotrain']:.0f} "
-            f"| {m['ratio']:.2f}x{'' if m['ratio'] <= 2.5 else ' OVER'} | {m['low']:.2f}-{m['high']:.2f} |",
+            f"| {m['ratio']:.2f}x{'' if m['ratio'] <= 2.5 else ' OVER'} | {m['low']:.2f}-{m['high']:.2f} |"
+            + (" {baseline:.0f} | {cotrain:.0f} |".format(**memory_in_fresh_processes(net, dataset, args)) if args.memory else ""),
             flush=True,
         )
 
