@@ -18,7 +18,8 @@
 # with REUSE=runs/paper-regime it starts from that study's pretrained network of the same
 # (data set, network, seed) instead (train.init_from; those run folders must be on this disk)
 # and skips the baseline, whose rows the tables then take from the main study's result files,
-# after checking that both runs started from the same network:
+# after checking that both runs started from the same network (not for holdout, whose network
+# trains on less of the training split and so is pretrained afresh):
 #   python experiments/regime_tables.py experiments/results/variant-<name> [--reference experiments/results/paper-regime]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,9 @@ if [[ -n "${REUSE:-}" ]]; then
 fi
 for variant in $VARIANTS; do
   [[ -n "${SETTING[$variant]:-}" ]] || { echo "unknown variant '$variant' (one of: ${!SETTING[*]})" >&2; exit 2; }
-  "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --set "${SETTING[$variant]}" "${REUSED[@]}" \
+  reuse=("${REUSED[@]}")
+  [[ $variant == holdout ]] && reuse=()  # its network must not have trained on the agent's slice
+  "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --set "${SETTING[$variant]}" "${reuse[@]}" \
       --nets lstm-sa --datasets mr subj sst --seeds $SEEDS --jobs "${JOBS:-2}" --threads-per-run 1 \
       --logdir "${LOGDIR:-runs/variants}/$variant" --results "experiments/results/variant-$variant"
 done
