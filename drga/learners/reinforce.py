@@ -53,13 +53,10 @@ def drga_update(runner: PhaseRunner, phase: Phase, batch: Any) -> dict[str, Tens
         loss = task_loss
         if config.train.original_attention_loss > 0:  # beyond the paper: the network's own attention too
             loss = loss + config.train.original_attention_loss * runner.task.loss(network, batch)
-        runner.net_optimizer.zero_grad(set_to_none=True)
-        runner.agent_optimizer.zero_grad(set_to_none=True)
-        runner.backward_loss(loss + agent_loss).backward()
-        network_norm = runner.clip(list(network.parameters()) + list(runner.strength.parameters()))
-        agent_norm = runner.clip(policy.parameters())
-        runner.net_optimizer.step()
-        runner.agent_optimizer.step()
+        network_norm, agent_norm = runner.optimise(loss + agent_loss, [  # one backward; each part clipped on its own, then stepped
+            (runner.net_optimizer, list(network.parameters()) + list(runner.strength.parameters())),
+            (runner.agent_optimizer, policy.parameters()),
+        ])
         runner.strength.advance()
     else:
         with torch.no_grad():

@@ -16,8 +16,10 @@ the agent phase; one training step of the DRGA phases is :func:`drga.learners.re
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from drga.learners.reinforce import drga_update
 from drga.monitor import ARMS, NullWriters
 from drga.runner import checkpoints
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
-from drga.runner.optim import clip_gradients, optimizer_step, reduce_learning_rate
+from drga.runner.optim import clip_gradients, network_parameter_groups, reduce_learning_rate, warmup_linear_factor
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, log_info, open_run_folder, prepare_run_dir
 from drga.runner.task import ReportCell, Task
@@ -69,6 +71,15 @@ class PhaseRunner:
         last = prepare_run_dir(self.run_dir, resume, overwrite) if self.main else self.run_dir / "last.pt"
         if config.run.threads > 0:
             torch.set_num_threads(config.run.threads)
+        self.autocast_dtype = self.mixed_precision(config.run.precision)
+        # fp16 needs its loss scaled (small gradients underflow); bf16 has fp32's exponent range.
+        self.scaler = torch.amp.GradScaler("cuda") if self.autocast_dtype == torch.float16 else None
+        self.accumulated = 0  #: batches whose gradients the current accumulation window holds
+        self.closing_window = True  #: whether the batch being trained ends its window (the epoch's last batch does)
+        self.window_norms: list[Tensor] = []  #: the gradient norms of the last optimiser step, reported inside a window
+        self.optimizer_steps = 0  #: optimiser steps of the current phase, for train.lr_schedule
+        self.schedule_steps = 0  #: optimiser steps the current phase will take
+        self.base_lrs: list[float] = []  #: the network optimiser's groups' learning rates before the schedule
 
         seed_everything(config.run.seed)
         batches = task.prepare(self.log, last if resume else None)
@@ -180,7 +191,9 @@ class PhaseRunner:
         net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != "agent"))
                       for p in module.parameters() if p.requires_grad]
         train = self.config.train
-        self.net_optimizer = None if phase.network_frozen else torch.optim.Adam(net_params, lr=train.lr, weight_decay=train.weight_decay)
+        groups = network_parameter_groups(self.network, net_params, train.pretrained_lr)
+        self.net_optimizer = None if phase.network_frozen else torch.optim.Adam(groups, lr=train.lr, weight_decay=train.weight_decay)
+        self.base_lrs = [group["lr"] for group in self.net_optimizer.param_groups] if self.net_optimizer is not None else []
         self.agent_optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.config.agent.lr) if phase.has_agent else None
         self.replica = distributed.replicate(self.modules.trained_by(phase.trains), self.device)
 
@@ -206,11 +219,15 @@ class PhaseRunner:
         sums: dict[str, Any] = {}
         interval_started, interval_sequences = time.perf_counter(), 0
         batches = self.epoch_batches(phase)
+        windows = math.ceil(len(batches) / self.config.train.accumulation_steps)
+        self.accumulated, self.optimizer_steps, self.schedule_steps = 0, (epoch - 1) * windows, epochs * windows
         bar = tqdm(batches, desc=f"{phase.name} {epoch}/{epochs}", leave=False, disable=not self.show_progress)
         for step, batch in enumerate(bar, start=1):
             batch = batch.to(self.device)
             self.task.before_step(self, phase)
-            stats = self.train_step(phase, batch)
+            self.closing_window = step == len(batches)
+            with self.autocast():
+                stats = self.train_step(phase, batch)
             for key, value in stats.items():
                 value = value.double() if isinstance(value, Tensor) else value
                 sums[key] = sums[key] + value if key in sums else value
@@ -233,6 +250,26 @@ class PhaseRunner:
         norm = self.step(self.net_optimizer, loss, self.network.parameters())
         return {"task_loss": loss.detach(), "grad_norm_network": norm}
 
+    # ------------------------------------------------------------------ precision
+
+    @contextlib.contextmanager
+    def autocast(self) -> Iterator[None]:
+        """The forward passes under ``run.precision``'s autocast on CUDA; nothing changes in fp32."""
+        if self.autocast_dtype is None:
+            yield
+            return
+        with torch.autocast(self.device.type, dtype=self.autocast_dtype):
+            yield
+
+    def mixed_precision(self, precision: str) -> torch.dtype | None:
+        """The autocast dtype of ``run.precision`` on this run's device; None (fp32) on the CPU, which says so."""
+        if precision == "fp32":
+            return None
+        if self.device.type != "cuda":
+            self.log(f"run.precision={precision} applies on CUDA only: this {self.device.type} run stays fp32")
+            return None
+        return torch.float16 if precision == "fp16" else torch.bfloat16
+
     # ------------------------------------------------------------------ optimisation (DDP-aware)
 
     def backward_loss(self, loss: Tensor) -> Tensor:
@@ -241,7 +278,52 @@ class PhaseRunner:
 
     def step(self, optimizer: torch.optim.Optimizer, loss: Tensor, params: Any) -> Tensor:
         """Back-propagate ``loss``, clip to ``train.grad_clip``, step; the gradient norm before clipping."""
-        return optimizer_step(optimizer, self.backward_loss(loss), params, self.config.train.grad_clip)
+        return self.optimise(loss, [(optimizer, params)])[0]
+
+    def optimise(self, loss: Tensor, groups: Sequence[tuple[torch.optim.Optimizer, Iterable[nn.Parameter]]]) -> list[Tensor]:
+        """Back-propagate ``loss`` into every optimiser's parameters; at the end of an accumulation window
+        (``train.accumulation_steps`` batches, or the epoch's last batch) clip each group to ``train.grad_clip``,
+        set the learning rate (``train.lr_schedule``) and step the optimisers in order. Returns each group's
+        gradient norm before clipping; inside a window, those of the step before (0 before the first)."""
+        accumulation = self.config.train.accumulation_steps
+        if self.accumulated == 0:
+            for optimizer, _ in groups:
+                optimizer.zero_grad(set_to_none=True)
+        if accumulation > 1:
+            loss = loss / accumulation  # the window's gradient is the mean over its batches
+        if self.scaler is not None:
+            loss = self.scaler.scale(loss)
+        with torch.autocast(self.device.type, enabled=False) if self.autocast_dtype is not None else contextlib.nullcontext():
+            self.backward_loss(loss).backward()
+        self.accumulated += 1
+        if self.accumulated < accumulation and not self.closing_window:
+            return self.window_norms[: len(groups)] or [torch.zeros((), device=self.device) for _ in groups]
+        self.accumulated = 0
+        norms = []
+        for optimizer, params in groups:
+            if self.scaler is not None:
+                self.scaler.unscale_(optimizer)
+            norms.append(self.clip(params))
+        self.schedule_learning_rate()
+        for optimizer, _ in groups:
+            if self.scaler is not None:
+                self.scaler.step(optimizer)  # skipped when the scaled gradients overflowed
+            else:
+                optimizer.step()
+        if self.scaler is not None:
+            self.scaler.update()
+        self.window_norms = norms
+        return norms
+
+    def schedule_learning_rate(self) -> None:
+        """``train.lr_schedule`` = warmup-linear: the network's learning rate of the coming optimiser step."""
+        self.optimizer_steps += 1
+        train = self.config.train
+        if train.lr_schedule == "constant" or self.net_optimizer is None or not self.schedule_steps:
+            return  # not scheduled; schedule_steps is 0 for steps outside an epoch (benchmarks)
+        factor = warmup_linear_factor(self.optimizer_steps, self.schedule_steps, train.warmup_fraction)
+        for group, base in zip(self.net_optimizer.param_groups, self.base_lrs):
+            group["lr"] = base * factor
 
     def clip(self, params: Any) -> Tensor:
         return clip_gradients(params, self.config.train.grad_clip)
@@ -266,7 +348,8 @@ class PhaseRunner:
 
     def evaluate_split(self, split: str, mode: str) -> Any:
         """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
-        result = self.task.evaluate(self, split, mode)
+        with self.autocast():
+            result = self.task.evaluate(self, split, mode)
         if distributed.active() and self.task.shard_evaluation:
             result = self.task.combine_over_processes(result, self.dev_batches if split == "dev" else self.test_batches)
         return result

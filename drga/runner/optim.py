@@ -1,8 +1,9 @@
-"""One optimiser step with gradient clipping, and the plateau learning-rate cut."""
+"""One optimiser step with gradient clipping, the network's parameter groups, its learning-rate schedule, and the plateau cut."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -17,18 +18,32 @@ def clip_gradients(params: Iterable[nn.Parameter], grad_clip: float) -> Tensor:
     return nn.utils.clip_grad_norm_(with_grad, grad_clip if grad_clip > 0 else float("inf"))
 
 
-def optimizer_step(optimizer: torch.optim.Optimizer, loss: Tensor, params: Iterable[nn.Parameter], grad_clip: float) -> Tensor:
-    """Zero the gradients, back-propagate ``loss``, clip ``params`` to ``grad_clip``, step; the norm before clipping."""
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    norm = clip_gradients(params, grad_clip)
-    optimizer.step()
-    return norm
-
-
 def reduce_learning_rate(optimizer: torch.optim.Optimizer | None, factor: float) -> None:
     """The learning rate times ``factor`` after an epoch without a better dev score (a plateau)."""
     if optimizer is None or factor >= 1.0:
         return
     for group in optimizer.param_groups:
         group["lr"] *= factor
+
+
+def network_parameter_groups(network: nn.Module, params: Sequence[nn.Parameter], pretrained_lr: float | None) -> list[Any]:
+    """The network optimiser's parameters: ``params`` as they are (one group at the optimiser's lr), or with
+    ``pretrained_lr`` set two groups, the network's pretrained body (``pretrained_parameters()``) at that rate
+    and the rest at the optimiser's lr. A network without a pretrained body gets one group."""
+    body_of = getattr(network, "pretrained_parameters", None)
+    if pretrained_lr is None or body_of is None:
+        return list(params)
+    body = {id(p) for p in body_of()}
+    pretrained = [p for p in params if id(p) in body]
+    new = [p for p in params if id(p) not in body]
+    return [group for group in ({"params": pretrained, "lr": pretrained_lr}, {"params": new}) if group["params"]]
+
+
+def warmup_linear_factor(step: int, total: int, warmup_fraction: float) -> float:
+    """The learning-rate factor of optimiser step ``step`` (1-based) of ``total``: linear warm-up to 1 over the
+    first ``warmup_fraction`` of the steps, then linear decay to 0 after the last. Step 1 gets 1/warmup, not
+    0: every step moves the weights."""
+    warmup = round(warmup_fraction * total)
+    if step <= warmup:
+        return step / warmup
+    return max(0.0, (total - step + 1) / max(total - warmup, 1))
