@@ -27,6 +27,7 @@ from torch import nn
 
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
+from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.tokenize import raw_text_tokens
 from drga.runner.run_folder import log_info
 from drga.setup import PreparedData
@@ -68,11 +69,14 @@ class TextData:
         split_seed: int = 1234,
         max_length: int = 100,
         min_freq: int = 1,
+        pretrained_tokenizer: Any = None,
     ) -> TextData:
         """``(text, label)`` pairs (any iterable of them, a torch ``Dataset`` too); a text is a string,
         tokenized by ``tokenizer``, or a list of tokens. Without ``dev`` and ``test`` the pairs are
         split 80/10/10, stratified by label, by ``split_seed``. A label that only dev or test has is
-        an error; an empty text is dropped and counted."""
+        an error; an empty text is dropped and counted. ``pretrained_tokenizer`` (a Hugging Face
+        tokenizer, for ``HFEncoderClassifier``): the words become that tokenizer's subword ids, special
+        tokens included, ``max_length`` counting subwords; the vocabulary is the tokenizer's."""
         parts = {
             "train": _pairs(train),
             "dev": _pairs(dev) if dev is not None else None,
@@ -108,12 +112,19 @@ class TextData:
         if dropped:
             notes.append(f"python: dropped {dropped} pairs with an empty text")
         splits = DatasetSplits("python", examples["train"], examples["dev"], examples["test"], [str(label) for label in labels], notes)
-        vocab = Vocabulary.build((example.tokens for example in splits.train), min_freq=min_freq)
+        if pretrained_tokenizer is not None:
+            vocab = SubwordVocabulary(pretrained_tokenizer)
+        else:
+            vocab = Vocabulary.build((example.tokens for example in splits.train), min_freq=min_freq)
         encoded, reports = {}, list(notes)
         for name in ("train", "dev", "test"):
             if not getattr(splits, name):
                 raise ConfigError(f"the {name} split is empty; give more pairs")
-            encoded[name], report = encode_examples(getattr(splits, name), vocab, max_length)
+            examples = getattr(splits, name)
+            if isinstance(vocab, SubwordVocabulary):
+                encoded[name], report = vocab.encode_examples(examples, max_length)
+            else:
+                encoded[name], report = encode_examples(examples, vocab, max_length)
             reports.append(report.describe(name))
         return cls(PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports))
 

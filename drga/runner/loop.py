@@ -297,7 +297,8 @@ class PhaseRunner:
             self.backward_loss(loss).backward()
         self.accumulated += 1
         if self.accumulated < accumulation and not self.closing_window:
-            return self.window_norms[: len(groups)] or [torch.zeros((), device=self.device) for _ in groups]
+            fits = len(self.window_norms) == len(groups)  # a step of this kind of update before, in this phase
+            return self.window_norms if fits else [torch.zeros((), device=self.device) for _ in groups]
         self.accumulated = 0
         norms = []
         for optimizer, params in groups:
