@@ -8,12 +8,13 @@ from pathlib import Path
 import torch
 
 from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines import PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
 from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
 from drga.data import Vocabulary
-from drga.setup import build_attention_network, build_policy, resolve_device
+from drga.setup import build_attention_network, build_policy, pretrained_vocabulary, resolve_device
 
 
 @dataclass
@@ -37,7 +38,9 @@ def load_trained(path: str | Path, device: str = "cpu", expected_net: str | None
         raise CheckpointError(f"{path} holds a '{payload['net_name']}' network, not '{expected_net}'")
     config = config_from_dict(payload["config"])
     config.network.vectors = None  # the trained embeddings are in the checkpoint
-    vocab = Vocabulary(payload["vocab"])
+    # A network reading its pretrained tokenizer's subwords gets that tokenizer back (checked against the recorded ids).
+    subwords = config.network.name in PRETRAINED_TOKENIZERS
+    vocab = pretrained_vocabulary(config, payload["vocab"]) if subwords else Vocabulary(payload["vocab"])
     torch_device = resolve_device(device)
     network = build_attention_network(config, vocab, len(payload["label_names"]))
     load_module_state(network, payload["network"], "network", path)

@@ -105,7 +105,7 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
     if data.agent_holdout > 0:  # beyond the paper: the agent's own slice of the training split
         train, held_out, _ = stratified_split(train, data.split_seed + 1, (1.0 - data.agent_holdout, data.agent_holdout, 0.0))
     if config.network.name in PRETRAINED_TOKENIZERS:  # the model's own subwords, not a vocabulary of the training words
-        vocab = pretrained_vocabulary(config, vocab)
+        vocab = pretrained_vocabulary(config, vocab.itos if vocab is not None else None)
     elif vocab is None:
         vocab = Vocabulary.build((ex.tokens for ex in train + held_out), min_freq=data.min_freq)
     encoded, reports = {}, list(splits.notes)
@@ -125,10 +125,10 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
     return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports, agent_train)
 
 
-def pretrained_vocabulary(config: ExperimentConfig, recorded: Vocabulary | None) -> SubwordVocabulary:
-    """The vocabulary of the network's pretrained tokenizer; ``recorded`` (a checkpoint's) must be the same."""
+def pretrained_vocabulary(config: ExperimentConfig, recorded: Sequence[str] | None) -> SubwordVocabulary:
+    """The vocabulary of the network's pretrained tokenizer; ``recorded`` (a checkpoint's tokens by id) must be the same."""
     vocab = SubwordVocabulary(PRETRAINED_TOKENIZERS[config.network.name](config.network.pretrained))
-    if recorded is not None and list(recorded.itos) != vocab.itos:
+    if recorded is not None and list(recorded) != vocab.itos:
         raise ConfigError(f"network.pretrained={config.network.pretrained}: its tokenizer is not the one the checkpoint was trained with")
     return vocab
 

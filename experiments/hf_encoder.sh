@@ -10,7 +10,7 @@
 # Every finished run leaves a small result file in experiments/results/hf-encoder/ (commit them as
 # they come); a run whose file exists is skipped, so the same command resumes. Seed by seed, so that
 # an interrupted study has whole seeds. The tables are rebuilt from the result files alone:
-#   python experiments/regime_tables.py experiments/results/hf-encoder --out docs/results/hf-encoder-tables.md
+#   python experiments/regime_tables.py experiments/results/hf-encoder --out docs/results/hf-encoder.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
@@ -21,5 +21,5 @@ for seed in $SEEDS; do
     "$PY" experiments/sweep.py --config experiments/configs/hf_encoder.toml --logdir "${LOGDIR:-runs/hf-encoder}" \
         --results "$RESULTS" --jobs 1 --threads-per-run 1 --seeds "$seed" --nets hf-encoder --datasets mr subj sst || STATUS=$?
 done
-"$PY" experiments/regime_tables.py "$RESULTS" --out docs/results/hf-encoder-tables.md || STATUS=$?
+"$PY" experiments/regime_tables.py "$RESULTS" --out docs/results/hf-encoder.md || STATUS=$?
 exit $STATUS

