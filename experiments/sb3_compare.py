@@ -5,7 +5,8 @@ budget of environment steps; finished runs are skipped, interrupted ones resumed
 the test accuracies in both modes and the training-reward curves read back from TensorBoard.
 
     python experiments/sb3_compare.py [--config experiments/configs/sb3_compare.toml]
-        [--agents reinforce sb3-a2c sb3-ppo] [--logdir runs/sb3-compare] [--out FILE.md] [--plot FILE.png]
+        [--agents reinforce sb3-a2c sb3-ppo] [--logdir runs/sb3-compare] [--set SECTION.KEY=VALUE ...]
+        [--out FILE.md] [--plot FILE.png]
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def train(agent: str, args: argparse.Namespace) -> Path:
         return run_dir
     command = [sys.executable, "-m", "drga.cli", "train", "--config", args.config, "--agent", agent,
                "--logdir", args.logdir, "--run-name", run_dir.name, "--no-progress"]
+    command += [f"--set={item}" for item in args.set]
     command += ["--resume"] if (run_dir / "last.pt").exists() else []
     print("[run]", " ".join(command), flush=True)
     subprocess.run(command, check=True)
@@ -55,9 +57,11 @@ def main() -> None:
     parser.add_argument("--logdir", default="runs/sb3-compare")
     parser.add_argument("--out", default=None, help="also write the tables to this markdown file")
     parser.add_argument("--plot", default=None, help="also plot the TensorBoard reward curves to this PNG")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one setting of the config in every run (repeatable), as drga train --set")
     args = parser.parse_args()
 
-    config = load_config(args.config)
+    config = load_config(args.config, args.set)
     train_split = prepare_data(config).train
     tokens = sum(len(example.ids) for example in train_split)  # LSTM+SA: one site, one step per token
     batches = math.ceil(len(train_split) / config.data.batch_size)
@@ -102,30 +106,40 @@ def main() -> None:
         plot(curves, steps_per_batch, args.plot)
 
 
-def plot(curves: dict, steps_per_batch: float, path: str) -> None:
-    """Phase 2 by environment steps (SB3's own episode-reward curve, the trainer's reward points), then co-training."""
-    import matplotlib
+def plot(curves: dict, steps_per_batch: float, path: str):
+    """Phase 2 by environment steps (SB3's own episode-reward curve, the trainer's reward points), then co-training.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    The analyses' figure style (drga.analysis.plots: type of at least 11 pt, at most 10 inches
+    wide); colour is the learner, the marks say which curve; one legend below both panels.
+    """
+    from matplotlib.lines import Line2D
 
-    figure, (phase2, cotrain) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [3, 2]})
-    for index, (agent, curve) in enumerate(curves.items()):
-        color = f"C{index}"
-        points = curve["trainer"][TAGS[0][0]]
-        phase2.plot([(s - curve["start"]) * steps_per_batch for s, _ in points], [v for _, v in points], "o", color=color,
-                    label=f"{agent}: agent/reward (tb/agent)")
-        if curve["sb3"]:
-            phase2.plot([s for s, _ in curve["sb3"]], [v for _, v in curve["sb3"]], "-", color=color, linewidth=1,
-                        label=f"{agent}: rollout/ep_rew_mean (SB3, last 100 episodes)")
-        points = curve["trainer"][TAGS[1][0]]
-        cotrain.plot([s for s, _ in points], [v for _, v in points], "o-", color=color, label=agent)
-    phase2.set(title="phase 2: agent on the frozen network", xlabel="environment steps", ylabel="training reward (eq. 5)")
-    cotrain.set(title="phase 3: co-training (REINFORCE in all)", xlabel="trainer step", ylabel="training reward (eq. 5)")
-    phase2.legend(fontsize=7)
-    cotrain.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, style
+
+    with style():
+        figure = new_figure(DOC_WIDTH, 4.6, layout="constrained")
+        phase2, cotrain = figure.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]}, sharey=True)
+        handles = []
+        for index, (agent, curve) in enumerate(curves.items()):
+            color = f"C{index}"
+            points = curve["trainer"][TAGS[0][0]]
+            phase2.plot([(s - curve["start"]) * steps_per_batch for s, _ in points], [v for _, v in points], "o", color=color,
+                        ms=7, markeredgecolor="white", zorder=3)
+            if curve["sb3"]:
+                phase2.plot([s for s, _ in curve["sb3"]], [v for _, v in curve["sb3"]], "-", color=color, linewidth=1.2)
+            points = curve["trainer"][TAGS[1][0]]
+            cotrain.plot([s for s, _ in points], [v for _, v in points], "o-", color=color, ms=6)
+            handles.append(Line2D([], [], color=color, lw=6, label=agent))
+        handles += [
+            Line2D([], [], color="#555", marker="o", ls="none", ms=7, label="the trainer's agent/reward (tb/agent, tb/drga)"),
+            Line2D([], [], color="#555", lw=1.2, label="SB3's rollout/ep_rew_mean (last 100 episodes)"),
+        ]
+        phase2.set(title="phase 2: agent on the frozen network", xlabel="environment steps", ylabel="training reward (eq. 5)")
+        cotrain.set(title="phase 3: co-training (REINFORCE in all)", xlabel="trainer step")
+        phase2.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
+        legend_below(figure, handles, [h.get_label() for h in handles], ncol=3)
+        save_png(figure, path)
+    return figure
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ from drga.analysis.attention import (
     token_sites,
     token_weights,
 )
-from drga.analysis.plots import ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png
+from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend_below, new_figure, save_png, styled
 from drga.analysis.stats import js_divergence
 from drga.data import EncodedExample, Vocabulary, collate
 
@@ -270,9 +270,18 @@ def write_explainability(rows: Sequence[dict[str, Any]], out: Path) -> dict[str,
     summary = summarize(rows)
     table = markdown(summary)
     (out / "explainability.md").write_text(table + "\n", encoding="utf-8")
+    save_png(scatter_figure(rows, summary), out / "explainability.png")
+    return {"summary": summary, "markdown": table}
+
+
+@styled
+def scatter_figure(rows: Sequence[dict[str, Any]], summary: dict[str, Any]):
+    """ΔJS against Δα per attention (symlog y), binned means and threshold; the legend below the panels."""
     present = [(mode, name) for mode, name in ALL_MODES if mode in summary]
-    figure = new_figure(4.2 * len(present), 3.3)
-    axes = np.atleast_1d(figure.subplots(1, len(present), sharey=True))
+    columns = min(len(present), 2)
+    lines = -(-len(present) // columns)
+    figure = new_figure(min(4.6 * columns + 1.0, DOC_WIDTH), 3.9 * lines + 0.8, layout="constrained")
+    axes = np.atleast_1d(figure.subplots(lines, columns, sharey=True, squeeze=False)).ravel()
     document = any(m.startswith("sentences-") for m, _ in present)
     for axis, (mode, name) in zip(axes, present):
         color = REVISED_COLOR if mode.endswith("revised") else ORIGINAL_COLOR
@@ -281,25 +290,32 @@ def write_explainability(rows: Sequence[dict[str, Any]], out: Path) -> dict[str,
         mine = [r for r in rows if r["mode"] == mode]
         da = np.array([r["delta_alpha"] for r in mine])
         dj = np.array([r["delta_js"] for r in mine])
-        axis.scatter(da, dj, s=4, alpha=0.35, color=color, lw=0)
+        axis.scatter(da, dj, s=6, alpha=0.35, color=color, lw=0, label=f"one {'document' if document else 'sentence'} ({name})")
         _, centres, means = binned(da, dj)
-        axis.plot(centres, means, color="black", marker="o", ms=3, lw=1, label="binned mean (deciles of Δα)")
-        axis.axhline(0, color="#999", lw=0.6)
+        axis.plot(centres, means, color="black", marker="o", ms=4, lw=1.2, label="binned mean (deciles of Δα)")
+        axis.axhline(0, color="#999", lw=0.8)
         # JS changes span orders of magnitude and both signs: linear near 0, logarithmic beyond
         axis.set_yscale("symlog", linthresh=1e-5)
         threshold = summary[mode]["threshold_delta_alpha"]
+        title = f"{name}\nΔJS > 0 in {100 * summary[mode]['share_delta_js_positive']:.0f}%"
         if threshold is not None:
-            axis.axvline(threshold, color="#2a2", lw=0.8, ls="--", label=f"threshold Δα = {threshold:.4f}")
-        axis.set_title(f"{name}: ΔJS > 0 in {100 * summary[mode]['share_delta_js_positive']:.0f}%", fontsize=8)
+            axis.axvline(threshold, color="#2a2", lw=1.2, ls="--", label="threshold Δα (value in the panel title)")
+            title += f", threshold Δα {threshold:.4f}"
+        axis.set_title(title, loc="left")
         label = "Δα = α_i − α_r"
         if mode.startswith("sentences-"):
             label = "Δγ = γ_i − γ_r (sentences)"
         elif document:  # a document's word level
             label = "Δω = ω_i − ω_r (words, ω = γ·α)"
-        axis.set_xlabel(label, fontsize=8)
-        axis.tick_params(labelsize=7)
-        axis.legend(fontsize=6, loc="upper left")
-    axes[0].set_ylabel("ΔJS = JS(p, q_i) − JS(p, q_r) (symlog)", fontsize=8)
-    figure.tight_layout()
-    save_png(figure, out / "explainability.png")
-    return {"summary": summary, "markdown": table}
+        axis.set_xlabel(label)
+    for axis in axes[len(present):]:
+        axis.set_visible(False)
+    for axis in axes[::columns]:
+        axis.set_ylabel("ΔJS (symlog)")
+    handles = {}
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    order = sorted(handles, key=lambda label: not label.startswith("one "))  # the points first, then the lines
+    legend_below(figure, [handles[k] for k in order], order, ncol=2, markerscale=2)
+    return figure

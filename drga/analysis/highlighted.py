@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from drga.analysis.attention import AttentionRecord
-from drga.analysis.plots import ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png
+from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend_below, new_figure, save_png, styled
 from drga.reward import count_highlighted
 
 
@@ -224,25 +224,35 @@ def write_highlighted(
     table = markdown(summary, delta, reference_name)
     (out / "highlighted.md").write_text(table + "\n", encoding="utf-8")
     levels = [("words" if sentence_rows else "tokens", rows)] + ([(f"{second}s", second_rows)] if second_rows else [])
-    figure = new_figure(5.5 * len(levels), 3.0)
+    save_png(histogram_figure(levels, delta, reference_name), out / "highlighted.png")
+    return {**summary, "delta": delta, "markdown": table}
+
+
+@styled
+def histogram_figure(levels: Sequence[tuple[str, Sequence[dict[str, Any]]]], delta: float, reference_name: str | None = None):
+    """Histograms of N/L per attention, one panel per level; the legend (with the means) below the panels.
+
+    ``levels``: (name, rows of :func:`count_all` or :func:`count_second_level`), name one of
+    tokens, words, sentences, aspects.
+    """
+    figure = new_figure(min(5.0 * len(levels) + 1.0, 2 * DOC_WIDTH), 4.2, layout="constrained")
     axes = np.atleast_1d(figure.subplots(1, len(levels)))
     bins = np.linspace(0, 1, 21)
-    series = [("n_original", "original α", ORIGINAL_COLOR), ("n_revised", "revised α′", REVISED_COLOR), ("n_reference", reference_name or "reference", "#55a868")]
+    series = [("n_original", "original α", ORIGINAL_COLOR), ("n_revised", "revised α′", REVISED_COLOR),
+              ("n_reference", reference_name or "reference", "#55a868")]
     for axis, (level, level_rows) in zip(axes, levels):
         for key, name, color in series:
             if key in level_rows[0]:
                 fraction = np.array([r[key] / r["length"] for r in level_rows])
                 if level != "tokens" and level != "words":
                     name = name.replace("α", "γ" if level == "sentences" else "β")
-                axis.hist(fraction, bins=bins, histtype="step", lw=1.6, color=color, label=f"{name}: mean N/L {fraction.mean():.3f}")
+                axis.hist(fraction, bins=bins, histtype="step", lw=2, color=color, label=f"{name}: mean N/L {fraction.mean():.3f}")
         unit = {"tokens": "tokens", "words": "words of a sentence", "sentences": "sentences of a document",
                 "aspects": "the aspect term's tokens"}[level]
-        axis.set_xlabel(f"N/L: share of {unit} holding δ = {delta} of the attention", fontsize=8)
-        axis.set_ylabel("documents" if level == "sentences" else "sentences", fontsize=8)
+        axis.set_xlabel(f"N/L: share of {unit}\nholding δ = {delta} of the attention")
+        axis.set_ylabel("documents" if level == "sentences" else "sentences")
+        axis.set_xlim(0, 1)
         if level == "aspects":
-            axis.set_title("the network's second array, over the aspect term", fontsize=8)
-        axis.tick_params(labelsize=7)
-        axis.legend(fontsize=7)
-    figure.tight_layout()
-    save_png(figure, out / "highlighted.png")
-    return {**summary, "delta": delta, "markdown": table}
+            axis.set_title("the second array, over the aspect term")
+    legend_below(figure, ncol=1 if len(levels) == 1 else len(levels))
+    return figure

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, AttentionRecord
-from drga.analysis.plots import new_figure, save_png
+from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, FONT_SIZE, cell_label, new_figure, save_png, styled
 
 
 @dataclass
@@ -99,97 +100,146 @@ def map_items(records: Sequence[AttentionRecord], label_names: Sequence[str]) ->
 
 # ----------------------------------------------------------------------------- PNG
 
+#: Token labels longer than this are cut (with '…') in the pictures; the HTML page shows them whole.
+LABEL_CHARS = 14
 
-def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 40):
-    """One two-row heatmap per sentence (original over revised), one shared scale per sentence.
+
+def short(token: str, limit: int = LABEL_CHARS) -> str:
+    return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+def _rotated_label_height(tokens: Sequence[str]) -> float:
+    """Inches below a heatmap taken by its tick labels rotated 60° (FONT_SIZE points)."""
+    longest = max((len(short(t)) for t in tokens), default=1)
+    return 0.2 + 0.087 * longest * 0.87
+
+
+def cell_widths(widest: int, fixed: float, largest: float = 0.45) -> float:
+    """Width (inches) of a heatmap cell: as large as ``largest`` while the figure fits DOC_WIDTH."""
+    return max(0.2, min(largest, (DOC_WIDTH - fixed) / max(widest, 1)))
+
+
+def add_colorbar(figure, image, axis_box: tuple[float, float, float, float], label: str = "weight"):
+    """A colour bar right of an axes placed at ``axis_box`` (figure fractions), titled ``label``."""
+    x0, y0, w, h = axis_box
+    width_in, height_in = figure.get_size_inches()
+    cax = figure.add_axes((x0 + w + 0.12 / width_in, y0, 0.14 / width_in, h))
+    colorbar = figure.colorbar(image, cax=cax)
+    colorbar.locator = MaxNLocator(3)
+    colorbar.update_ticks()
+    cax.set_title(label, loc="left", fontsize=FONT_SIZE, pad=4)
+    return colorbar
+
+
+@styled
+def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 30):
+    """One two-row heatmap per sentence (original over revised) with its colour bar, one scale per sentence.
 
     Sentences longer than ``max_tokens`` are cut for the picture (the title says so); the HTML
-    page always shows every token.
+    page always shows every token. The figure is at most DOC_WIDTH inches wide: cells narrow
+    for long sentences, and the strongest cells carry their value ('.38' for 0.38).
     """
     if not items:
         raise AnalysisError("no sentences to draw")
     if items[0].sentences is not None:
-        return document_figure(items, max_tokens=min(max_tokens, 25))
+        return document_figure(items, max_tokens=min(max_tokens, 20))
     widest = min(max(len(item.tokens) for item in items), max_tokens)
-    width, block = max(6.0, 0.42 * widest + 1.6), 1.55  # inches: a sentence's heatmap, labels and title
-    height = block * len(items) + 0.3
-    figure = new_figure(width=width, height=height)
-    # Fixed margins instead of tight_layout: laying out rotated tick labels twice was most of the cost
-    # of a TensorBoard image at every evaluation.
-    figure.subplots_adjust(left=0.9 / width, right=1 - 0.1 / width, top=1 - 0.25 / height, bottom=0.75 / height, hspace=1.1)
-    axes = figure.subplots(len(items), 1, squeeze=False)[:, 0]
-    for axis, item in zip(axes, items):
+    left, right = 1.2, 0.75  # inches: row labels; colour bar, its ticks and title
+    cell = cell_widths(widest, left + right)
+    row_height, title_height, gap = 0.34, 0.42, 0.12
+    blocks = []
+    for item in items:
+        rows = 2 if item.revised is not None else 1
+        below = _rotated_label_height(item.tokens[:max_tokens])
+        blocks.append((rows, below, title_height + rows * row_height + below + gap))
+    width = left + widest * cell + right
+    height = sum(b[2] for b in blocks) + 0.1
+    figure = new_figure(width, height)
+    top_edge = height - 0.05
+    for item, (rows_count, below, block) in zip(items, blocks):
         length = min(len(item.tokens), max_tokens)
         rows = [item.original[:length]] + ([item.revised[:length]] if item.revised is not None else [])
         grid = np.full((len(rows), widest), np.nan)
         for r, row in enumerate(rows):
             grid[r, :length] = row
+        box = (left / width, (top_edge - title_height - rows_count * row_height) / height,
+               widest * cell / width, rows_count * row_height / height)
+        axis = figure.add_axes(box)
+        top_edge -= block
         top = max(float(np.nanmax(grid)), 1e-12)
         image = axis.imshow(grid, cmap="Reds", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
-        colorbar = figure.colorbar(image, ax=axis, fraction=0.025, pad=0.01)
-        colorbar.set_label("attention weight", fontsize=8)
-        colorbar.ax.tick_params(labelsize=7)
+        add_colorbar(figure, image, box)
         for r, row in enumerate(rows):
             for t, value in enumerate(row):
                 if value >= 0.5 * top:  # label only the strongest cells: numbers everywhere are noise
-                    axis.text(t, r, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white")
-        axis.set_yticks(range(len(rows)), ["original α", "revised α′"][: len(rows)], fontsize=9)
-        axis.set_xticks(range(length), item.tokens[:length], rotation=60, ha="right", fontsize=9)
+                    axis.text(t, r, cell_label(value), ha="center", va="center", fontsize=ANNOTATION_SIZE, color="white")
+        axis.set_yticks(range(len(rows)), ["original α", "revised α′"][: len(rows)])
+        axis.set_xticks(range(length), [short(t) for t in item.tokens[:length]], rotation=60, ha="right",
+                        rotation_mode="anchor")
         axis.set_xlim(-0.5, widest - 0.5)
         cut = f"  (first {max_tokens} of {len(item.tokens)} tokens)" if len(item.tokens) > max_tokens else ""
-        axis.set_title(item.title + cut, fontsize=10, loc="left")
+        axis.set_title(item.title + cut, loc="left", fontsize=FONT_SIZE)
         axis.tick_params(length=0)
+        for spine in axis.spines.values():
+            spine.set_visible(False)
     return figure
 
 
-def document_figure(items: Sequence[MapItem], max_tokens: int = 25, max_sentences: int = 15):
-    """Per document, two grids (α left, α′ right): one row per sentence, its words in the cells.
+@styled
+def document_figure(items: Sequence[MapItem], max_tokens: int = 20, max_sentences: int = 15):
+    """Per document, two grids (α above α′): one row per sentence, its words in the cells.
 
-    Cell colour is the word's weight in its sentence's array α_s, on one scale per document;
-    the row label gives the sentence weight γ_s (→ γ′_s). Sentences beyond ``max_sentences``
-    and words beyond ``max_tokens`` are cut for the picture (the title says so).
+    Cell colour is the word's weight in its sentence's array α_s, on one scale per document
+    (one colour bar beside both grids); the row label gives the sentence weight γ_s (γ′_s).
+    Sentences beyond ``max_sentences`` and words beyond ``max_tokens`` are cut for the picture
+    (the title says so).
     """
     panels = 2 if items[0].revised is not None else 1
     widest = min(max(end - start for item in items for start, end in item.sentences[:max_sentences]), max_tokens)
-    width = panels * (0.55 * widest + 1.8)
-    heights = [0.24 * min(len(item.sentences), max_sentences) + 0.9 for item in items]
-    figure = new_figure(min(width, 26.0), sum(heights) + 0.2)
-    grid = figure.add_gridspec(len(items), panels, height_ratios=heights)
-    for row, item in enumerate(items):
+    cell = 0.62  # inches: a word of up to 8 characters at ANNOTATION_SIZE
+    width = widest * cell + 2.6
+    heights = []
+    for item in items:
+        heights += [0.32 * min(len(item.sentences), max_sentences) + 0.55] * panels
+    figure = new_figure(width, sum(heights) + 0.6 * len(items), layout="constrained")
+    grid = figure.add_gridspec(len(items) * panels, 1, height_ratios=heights)
+    for d, item in enumerate(items):
         spans = item.sentences[:max_sentences]
-        columns = widest
         arrays = [("original α", item.original, item.sentence_original)]
         if item.revised is not None:
             arrays.append(("revised α′", item.revised, item.sentence_revised))
         top = max(max(float(np.max(w)) for _, w, _ in arrays), 1e-12)
-        for column, (name, weights, gamma) in enumerate(arrays):
-            axis = figure.add_subplot(grid[row, column])
-            values = np.full((len(spans), columns), np.nan)
+        axes = []
+        for p, (name, weights, gamma) in enumerate(arrays):
+            axis = figure.add_subplot(grid[d * panels + p, 0])
+            axes.append(axis)
+            values = np.full((len(spans), widest), np.nan)
             for s, (start, end) in enumerate(spans):
-                cut = min(end - start, columns)
+                cut = min(end - start, widest)
                 values[s, :cut] = weights[start : start + cut]
             image = axis.imshow(values, cmap="Reds", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
-            if column == len(arrays) - 1:  # one scale per document: one colour bar, right of its last panel
-                figure.colorbar(image, ax=axis, fraction=0.03, pad=0.01).ax.tick_params(labelsize=7)
             for s, (start, end) in enumerate(spans):
-                for t in range(min(end - start, columns)):
+                for t in range(min(end - start, widest)):
                     strong = weights[start + t] >= 0.5 * top
-                    axis.text(t, s, item.tokens[start + t][:9], ha="center", va="center", fontsize=5.5,
+                    axis.text(t, s, short(item.tokens[start + t], 8), ha="center", va="center", fontsize=ANNOTATION_SIZE,
                               color="white" if strong else "#333")
-            symbol = "γ′" if column else "γ"
+            symbol = "γ′" if p else "γ"
             labels = [f"s{s + 1}  {symbol} {gamma[s]:.2f}" if gamma is not None else f"s{s + 1}" for s in range(len(spans))]
-            axis.set_yticks(range(len(spans)), labels, fontsize=6)
+            axis.set_yticks(range(len(spans)), labels)
             axis.set_xticks([])
             axis.tick_params(length=0)
+            for spine in axis.spines.values():
+                spine.set_visible(False)
             cut = []
             if len(item.sentences) > max_sentences:
                 cut.append(f"first {max_sentences} of {len(item.sentences)} sentences")
             if any(end - start > max_tokens for start, end in spans):
                 cut.append(f"first {max_tokens} words of a sentence")
             note = f"  ({'; '.join(cut)})" if cut else ""
-            heading = f"{item.title}\n{name} per sentence; row label: sentence weight{note}" if column == 0 else f"{name} per sentence"
-            axis.set_title(heading, fontsize=7, loc="left")
-    figure.tight_layout()
+            heading = f"{item.title}\n{name} per sentence; row label: sentence weight{note}" if p == 0 else f"{name} per sentence"
+            axis.set_title(heading, loc="left", fontsize=FONT_SIZE)
+        # one scale per document: one colour bar beside its grids
+        figure.colorbar(image, ax=axes, fraction=0.03, pad=0.01, aspect=12).set_label("weight in the sentence")
     return figure
 
 

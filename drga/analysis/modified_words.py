@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from drga.analysis.attention import AttentionRecord
-from drga.analysis.plots import new_figure, save_png
+from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
 
 
 @dataclass
@@ -65,20 +65,31 @@ def write_modified_words(records: Sequence[AttentionRecord], out: Path, k: int =
         writer = csv.DictWriter(handle, fieldnames=list(asdict(changes[0])) if changes else ["token"])
         writer.writeheader()
         writer.writerows(asdict(c) for c in changes)
-    figure = new_figure(9.0, max(2.5, 0.24 * max(len(raised), len(lowered), 1) + 1.0))
-    axes = figure.subplots(1, 2)
+    png = save_png(bar_figure(raised, lowered, changes, min_count), out / "modified_words.png")
+    row = lambda c: {"token": c.token, "count": c.count, "mean_change": c.mean_change, "mean_original": c.mean_original}
+    return {"csv": str(path), "png": str(png), "words": len(changes), "raised": [row(c) for c in raised], "lowered": [row(c) for c in lowered]}
+
+
+@styled
+def bar_figure(raised: Sequence[WordChange], lowered: Sequence[WordChange], changes: Sequence[WordChange], min_count: int):
+    """Raised (left) and lowered (right) words as bars of mean α′ − α on one shared x scale.
+
+    The panels share the x axis, so a bar's length means the same change in both.
+    """
+    figure = new_figure(DOC_WIDTH, max(3.0, 0.3 * max(len(raised), len(lowered), 1) + 1.6), layout="constrained")
+    axes = figure.subplots(1, 2, sharex=True)
     for axis, items, color, title in (
         (axes[0], raised, "#c44e52", "raised by the agent"),
         (axes[1], lowered, "#4c72b0", "lowered by the agent"),
     ):
         y = np.arange(len(items))[::-1]
         axis.barh(y, [c.mean_change for c in items], color=color)
-        axis.set_yticks(y, [f"{c.token} ({c.count})" for c in items], fontsize=7)
-        axis.set_title(f"{title}: mean α′ − α (occurrences)", fontsize=8)
-        axis.tick_params(axis="x", labelsize=7)
-        axis.axvline(0, color="#666", lw=0.6)
-    figure.suptitle(f"Most-modified words, {sum(c.count for c in changes)} occurrences of {len(changes)} words seen ≥ {min_count} times", fontsize=9)
-    figure.tight_layout()
-    png = save_png(figure, out / "modified_words.png")
-    row = lambda c: {"token": c.token, "count": c.count, "mean_change": c.mean_change, "mean_original": c.mean_original}
-    return {"csv": str(path), "png": str(png), "words": len(changes), "raised": [row(c) for c in raised], "lowered": [row(c) for c in lowered]}
+        axis.set_yticks(y, [f"{c.token} ({c.count})" for c in items])
+        axis.set_title(title)
+        axis.set_xlabel("mean α′ − α (occurrences)")
+        axis.axvline(0, color="#666", lw=0.8)
+        axis.tick_params(axis="y", length=0)
+        axis.grid(axis="x", color="#ddd", lw=0.6)
+        axis.set_axisbelow(True)
+    figure.suptitle(f"Most-modified words: {sum(c.count for c in changes)} occurrences of {len(changes)} words seen ≥ {min_count} times")
+    return figure

@@ -40,7 +40,7 @@ from drga.analysis.attention import (
     squash_attention,
     token_sites,
 )
-from drga.analysis.plots import new_figure, save_png
+from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, DPI, FONT_SIZE, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau
 from drga.data import EncodedExample, Vocabulary, collate
 
@@ -225,29 +225,8 @@ def write_snapshot(rows: Sequence[dict[str, Any]], label_names: Sequence[str], o
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["token"])
         writer.writeheader()
         writer.writerows(rows)
-    figure = new_figure(9.0, 3.8)
-    axes = figure.subplots(1, 2, sharey=True)
     polarity = np.array([r["polarity"] for r in rows])
-    rate = np.array([r["rate_c_plus"] for r in rows])
-    floor = 1e-3  # α′ can be exactly 0 (the agent clipped the token): drawn at the floor of the log axis
-    for axis, key, name in ((axes[0], "attention", "original α"), (axes[1], "attention_revised", "revised α′")):
-        values = np.maximum(np.array([r[key] for r in rows]), floor)
-        points = axis.scatter(values, polarity, c=rate, cmap="coolwarm", vmin=0, vmax=1, s=14)
-        # name the tokens at the extremes of either axis
-        named = set(np.argsort(-np.abs(polarity))[:5]) | set(np.argsort(-values)[:5])
-        for i in named:
-            axis.annotate(rows[i]["token"], (values[i], polarity[i]), fontsize=7, xytext=(2, 2), textcoords="offset points")
-        axis.set_xscale("log")
-        axis.axhline(0, color="#999", lw=0.6)
-        axis.axvline(1, color="#999", lw=0.6, ls=":")
-        axis.set_xlabel(f"mean relative attention L·α ({name}; floor {floor:g})", fontsize=8)
-        axis.tick_params(labelsize=7)
-    axes[0].set_ylabel(f"polarity log P({label_names[-1]}) − log P({label_names[0]})", fontsize=8)
-    colorbar = figure.colorbar(points, ax=list(axes), fraction=0.03)
-    colorbar.set_label(f"training rate of '{label_names[-1]}'", fontsize=7)
-    colorbar.ax.tick_params(labelsize=7)
-    figure.suptitle(f"{len(rows)} frequent tokens: polarity vs attention (Sun & Lu 2020)", fontsize=9)
-    png = save_png(figure, out / "polarity_snapshot.png")
+    png = save_png(snapshot_figure(rows, label_names), out / "polarity_snapshot.png")
     # Sun & Lu's observation: tokens of strong polarity get large attention scores. Kendall τ of
     # |polarity| against the mean relative attention measures it without assuming a scale.
     tau = lambda key: kendall_tau(np.abs(polarity), [r[key] for r in rows])
@@ -284,33 +263,134 @@ def write_trajectories(tracked: dict[str, Any], out: Path) -> dict[str, Any]:
                     [r["phase"], r["epoch"], r["global_step"], token["token"], token["group"], r["polarity"]["polarity"][k],
                      r["polarity"]["attention"][k], revised[k] if revised else ""]
                 )
-    figure = new_figure(10.0, 3.9)
-    axes = figure.subplots(1, 3)
-    x = np.arange(len(records))
-    floor = 1e-3  # a token the agent clips everywhere has mean L·α′ = 0: drawn at the floor of the log axis
-    for k, token in enumerate(tokens):
-        color = GROUP_COLORS.get(token["group"], "black")
-        revised = [(r["polarity"].get("attention_revised") or [np.nan] * len(tokens))[k] for r in records]
-        series = [
-            [r["polarity"]["polarity"][k] for r in records],
-            [max(r["polarity"]["attention"][k], floor) for r in records],
-            [max(v, floor) if v == v else v for v in revised],
-        ]
-        for axis, values in zip(axes, series):
-            axis.plot(x, values, color=color, lw=1, marker=".", ms=3)
-            last = next((v for v in reversed(values) if v == v), None)
-            if last is not None:
-                axis.annotate(token["token"], (x[-1], last), fontsize=6, color=color, xytext=(3, 0), textcoords="offset points")
-    titles = ["polarity s_t (log-odds, one-hot α)", "relative attention L·α (own)", f"relative attention L·α′ (revised; floor {floor:g})"]
-    for axis, title in zip(axes, titles):
-        axis.set_title(title, fontsize=8)
-        axis.set_xticks(x, labels, rotation=90, fontsize=6)
-        axis.tick_params(axis="y", labelsize=7)
-    for axis in axes[1:]:
-        axis.set_yscale("log")
-        axis.axhline(1, color="#999", lw=0.6, ls=":")
-    handles = [axes[0].plot([], [], color=GROUP_COLORS[g], label=f"{g} tokens")[0] for g in GROUPS]
-    figure.legend(handles=handles, fontsize=7, loc="upper center", ncol=3, frameon=False)
-    figure.tight_layout(rect=(0, 0, 1, 0.93))
-    png = save_png(figure, out / "polarity_tracking.png")
+    png = save_png(tracking_figure(tracked), out / "polarity_tracking.png")
     return {"csv": str(path), "png": str(png), "tokens": [t["token"] for t in tokens], "evaluations": len(records)}
+
+
+#: Log axes of relative attention start here: a token the agent clips everywhere has mean L·α′ = 0.
+FLOOR = 1e-3
+
+
+@styled
+def snapshot_figure(rows: Sequence[dict[str, Any]], label_names: Sequence[str]):
+    """Polarity against relative attention per token, α (left) and α′ (right), coloured by class rate."""
+    figure = new_figure(DOC_WIDTH, 4.8, layout="constrained")
+    axes = figure.subplots(1, 2, sharey=True, sharex=True)
+    polarity = np.array([r["polarity"] for r in rows])
+    for axis, key, name in ((axes[0], "attention", "original α"), (axes[1], "attention_revised", "revised α′")):
+        values = np.maximum(np.array([r[key] for r in rows]), FLOOR)
+        points = axis.scatter(values, polarity, c=[r["rate_c_plus"] for r in rows], cmap="coolwarm", vmin=0, vmax=1, s=22,
+                              edgecolors="#444", linewidths=0.3)
+        # name the tokens at the extremes of either axis
+        named = set(np.argsort(-np.abs(polarity))[:5]) | set(np.argsort(-values)[:4])
+        for i in named:
+            axis.annotate(rows[i]["token"], (values[i], polarity[i]), fontsize=ANNOTATION_SIZE, xytext=(3, 3),
+                          textcoords="offset points")
+        axis.set_xscale("log")
+        axis.axhline(0, color="#999", lw=0.8)
+        axis.axvline(1, color="#999", lw=0.8, ls=":")
+        axis.set_title(name)
+        axis.set_xlabel("mean relative attention L·α" + ("′" if key == "attention_revised" else ""))
+    axes[0].set_ylabel(f"polarity: log P({label_names[-1]})\n− log P({label_names[0]})")
+    colorbar = figure.colorbar(points, ax=list(axes), fraction=0.04, aspect=25)
+    colorbar.set_label(f"training-set share of '{label_names[-1]}'")
+    figure.suptitle(f"{len(rows)} frequent tokens: polarity vs attention (Sun & Lu 2020); "
+                    f"L·α below {FLOOR:g} drawn at {FLOOR:g}")
+    return figure
+
+
+def spread(positions: Sequence[float], gap: float, low: float = 0.0, high: float = 1.0) -> list[float]:
+    """Label heights (axes fractions) near ``positions``, at least ``gap`` apart, within [low, high].
+
+    Labels keep their order; each moves as little as this greedy pass allows (up, then back
+    down where the top is reached).
+    """
+    order = np.argsort(positions, kind="stable")
+    placed = np.clip(np.asarray(positions, dtype=np.float64)[order], low, high)
+    for k in range(1, len(placed)):
+        placed[k] = max(placed[k], placed[k - 1] + gap)
+    if len(placed) and placed[-1] > high:
+        placed[-1] = high
+        for k in range(len(placed) - 2, -1, -1):
+            placed[k] = min(placed[k], placed[k + 1] - gap)
+    result = np.empty_like(placed)
+    result[order] = placed
+    return result.tolist()
+
+
+#: One colour per token of a group (the same token has the same colour in every panel).
+TOKEN_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
+
+
+@styled
+def tracking_figure(tracked: dict[str, Any]):
+    """Small multiples of the followed tokens over training: rows polarity, L·α, L·α′; columns the groups.
+
+    Each panel has at most a group's tokens (4 by default), named at their line ends; the
+    panels share the x axis (the evaluations) and, per row, the y axis; the two attention rows
+    share one log scale.
+    """
+    from drga.analysis.transitions import row_label, training_path
+
+    tokens = tracked.get("polarity_tokens") or []
+    records = [r for r in training_path(tracked["records"]) if r.get("polarity")]
+    labels = [row_label(r) for r in records]
+    classes = tracked.get("polarity_classes") or ["c−", "c+"]
+    groups = [g for g in GROUPS if any(t["group"] == g for t in tokens)]
+    figure = new_figure(DOC_WIDTH, 9.6, layout="constrained")
+    axes = figure.subplots(3, len(groups), sharex=True, squeeze=False)
+    for row in range(3):
+        for column in range(len(groups)):
+            if (row, column) != (0, 0):
+                axes[row, column].sharey(axes[0 if row == 0 else 1, 0])
+    x = np.arange(len(records))
+    end = len(records) - 1 + 0.5 * len(records)  # room right of the lines for the tokens' names
+    names = {
+        0: f"polarity s_t\nlog P({classes[-1]}) − log P({classes[0]})",
+        1: "relative attention L·α\n(the network's own)",
+        2: "relative attention L·α′\n(revised by the agent)",
+    }
+    series = []  # (axis, values, token, colour)
+    for column, group in enumerate(groups):
+        members = [(k, t) for k, t in enumerate(tokens) if t["group"] == group]
+        for n, (k, token) in enumerate(members):
+            color = TOKEN_COLORS[n % len(TOKEN_COLORS)]
+            revised = [(r["polarity"].get("attention_revised") or [np.nan] * len(tokens))[k] for r in records]
+            values = [
+                [r["polarity"]["polarity"][k] for r in records],
+                [max(r["polarity"]["attention"][k], FLOOR) for r in records],
+                [max(v, FLOOR) if v == v else v for v in revised],
+            ]
+            for row in range(3):
+                axes[row, column].plot(x, values[row], color=color, lw=1.6, marker="o", ms=3.5)
+                series.append((axes[row, column], values[row], token["token"], color))
+        side = {"positive": classes[-1], "negative": classes[0], "neutral": "near the prior"}[group]
+        axes[0, column].set_title(f"{group} tokens ({side})")
+    for row in range(3):
+        axes[row, 0].set_ylabel(names[row])
+        for axis in axes[row]:
+            axis.axhline(0 if row == 0 else 1, color="#999", lw=0.8, ls=":")
+            if row:
+                axis.set_yscale("log")
+    for axis in axes[-1]:
+        axis.set_xticks(x, labels, rotation=90)
+    axes[0, 0].set_xlim(-0.3, end)
+    # names at the line ends, spread so that they never overlap: one line of type apart, in axes fractions
+    # of the panel heights the layout gives
+    figure.draw_without_rendering()
+    for axis in axes.ravel():
+        gap = 1.4 * FONT_SIZE / 72 * DPI / axis.get_window_extent().height
+        mine = [(v, t, c) for a, v, t, c in series if a is axis]
+        ends = [(next(((len(v) - 1 - i, w) for i, w in enumerate(reversed(v)) if w == w), None), t, c) for v, t, c in mine]
+        ends = [e for e in ends if e[0] is not None]
+        if not ends:
+            continue
+        axis.get_xlim(), axis.get_ylim()  # settles the shared, autoscaled limits the transform reads
+        to_axes = axis.transScale + axis.transLimits
+        heights = [float(to_axes.transform((xi, yi))[1]) for (xi, yi), _, _ in ends]
+        for ((xi, yi), token, color), place in zip(ends, spread(heights, gap, 0.03, 0.97)):
+            axis.annotate(f"'{token}'", xy=(xi, yi), xytext=(len(records) - 1 + 0.55, place), textcoords=("data", "axes fraction"),
+                          va="center", color=color, fontsize=FONT_SIZE,
+                          arrowprops={"arrowstyle": "-", "color": color, "lw": 0.6, "shrinkA": 0, "shrinkB": 3})
+    figure.suptitle(f"Followed tokens over training; L·α below {FLOOR:g} drawn at {FLOOR:g}")
+    return figure

@@ -40,7 +40,7 @@ from drga.analysis.attention import (
     token_sites,
     token_weights,
 )
-from drga.analysis.plots import ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png
+from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau, total_variation
 from drga.data import EncodedExample, collate
 
@@ -260,7 +260,14 @@ def write_saliency(rows: Sequence[dict[str, Any]], out: Path, dataset: str, unit
     summary = summarize(rows)
     table = markdown(summary, dataset, unit)
     (out / "saliency.md").write_text(table + "\n", encoding="utf-8")
-    figure = new_figure(7.5, 3.2)
+    save_png(box_figure(rows, dataset), out / "saliency.png")
+    return {"summary": summary, "markdown": table}
+
+
+@styled
+def box_figure(rows: Sequence[dict[str, Any]], dataset: str):
+    """Box plots of the per-sentence Kendall τ-b: attention vs each saliency, and the two saliencies, per mode."""
+    figure = new_figure(DOC_WIDTH - 1.0, 4.6, layout="constrained")
     axis = figure.subplots()
     data, labels, colors = [], [], []
     for mode, color in zip(MODES, (ORIGINAL_COLOR, REVISED_COLOR)):
@@ -268,17 +275,17 @@ def write_saliency(rows: Sequence[dict[str, Any]], out: Path, dataset: str, unit
             values = np.array([r[key] for r in rows if r["mode"] == mode], dtype=np.float64)
             if len(values):
                 data.append(values[np.isfinite(values)])
-                labels.append(f"{mode}\n{name.replace('attention', 'α′' if mode == 'with-agent' else 'α')}")
+                pair = name.replace("attention", "α′" if mode == "with-agent" else "α").replace(", ", ",\n")
+                labels.append(f"{mode}\n{pair}")
                 colors.append(color)
     parts = axis.boxplot(data, patch_artist=True, widths=0.6, showfliers=False)
     for patch, color in zip(parts["boxes"], colors):
         patch.set_facecolor(color)
         patch.set_alpha(0.55)
-    axis.set_xticks(range(1, len(labels) + 1), labels, fontsize=6)
-    axis.axhline(0, color="#999", lw=0.6)
-    axis.set_ylabel("Kendall τ-b per sentence", fontsize=8)
-    axis.tick_params(axis="y", labelsize=7)
-    axis.set_title(f"{dataset}: attention vs gradient and leave-one-out saliency", fontsize=9)
-    figure.tight_layout()
-    save_png(figure, out / "saliency.png")
-    return {"summary": summary, "markdown": table}
+    for median in parts["medians"]:
+        median.set_color("black")
+    axis.set_xticks(range(1, len(labels) + 1), labels)
+    axis.axhline(0, color="#999", lw=0.8)
+    axis.set_ylabel("Kendall τ-b per sentence")
+    axis.set_title(f"{dataset}: attention vs gradient and leave-one-out saliency")
+    return figure

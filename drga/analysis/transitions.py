@@ -16,7 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from drga.analysis.plots import new_figure, save_png
+from drga.analysis.maps import add_colorbar, cell_widths, short
+from drga.analysis.plots import FONT_SIZE, new_figure, save_png, styled
 
 #: DRGA's path through the phases, in order.
 PATH_PHASES = ("pretrain", "agent", "cotrain")
@@ -91,8 +92,13 @@ def markdown(tracked: dict[str, Any], k: int = 3) -> str:
     return "\n".join(parts)
 
 
+@styled
 def heatmap_figure(tracked: dict[str, Any], max_examples: int = 4):
-    """Per sentence: α (left) and α′ (right) over the evaluations of DRGA's path, one colour scale per sentence."""
+    """Per sentence: α (top) and α′ (below) over the evaluations of DRGA's path, one colour scale per sentence.
+
+    α′ has rows from the first agent evaluation on (before that there is no agent). Each
+    sentence gets one colour bar beside its two grids. At most DOC_WIDTH inches wide.
+    """
     records = training_path(tracked["records"])
     examples = tracked["examples"][:max_examples]
     names = tracked["label_names"]
@@ -102,32 +108,49 @@ def heatmap_figure(tracked: dict[str, Any], max_examples: int = 4):
         keys = ("sentences_original", "sentences_revised")
         titles = ("sentence weights γ", "revised sentence weights γ′ (agent)")
     else:
-        columns = lambda example: example["tokens"]
+        columns = lambda example: [short(t) for t in example["tokens"]]
         keys = ("original", "revised")
         titles = ("network's own α", "revised α′ (agent, deterministic)")
     widest = max(len(columns(e)) for e in examples)
-    figure = new_figure(max(8.0, 2 * 0.22 * widest + 2.0), (0.2 * len(records) + 1.3) * len(examples) + 0.3)
-    axes = figure.subplots(len(examples), 2, squeeze=False)
-    labels = [row_label(r) for r in records]
+    cell = cell_widths(widest, 2.3, largest=0.5)
+    row_height = 0.24
+    panels = []  # per example: [(key, title, records with that key)]
+    for e in range(len(examples)):
+        panels.append([(key, title, [r for r in records if r.get(key) is not None]) for key, title in zip(keys, titles)])
+        panels[-1] = [p for p in panels[-1] if p[2]]
+    # fixed layout in inches (constrained layout would stretch the rows of the panels unevenly)
+    left, right, title, gap = 1.0, 0.95, 0.36, 0.18
+    below = [0.2 + 0.087 * max(len(t) for t in columns(example)) * 0.87 for example in examples]
+    block = lambda e: sum(title + len(rows) * row_height for _, _, rows in panels[e]) + below[e] + gap
+    width = left + widest * cell + right
+    height = sum(block(e) for e in range(len(examples))) + 0.1
+    figure = new_figure(width, height)
+    y = height - 0.05  # inches from the bottom: the top of the next panel's title
     for e, example in enumerate(examples):
         tokens = columns(example)
-        grids = []
-        for key in keys:
-            grid = np.full((len(records), len(tokens)), np.nan)
-            for row, r in enumerate(records):
-                if r.get(key) is not None:
-                    grid[row] = r[key][e]
-            grids.append(grid)
-        top = max(float(np.nanmax(g)) for g in grids if np.isfinite(g).any())
-        for axis, grid, title in zip(axes[e], grids, titles):
-            image = axis.imshow(grid, cmap="Reds", vmin=0, vmax=top, aspect="auto", interpolation="nearest")
-            colorbar = figure.colorbar(image, ax=axis, fraction=0.04, pad=0.01)
-            colorbar.ax.tick_params(labelsize=7)
-            axis.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right", fontsize=8)
-            axis.set_yticks(range(len(records)), labels, fontsize=8)
-            axis.set_title(f"dev #{example['dev_index']} ({names[example['label']]}): {title}", fontsize=9, loc="left")
+        boxes, images = [], []
+        top = max(max(max(r[key][e]) for r in rows) for key, _, rows in panels[e])
+        for k, (key, name, rows) in enumerate(panels[e]):
+            y -= title + len(rows) * row_height
+            box = (left / width, y / height, widest * cell / width, len(rows) * row_height / height)
+            axis = figure.add_axes(box)
+            boxes.append(box)
+            values = np.array([r[key][e] for r in rows], dtype=np.float64)
+            images.append(axis.imshow(values, cmap="Reds", vmin=0, vmax=top, aspect="auto", interpolation="nearest"))
+            if k == len(panels[e]) - 1:
+                axis.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right", rotation_mode="anchor")
+            else:
+                axis.set_xticks([])
+            axis.set_xlim(-0.5, widest - 0.5)
+            axis.set_yticks(range(len(rows)), [row_label(r) for r in rows])
+            axis.set_title(f"dev #{example['dev_index']} ({names[example['label']]}): {name}", loc="left", fontsize=FONT_SIZE)
             axis.tick_params(length=0)
-    figure.tight_layout()
+            for spine in axis.spines.values():
+                spine.set_visible(False)
+        y -= below[e] + gap
+        # one scale per sentence: one colour bar beside both of its grids
+        low = boxes[-1][1]
+        add_colorbar(figure, images[0], (boxes[0][0], low, boxes[0][2], boxes[0][1] + boxes[0][3] - low))
     return figure
 
 
