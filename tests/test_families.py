@@ -10,7 +10,7 @@ import torch
 
 from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines import NETWORK_INPUTS, NETWORKS, build_network
+from drga.baselines import NETWORK_INPUTS, NETWORKS, PRETRAINED_TOKENIZERS, build_network
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.baselines.transformer import column_mean, revise_matrices
 from drga.config import ConfigError, load_config
@@ -54,12 +54,15 @@ def make(name: str, classes: int = 3):
     return build_network(name, vocab_size=20, num_classes=classes, dropout=0.0, **SMALL)
 
 
-#: The classification families; translation networks ("parallel" input) have tests/test_nmt*.py.
-CLASSIFIERS = sorted(n for n in NETWORKS if NETWORK_INPUTS[n] != "parallel")
+#: The classification families trained from scratch; translation networks ("parallel" input) have
+#: tests/test_nmt*.py, networks wrapping a pretrained checkpoint (hf-encoder) tests/test_hf_encoder.py
+#: (they need a checkpoint directory, which a tiny random BERT provides there).
+CLASSIFIERS = sorted(n for n in NETWORKS if NETWORK_INPUTS[n] != "parallel" and n not in PRETRAINED_TOKENIZERS)
 
 
 def test_every_family_is_registered_with_its_input_kind():
     assert set(CLASSIFIERS) == {"lstm-sa", "cnn-sa", "transformer", "disan", "atae-lstm", "ian", "han"}
+    assert set(PRETRAINED_TOKENIZERS) == {"hf-encoder"} and NETWORK_INPUTS["hf-encoder"] == "text"
     assert {NETWORK_INPUTS[n] for n in CLASSIFIERS} == {"text", "aspect", "document"}
     for name in ("ag-news", "semeval14-laptop", "semeval14-restaurant", "semeval15-restaurant",
                  "semeval16-restaurant", "movie-reviews"):
@@ -420,7 +423,7 @@ def test_the_k_samples_of_a_sequence_share_one_dropout_mask(name):
     assert not torch.allclose(network.predict(network.encode(batch).repeat_interleave(k), revised), output)
 
 
-@pytest.mark.parametrize("name", sorted(NETWORKS))
+@pytest.mark.parametrize("name", sorted(n for n in NETWORKS if n not in PRETRAINED_TOKENIZERS))
 def test_nn_module_apply_works_on_every_network(name):
     """Weight-initialisation code every PyTorch user writes: ``model.apply(init)`` (the Transformer's
     layer once defined an ``apply`` of its own, which broke it)."""
