@@ -249,8 +249,9 @@ _STYLE = """
 body { font-family: sans-serif; margin: 2em; max-width: 70em; color: #222; }
 .ex { margin: 1.2em 0; padding: 0.6em 0.8em; border: 1px solid #ddd; border-radius: 6px; }
 .meta { font-size: 0.85em; color: #555; margin-bottom: 0.4em; }
-.row { line-height: 2.1em; }
-.lab { display: inline-block; width: 6.5em; font-size: 0.8em; color: #777; }
+.row { display: flex; align-items: baseline; line-height: 2.1em; }
+.lab { flex: none; width: 6.5em; font-size: 0.8em; color: #777; }
+.toks { flex: 1; }
 .tok { padding: 0.15em 0.2em; margin: 0 0.05em; border-radius: 3px; }
 .rule { font-size: 0.85em; color: #555; }
 .sent { font-size: 0.8em; color: #555; margin-top: 0.5em; }
@@ -268,7 +269,7 @@ def _rows_html(tokens: Sequence[str], rows: Sequence[tuple[str, np.ndarray]], wi
     lines = []
     for name, weights in rows:
         cells = [_cell(tok, w, w / top, (220, 40, 40), f"{name}: {w:.4f}") for tok, w in zip(tokens, weights)]
-        lines.append(f'<div class="row"><span class="lab">{html.escape(label + name)}</span>{" ".join(cells)}</div>')
+        lines.append(f'<div class="row"><span class="lab">{html.escape(label + name)}</span><span class="toks">{" ".join(cells)}</span></div>')
     if with_change and len(rows) == 2:
         change = rows[1][1] - rows[0][1]
         scale = max(float(np.max(np.abs(change))), 1e-12)
@@ -276,7 +277,7 @@ def _rows_html(tokens: Sequence[str], rows: Sequence[tuple[str, np.ndarray]], wi
             _cell(tok, d, abs(d) / scale, (220, 40, 40) if d > 0 else (40, 90, 220), f"{rows[1][0]} − {rows[0][0]}: {d:+.4f}")
             for tok, d in zip(tokens, change)
         ]
-        lines.append(f'<div class="row"><span class="lab">{html.escape(label)}change</span>{" ".join(cells)}</div>')
+        lines.append(f'<div class="row"><span class="lab">{html.escape(label)}change</span><span class="toks">{" ".join(cells)}</span></div>')
     return lines
 
 

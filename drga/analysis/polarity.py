@@ -281,9 +281,9 @@ def snapshot_figure(rows: Sequence[dict[str, Any]], label_names: Sequence[str]):
         values = np.maximum(np.array([r[key] for r in rows]), FLOOR)
         points = axis.scatter(values, polarity, c=[r["rate_c_plus"] for r in rows], cmap="coolwarm", vmin=0, vmax=1, s=22,
                               edgecolors="#444", linewidths=0.3)
-        # name the tokens at the extremes of either axis
-        named = set(np.argsort(-np.abs(polarity))[:5]) | set(np.argsort(-values)[:4])
-        for i in named:
+        # name the tokens at the extremes of either axis (most extreme first; see below for overlaps)
+        order = [int(i) for i in np.argsort(-np.abs(polarity))[:6]] + [int(i) for i in np.argsort(-values)[:6]]
+        for i in dict.fromkeys(order):
             axis.annotate(rows[i]["token"], (values[i], polarity[i]), fontsize=ANNOTATION_SIZE, xytext=(3, 3),
                           textcoords="offset points")
         axis.set_xscale("log")
@@ -294,6 +294,16 @@ def snapshot_figure(rows: Sequence[dict[str, Any]], label_names: Sequence[str]):
     axes[0].set_ylabel(f"polarity: log P({label_names[-1]})\n− log P({label_names[0]})")
     colorbar = figure.colorbar(points, ax=list(axes), fraction=0.04, aspect=25)
     colorbar.set_label(f"training-set share of '{label_names[-1]}'")
+    # a name that would overlap one placed before it (a more extreme token) is left out
+    figure.draw_without_rendering()
+    for axis in axes:
+        kept = []
+        for text in list(axis.texts):
+            box = text.get_window_extent()
+            if any(box.overlaps(other) for other in kept):
+                text.remove()
+            else:
+                kept.append(box)
     figure.suptitle(f"{len(rows)} frequent tokens: polarity vs attention (Sun & Lu 2020); "
                     f"L·α below {FLOOR:g} drawn at {FLOOR:g}")
     return figure
@@ -372,9 +382,20 @@ def tracking_figure(tracked: dict[str, Any]):
             axis.axhline(0 if row == 0 else 1, color="#999", lw=0.8, ls=":")
             if row:
                 axis.set_yscale("log")
+    # every evaluation has a tick; the first of each phase (and the last evaluation) is named, and the
+    # phases are shaded in turn, so that 14 or more evaluations stay legible
+    starts = [i for i in range(len(records)) if i == 0 or records[i]["phase"] != records[i - 1]["phase"]]
+    named = sorted(set(starts) | {len(records) - 1})
+    for axis in axes.ravel():
+        for k, start in enumerate(starts):
+            if k % 2:
+                stop = starts[k + 1] if k + 1 < len(starts) else len(records)
+                axis.axvspan(start - 0.5, stop - 0.5, color="#f0f0f0", zorder=0, lw=0)
     for axis in axes[-1]:
-        axis.set_xticks(x, labels, rotation=90)
-    axes[0, 0].set_xlim(-0.3, end)
+        axis.set_xticks(x, minor=True)
+        axis.set_xticks(named, [labels[i] for i in named], rotation=90)
+        axis.set_xlabel("evaluation (a tick each)")
+    axes[0, 0].set_xlim(-0.5, end)
     # names at the line ends, spread so that they never overlap: one line of type apart, in axes fractions
     # of the panel heights the layout gives
     figure.draw_without_rendering()
