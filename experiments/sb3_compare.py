@@ -113,6 +113,7 @@ def plot(curves: dict, steps_per_batch: float, path: str):
     wide); colour is the learner, the marks say which curve; one legend below both panels.
     """
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
 
     from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, style
 
@@ -130,14 +131,19 @@ def plot(curves: dict, steps_per_batch: float, path: str):
             points = curve["trainer"][TAGS[1][0]]
             cotrain.plot([s for s, _ in points], [v for _, v in points], "o-", color=color, ms=6)
             handles.append(Line2D([], [], color=color, lw=6, label=agent))
-        handles += [
-            Line2D([], [], color="#555", marker="o", ls="none", ms=7, label="the trainer's agent/reward (tb/agent, tb/drga)"),
-            Line2D([], [], color="#555", lw=1.2, label="SB3's rollout/ep_rew_mean (last 100 episodes)"),
+        marks = [
+            Line2D([], [], color="#555", marker="o", ls="none", ms=7, label="trainer: agent/reward"),
+            Line2D([], [], color="#555", lw=1.2, label="SB3: rollout/ep_rew_mean"),
         ]
+        # the legend fills column by column: learners in its first row, the kinds of mark in its second
+        learners, handles = handles, []
+        for index, handle in enumerate(learners):
+            handles += [handle] + marks[index : index + 1]
+        handles += marks[len(learners) :]
         phase2.set(title="phase 2: agent on the frozen network", xlabel="environment steps", ylabel="training reward (eq. 5)")
         cotrain.set(title="phase 3: co-training (REINFORCE in all)", xlabel="trainer step")
-        phase2.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
-        legend_below(figure, handles, [h.get_label() for h in handles], ncol=3)
+        phase2.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1000:g}k" if value else "0"))
+        legend_below(figure, handles, [h.get_label() for h in handles], ncol=len(curves))
         save_png(figure, path)
     return figure
 
