@@ -12,9 +12,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -41,7 +42,8 @@ SQUASH_RULE = (
     "attention, DiSAN; as eq. 5 counts N), then the mean over the K arrays of a site (a "
     "Transformer's layers x heads), then the mean over the sites that span the sentence "
     "(a Transformer's heads and pooling sites count equally; IAN's aspect site does not span "
-    "the sentence and is left out; the maps and the highlighted-token counts show it on its own). Every step averages distributions over the real tokens, "
+    "the sentence and is left out; the maps and the highlighted-token counts show it on its own). "
+    "Every step averages distributions over the real tokens, "
     "so the result is one too. For LSTM+SA (one site, K = 1, scalar) it is α itself."
 )
 
@@ -195,9 +197,7 @@ def _position_mask(weights: Tensor, positions: Tensor, arrays: Tensor | None = N
     return hit.expand_as(weights)
 
 
-def remove_token(
-    attention: Sequence[Tensor], sites: Sequence[int], positions: Tensor, arrays: Tensor | None = None
-) -> list[Tensor]:
+def remove_token(attention: Sequence[Tensor], sites: Sequence[int], positions: Tensor, arrays: Tensor | None = None) -> list[Tensor]:
     # Serrano & Smith (2019): zero the token's attention and renormalise over the rest.
     """Attention with token ``positions[b]`` removed from every array of the spanning sites.
 
@@ -296,7 +296,9 @@ def revised_attention(
 ) -> tuple[list[Tensor], Tensor]:
     """α′ per site and the output under it, with the agent's deterministic action squash(μ(s_t))."""
     # γ, √L0 and δ only shape the reward, which the analyses do not read.
-    result = rollout(network, policy, batch, torch.as_tensor(beta), reward=RewardConstants(0.0, 1.0, 1.0), deterministic=True, encoding=encoding)
+    result = rollout(
+        network, policy, batch, torch.as_tensor(beta), reward=RewardConstants(0.0, 1.0, 1.0), deterministic=True, encoding=encoding
+    )
     return result.revised, result.output
 
 
@@ -344,15 +346,20 @@ def compute_records(
                 revised_probs = torch.softmax(output, dim=-1)
             for row, position in enumerate(chunk):
                 example = examples[position]
-                pick = lambda found, name: _row_values(found.get(name), row, batch, name)
+                pick = lambda found, name, row=row, batch=batch: _row_values(found.get(name), row, batch, name)
                 aspect_ids = example.extras.get("aspect")
-                ids, tokens, words_original, words_revised = list(example.ids), vocab.decode(example.ids), pick(original, "words"), \
-                    pick(revised, "words")
+                ids, tokens, words_original, words_revised = (
+                    list(example.ids),
+                    vocab.decode(example.ids),
+                    pick(original, "words"),
+                    pick(revised, "words"),
+                )
                 if isinstance(vocab, SubwordVocabulary):  # shown as words: a word's subwords merged, their attention summed
                     groups = word_groups(tokens)
                     ids, tokens = [ids[g[0]] for g in groups], [word_text(tokens, g) for g in groups]
-                    words_original, words_revised = (None if a is None else np.array([a[g].sum() for g in groups])
-                                                     for a in (words_original, words_revised))
+                    words_original, words_revised = (
+                        None if a is None else np.array([a[g].sum() for g in groups]) for a in (words_original, words_revised)
+                    )
                 records[position] = AttentionRecord(
                     index=indices[position],
                     ids=ids,
@@ -450,8 +457,7 @@ def load_inputs(
     model = load_trained(path, device=device)
     if not model.has_agent:
         raise AnalysisError(
-            f"{path} is from phase '{model.phase}' and holds no trained agent; analyse the run's cotrain_best.pt "
-            "(or agent_best.pt)"
+            f"{path} is from phase '{model.phase}' and holds no trained agent; analyse the run's cotrain_best.pt (or agent_best.pt)"
         )
     config = model.config
     trained_on = config.data.dataset

@@ -7,7 +7,8 @@ so that ``drga --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: The analyses ``drga analyze`` runs, in order (``--only`` picks some).
 ANALYSES = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity")
@@ -51,7 +52,9 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     analyze.add_argument("--min-count", type=int, default=10, help="modified words: occurrences a word needs (default 10)")
     analyze.add_argument("--saliency-examples", type=int, default=300, help="saliency: sentences (random, default 300)")
     analyze.add_argument("--site", help="restrict the token view to one attention site by name (default: every site spanning the sentence)")
-    analyze.add_argument("--reference", help="highlighted tokens: also count them for this checkpoint's attention (e.g. the run's baseline_best.pt)")
+    analyze.add_argument(
+        "--reference", help="highlighted tokens: also count them for this checkpoint's attention (e.g. the run's baseline_best.pt)"
+    )
     analyze.add_argument("--allow-other-dataset", action="store_true", help="analyse on a data set other than the one trained on")
     analyze.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -81,13 +84,27 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from drga.analysis.report import AnalyzeOptions, run_analyses
 
     options = AnalyzeOptions(
-        out=args.out, split=args.split, only=args.only or list(ANALYSES), examples=args.examples,
-        num_examples=args.num_examples, seed=args.seed, top_k=args.top_k, min_count=args.min_count,
-        saliency_examples=args.saliency_examples, site=args.site, reference=args.reference,
-        progress=not args.no_progress and sys.stderr.isatty(), command=_command_line(args),
+        out=args.out,
+        split=args.split,
+        only=args.only or list(ANALYSES),
+        examples=args.examples,
+        num_examples=args.num_examples,
+        seed=args.seed,
+        top_k=args.top_k,
+        min_count=args.min_count,
+        saliency_examples=args.saliency_examples,
+        site=args.site,
+        reference=args.reference,
+        progress=not args.no_progress and sys.stderr.isatty(),
+        command=_command_line(args),
     )
     run_analyses(
-        args.checkpoint, options, dataset=args.dataset, data_dir=args.data_dir, tsv=args.tsv, device=args.device,
+        args.checkpoint,
+        options,
+        dataset=args.dataset,
+        data_dir=args.data_dir,
+        tsv=args.tsv,
+        device=args.device,
         allow_other_dataset=args.allow_other_dataset,
     )
     return 0
@@ -97,11 +114,36 @@ def _command_line(args: argparse.Namespace) -> str:
     """The analyze command as typed (flags at their defaults left out), for summary.md."""
     import shlex
 
-    defaults = {"split": "test", "num_examples": 8, "seed": 0, "top_k": 15, "min_count": 10, "saliency_examples": 300,
-                "device": "cpu", "allow_other_dataset": False, "no_progress": False}
+    defaults = {
+        "split": "test",
+        "num_examples": 8,
+        "seed": 0,
+        "top_k": 15,
+        "min_count": 10,
+        "saliency_examples": 300,
+        "device": "cpu",
+        "allow_other_dataset": False,
+        "no_progress": False,
+    }
     parts = ["drga", "analyze", args.checkpoint]
-    for name in ("dataset", "data_dir", "tsv", "device", "out", "split", "only", "examples", "num_examples", "seed", "top_k",
-                 "min_count", "saliency_examples", "site", "reference", "allow_other_dataset"):
+    for name in (
+        "dataset",
+        "data_dir",
+        "tsv",
+        "device",
+        "out",
+        "split",
+        "only",
+        "examples",
+        "num_examples",
+        "seed",
+        "top_k",
+        "min_count",
+        "saliency_examples",
+        "site",
+        "reference",
+        "allow_other_dataset",
+    ):
         value = getattr(args, name)
         if value is None or value is False or defaults.get(name) == value:
             continue
@@ -117,8 +159,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from drga.analysis.significance import compare_runs
 
     table = compare_runs(
-        args.runs_a, args.runs_b, args.model_a, args.model_b, metric=args.metric, split=args.split,
-        resamples=args.bootstrap, seed=args.seed,
+        args.runs_a,
+        args.runs_b,
+        args.model_a,
+        args.model_b,
+        metric=args.metric,
+        split=args.split,
+        resamples=args.bootstrap,
+        seed=args.seed,
     )
     print(table)
     if args.out:

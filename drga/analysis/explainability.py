@@ -24,8 +24,9 @@ keys are ``original``/``revised`` for the word (token) level and ``sentences-ori
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -33,7 +34,6 @@ from torch import Tensor
 from tqdm.auto import tqdm
 
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines.protocol import AttentionNetwork
 from drga.analysis.attention import (
     eval_mode,
     is_document,
@@ -49,6 +49,7 @@ from drga.analysis.attention import (
 )
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend_below, new_figure, save_png, styled
 from drga.analysis.stats import js_divergence
+from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary, collate
 
 MODES = (("original", "net-only, α"), ("revised", "with-agent, α′"))
@@ -99,7 +100,7 @@ def removal_rows(
                 weights = squash_attention(attention, encoding, sites)
                 top = weights.argmax(dim=1)
                 other = random_other(top, lengths, uniform)
-                prob = lambda a: torch.softmax(network.predict(encoding, a), dim=-1).double().cpu().numpy()
+                prob = lambda a, encoding=encoding: torch.softmax(network.predict(encoding, a), dim=-1).double().cpu().numpy()
                 p, q_top, q_other = prob(attention), prob(remove_token(attention, sites, top)), prob(remove_token(attention, sites, other))
                 js_top, js_other = js_divergence(p, q_top), js_divergence(p, q_other)
                 w = weights.double().cpu().numpy()
@@ -148,7 +149,7 @@ def _document_rows(network, policy, beta, batch, encoding, chunk, examples, voca
         top = rank[rows_idx, top_flat]
         other = random_other(top, lengths, uniform)
         other_flat = order[rows_idx, other]
-        removed = lambda flat: prob(remove_token(attention, words, flat % t, arrays=flat // t))
+        removed = lambda flat, attention=attention: prob(remove_token(attention, words, flat % t, arrays=flat // t))
         q_top, q_other = removed(top_flat), removed(other_flat)
         rows += _rows(mode, chunk, examples, vocab, p, q_top, q_other, top, other,
                       omega[rows_idx, top_flat].double().cpu().numpy(), omega[rows_idx, other_flat].double().cpu().numpy(),

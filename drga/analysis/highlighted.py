@@ -16,8 +16,9 @@ with the trainer's N/L (the mean over both arrays) beside it.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -159,7 +160,8 @@ def _document_markdown(summary: dict[str, Any], delta: float, reference_name: st
         f"| attention | level | mean N (δ = {delta}) | mean N/L | mean L |",
         "|---|---|---|---|---|",
     ]
-    for key, name in (("reference", f"reference ({reference_name})"), ("original", "original (net-only)"), ("revised", "revised (with agent)")):
+    names = (("reference", f"reference ({reference_name})"), ("original", "original (net-only)"), ("revised", "revised (with agent)"))
+    for key, name in names:
         for level, part, symbol, unit in (("words", words, "α", "words"), ("sentences", sentences, "γ", "sentences")):
             if f"mean_n_{key}" in part:
                 mark = symbol + ("′" if key == "revised" else "")
@@ -180,7 +182,11 @@ def _document_markdown(summary: dict[str, Any], delta: float, reference_name: st
                     f"{100 * part['sentences_fewer']:.1f}%, stayed in {100 * part['sentences_same']:.1f}%, rose in "
                     f"{100 * part['sentences_more']:.1f}%."
                 )
-    fractions = [f"{summary[f'trainer_fraction_{k}']:.3f} ({n})" for k, n in (("original", "α"), ("revised", "α′")) if f"trainer_fraction_{k}" in summary]
+    fractions = [
+        f"{summary[f'trainer_fraction_{k}']:.3f} ({n})"
+        for k, n in (("original", "α"), ("revised", "α′"))
+        if f"trainer_fraction_{k}" in summary
+    ]
     lines.append(
         "N/L as the trainer logs it (per document, the mean over its word arrays and its sentence array): " + ", ".join(fractions) + "."
     )
@@ -238,8 +244,11 @@ def histogram_figure(levels: Sequence[tuple[str, Sequence[dict[str, Any]]]], del
     figure = new_figure(min(5.0 * len(levels) + 1.0, 2 * DOC_WIDTH), 4.2, layout="constrained")
     axes = np.atleast_1d(figure.subplots(1, len(levels)))
     bins = np.linspace(0, 1, 21)
-    series = [("n_original", "original α", ORIGINAL_COLOR), ("n_revised", "revised α′", REVISED_COLOR),
-              ("n_reference", reference_name or "reference", "#55a868")]
+    series = [
+        ("n_original", "original α", ORIGINAL_COLOR),
+        ("n_revised", "revised α′", REVISED_COLOR),
+        ("n_reference", reference_name or "reference", "#55a868"),
+    ]
     for axis, (level, level_rows) in zip(axes, levels):
         for key, name, color in series:
             if key in level_rows[0]:
@@ -247,8 +256,12 @@ def histogram_figure(levels: Sequence[tuple[str, Sequence[dict[str, Any]]]], del
                 if level != "tokens" and level != "words":
                     name = name.replace("α", "γ" if level == "sentences" else "β")
                 axis.hist(fraction, bins=bins, histtype="step", lw=2, color=color, label=f"{name}: mean N/L {fraction.mean():.3f}")
-        unit = {"tokens": "tokens", "words": "words of a sentence", "sentences": "sentences of a document",
-                "aspects": "the aspect term's tokens"}[level]
+        unit = {
+            "tokens": "tokens",
+            "words": "words of a sentence",
+            "sentences": "sentences of a document",
+            "aspects": "the aspect term's tokens",
+        }[level]
         axis.set_xlabel(f"N/L: share of {unit}\nholding δ = {delta} of the attention")
         axis.set_ylabel("documents" if level == "sentences" else "sentences")
         axis.set_xlim(0, 1)

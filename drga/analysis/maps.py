@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import html
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from matplotlib.ticker import MaxNLocator
@@ -156,7 +156,7 @@ def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 30):
     height = sum(b[2] for b in blocks) + 0.1
     figure = new_figure(width, height)
     top_edge = height - 0.05
-    for item, (rows_count, below, block) in zip(items, blocks):
+    for item, (rows_count, _below, block) in zip(items, blocks):
         length = min(len(item.tokens), max_tokens)
         rows = [item.original[:length]] + ([item.revised[:length]] if item.revised is not None else [])
         grid = np.full((len(rows), widest), np.nan)
@@ -269,7 +269,8 @@ def _rows_html(tokens: Sequence[str], rows: Sequence[tuple[str, np.ndarray]], wi
     lines = []
     for name, weights in rows:
         cells = [_cell(tok, w, w / top, (220, 40, 40), f"{name}: {w:.4f}") for tok, w in zip(tokens, weights)]
-        lines.append(f'<div class="row"><span class="lab">{html.escape(label + name)}</span><span class="toks">{" ".join(cells)}</span></div>')
+        lab = html.escape(label + name)
+        lines.append(f'<div class="row"><span class="lab">{lab}</span><span class="toks">{" ".join(cells)}</span></div>')
     if with_change and len(rows) == 2:
         change = rows[1][1] - rows[0][1]
         scale = max(float(np.max(np.abs(change))), 1e-12)
@@ -277,7 +278,9 @@ def _rows_html(tokens: Sequence[str], rows: Sequence[tuple[str, np.ndarray]], wi
             _cell(tok, d, abs(d) / scale, (220, 40, 40) if d > 0 else (40, 90, 220), f"{rows[1][0]} − {rows[0][0]}: {d:+.4f}")
             for tok, d in zip(tokens, change)
         ]
-        lines.append(f'<div class="row"><span class="lab">{html.escape(label)}change</span><span class="toks">{" ".join(cells)}</span></div>')
+        lines.append(
+            f'<div class="row"><span class="lab">{html.escape(label)}change</span><span class="toks">{" ".join(cells)}</span></div>'
+        )
     return lines
 
 
@@ -286,8 +289,15 @@ def _gamma_html(item: MapItem, s: int) -> str:
     parts = [f"sentence {s + 1}"]
     for name, gamma in (("γ", item.sentence_original), ("γ′", item.sentence_revised)):
         if gamma is not None:
-            parts.append(_cell(f"{name} {gamma[s]:.3f}", gamma[s], float(gamma[s]) / max(float(np.max(gamma)), 1e-12),
-                               (220, 40, 40), f"sentence weight {name}: {gamma[s]:.4f}"))
+            parts.append(
+                _cell(
+                    f"{name} {gamma[s]:.3f}",
+                    gamma[s],
+                    float(gamma[s]) / max(float(np.max(gamma)), 1e-12),
+                    (220, 40, 40),
+                    f"sentence weight {name}: {gamma[s]:.4f}",
+                )
+            )
     return f'<div class="sent">{" ".join(parts)}</div>'
 
 
@@ -319,7 +329,7 @@ def html_page(items: Sequence[MapItem], heading: str, notes: Sequence[str] = ())
         blocks.append(f'<div class="ex"><div class="meta">{html.escape(item.title)}</div>{"".join(lines)}</div>')
     note_html = "".join(f'<p class="rule">{html.escape(n)}</p>' for n in notes)
     return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
         f"<title>{html.escape(heading)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{html.escape(heading)}</h1>{note_html}{''.join(blocks)}</body></html>\n"
     )
@@ -339,8 +349,10 @@ def write_maps(
     if items and items[0].sentences is not None:
         notes.append("Documents: " + DOCUMENT_RULE + " Each sentence's rows are coloured on that sentence's own scale.")
     if items and items[0].aspect_original is not None:
-        notes.append("Aspect rows: the network's attention over the aspect term's tokens (β; β′ after the agent), "
-                     "a site of its own that the other analyses leave out.")
+        notes.append(
+            "Aspect rows: the network's attention over the aspect term's tokens (β; β′ after the agent), "
+            "a site of its own that the other analyses leave out."
+        )
     out.mkdir(parents=True, exist_ok=True)
     page = out / "attention_maps.html"
     page.write_text(html_page(items, heading, notes), encoding="utf-8")

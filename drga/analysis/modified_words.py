@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,13 @@ def write_modified_words(records: Sequence[AttentionRecord], out: Path, k: int =
         writer.writerows(asdict(c) for c in changes)
     png = save_png(bar_figure(raised, lowered, changes, min_count), out / "modified_words.png")
     row = lambda c: {"token": c.token, "count": c.count, "mean_change": c.mean_change, "mean_original": c.mean_original}
-    return {"csv": str(path), "png": str(png), "words": len(changes), "raised": [row(c) for c in raised], "lowered": [row(c) for c in lowered]}
+    return {
+        "csv": str(path),
+        "png": str(png),
+        "words": len(changes),
+        "raised": [row(c) for c in raised],
+        "lowered": [row(c) for c in lowered],
+    }
 
 
 @styled

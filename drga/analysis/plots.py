@@ -12,9 +12,10 @@ area (:func:`legend_below`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import matplotlib
 import numpy as np

@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines.protocol import AttentionNetwork
 from drga.analysis.attention import (
     eval_mode,
     model_device,
@@ -42,6 +42,7 @@ from drga.analysis.attention import (
 )
 from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, DPI, FONT_SIZE, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau
+from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary, collate
 
 GROUPS = ("positive", "negative", "neutral")
@@ -244,13 +245,12 @@ def write_trajectories(tracked: dict[str, Any], out: Path) -> dict[str, Any]:
     --track-examples N``); the x axis is the evaluations in training order (pretrain, agent,
     co-training; the equal-budget baseline is a separate branch and is left out).
     """
-    from drga.analysis.transitions import row_label, training_path
+    from drga.analysis.transitions import training_path
 
     tokens = tracked.get("polarity_tokens") or []
     records = [r for r in training_path(tracked["records"]) if r.get("polarity")]
     if not tokens or not records:
         raise ValueError("the tracked file holds no polarity scores")
-    labels = [row_label(r) for r in records]
     out.mkdir(parents=True, exist_ok=True)
     path = out / "polarity_tracking.csv"
     with path.open("w", newline="", encoding="utf-8") as handle:

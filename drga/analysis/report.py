@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -164,7 +165,8 @@ def run_analyses(
             f"## Most-modified words (Fig. 4)\n\n{result['words']} words seen ≥ {options.min_count} times. Raised most: "
             f"{fmt(result['raised'])}.\n\nLowered most: {fmt(result['lowered'])}.\n\n![modified words](modified_words.png)"
         )
-        log(f"  modified words: raised {', '.join(c['token'] for c in result['raised'][:5])}; lowered {', '.join(c['token'] for c in result['lowered'][:5])}")
+        raised, lowered = (", ".join(c["token"] for c in result[side][:5]) for side in ("raised", "lowered"))
+        log(f"  modified words: raised {raised}; lowered {lowered}")
 
     if "explainability" in options.only:
         rows = explainability.removal_rows(
@@ -179,9 +181,7 @@ def run_analyses(
     if "saliency" in options.only:
         count = min(options.saliency_examples, len(inputs.examples))
         indices = sorted(np.random.default_rng(options.seed).choice(len(inputs.examples), count, replace=False).tolist())
-        rows = saliency.saliency_rows(
-            network, inputs.examples, indices, policy, beta, site=options.site, progress=options.progress
-        )
+        rows = saliency.saliency_rows(network, inputs.examples, indices, policy, beta, site=options.site, progress=options.progress)
         result = saliency.write_saliency(rows, out, dataset_name, unit)
         summary["saliency"] = result["summary"]
         sections.append(
@@ -189,15 +189,16 @@ def run_analyses(
             f"{result['markdown']}\n\n![saliency](saliency.png)"
         )
         for mode, s in result["summary"].items():
-            log(f"  saliency {mode}: τ(att, grad) {s['tau_attention_gradient']['mean']:+.3f}, τ(att, LOO) {s['tau_attention_loo']['mean']:+.3f}")
+            log(
+                f"  saliency {mode}: τ(att, grad) {s['tau_attention_gradient']['mean']:+.3f}, "
+                f"τ(att, LOO) {s['tau_attention_loo']['mean']:+.3f}"
+            )
 
     if "polarity" in options.only and documents:
         note(POLARITY_DOCUMENTS)
         sections.append(f"## Token polarity and attention (Sun & Lu 2020)\n\nNot applicable: {POLARITY_DOCUMENTS}.")
     elif "polarity" in options.only:
-        rows = polarity.snapshot(
-            network, inputs.data.train, inputs.examples, vocab, len(model.label_names), policy, beta
-        )
+        rows = polarity.snapshot(network, inputs.data.train, inputs.examples, vocab, len(model.label_names), policy, beta)
         if rows:
             result = polarity.write_snapshot(rows, model.label_names, out)
             summary["polarity_snapshot"] = result

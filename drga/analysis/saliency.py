@@ -20,8 +20,9 @@ tokens are the sentence's; the aspect term's own vectors are not scored.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -29,19 +30,19 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.analysis.attention import (
     AnalysisError,
     eval_mode,
     length_sorted_chunks,
     model_device,
-    revised_attention,
     real_tokens,
+    revised_attention,
     token_sites,
     token_weights,
 )
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau, total_variation
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.data import EncodedExample, collate
 
 MODES = ("net-only", "with-agent")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import glob
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,9 @@ def parse_model(text: str) -> tuple[str, str]:
     """'ROW:MODE' → (row, mode); the mode is net-only or with-agent."""
     row, sep, mode = text.rpartition(":")
     if not sep or mode not in ("net-only", "with-agent"):
-        raise AnalysisError(f"model '{text}' must look like 'ROW:MODE' with MODE net-only or with-agent, e.g. 'DRGA (co-trained):with-agent'")
+        raise AnalysisError(
+            f"model '{text}' must look like 'ROW:MODE' with MODE net-only or with-agent, e.g. 'DRGA (co-trained):with-agent'"
+        )
     return row.strip(), mode
 
 
@@ -88,11 +91,20 @@ def paired(a: dict[tuple, float], b: dict[tuple, float], resamples: int = 10000,
     t, p = paired_t_test(x, y)
     low, high = bootstrap_ci(d, resamples, seed) if len(d) > 1 else (float("nan"), float("nan"))  # one pair: no spread to resample
     return {
-        "n": len(keys), "seeds": [k[1] for k in keys], "unpaired_a": len(a) - len(keys), "unpaired_b": len(b) - len(keys),
-        "mean_a": float(x.mean()) if len(x) else float("nan"), "std_a": std(x),
-        "mean_b": float(y.mean()) if len(y) else float("nan"), "std_b": std(y),
-        "mean_diff": float(d.mean()) if len(d) else float("nan"), "std_diff": std(d),
-        "t": t, "p": p, "ci_low": low, "ci_high": high,
+        "n": len(keys),
+        "seeds": [k[1] for k in keys],
+        "unpaired_a": len(a) - len(keys),
+        "unpaired_b": len(b) - len(keys),
+        "mean_a": float(x.mean()) if len(x) else float("nan"),
+        "std_a": std(x),
+        "mean_b": float(y.mean()) if len(y) else float("nan"),
+        "std_b": std(y),
+        "mean_diff": float(d.mean()) if len(d) else float("nan"),
+        "std_diff": std(d),
+        "t": t,
+        "p": p,
+        "ci_low": low,
+        "ci_high": high,
     }
 
 
@@ -108,8 +120,9 @@ def markdown(lines: Sequence[tuple[str, str, str, dict[str, Any]]], metric: str,
     ]
     for dataset, name_a, name_b, s in lines:
         out.append(
-            f"| {dataset} | {name_a} | {name_b} | {s['n']} | {_fmt(s['mean_a'])} ± {_fmt(s['std_a'])} | {_fmt(s['mean_b'])} ± {_fmt(s['std_b'])} | "
-            f"{s['mean_diff']:+.4f} ± {_fmt(s['std_diff'])} | {_fmt(s['t'], 2)} | {_fmt(s['p'], 3)} | [{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}] |"
+            f"| {dataset} | {name_a} | {name_b} | {s['n']} | {_fmt(s['mean_a'])} ± {_fmt(s['std_a'])} | "
+            f"{_fmt(s['mean_b'])} ± {_fmt(s['std_b'])} | {s['mean_diff']:+.4f} ± {_fmt(s['std_diff'])} | {_fmt(s['t'], 2)} | "
+            f"{_fmt(s['p'], 3)} | [{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}] |"
         )
     notes = [
         "",
@@ -141,8 +154,12 @@ def compare_runs(
         first = parse_model(model_a or model_b)
         pairs = [(first, parse_model(model_b) if model_b else first)]
     elif runs_b:
-        models_a = {(row, key[len(split) + 1 :]) for r in set_a for row, cells in r["rows"].items() for key in cells if key.startswith(f"{split}_")}
-        models_b = {(row, key[len(split) + 1 :]) for r in set_b for row, cells in r["rows"].items() for key in cells if key.startswith(f"{split}_")}
+        models_a = {
+            (row, key[len(split) + 1 :]) for r in set_a for row, cells in r["rows"].items() for key in cells if key.startswith(f"{split}_")
+        }
+        models_b = {
+            (row, key[len(split) + 1 :]) for r in set_b for row, cells in r["rows"].items() for key in cells if key.startswith(f"{split}_")
+        }
         pairs = [(m, m) for m in sorted(models_a & models_b)]
     else:
         pairs = list(DEFAULT_WITHIN)
@@ -152,13 +169,11 @@ def compare_runs(
         found_a, found_b = scores(set_a, a, metric, split), scores(set_b, b, metric, split)
         # one line per data set: seeds of different data sets are not pairs of one experiment
         for dataset in datasets:
-            mine = lambda found: {k: v for k, v in found.items() if k[0] == dataset}
+            mine = lambda found, dataset=dataset: {k: v for k, v in found.items() if k[0] == dataset}
             stats = paired(mine(found_a), mine(found_b), resamples, seed)
             if stats["n"]:
                 lines.append((dataset, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", stats))
         if not any(line[1:3] == (f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}") for line in lines):
-            raise AnalysisError(
-                f"no run pairs for '{a[0]}:{a[1]}' vs '{b[0]}:{b[1]}': the sets share no (data set, seed) with both rows"
-            )
+            raise AnalysisError(f"no run pairs for '{a[0]}:{a[1]}' vs '{b[0]}:{b[1]}': the sets share no (data set, seed) with both rows")
     header = f"A: {runs_a} ({len(set_a)} runs)" + (f"; B: {runs_b} ({len(set_b)} runs)" if runs_b else "; B: the same runs")
     return header + "\n\n" + markdown(lines, metric, split, resamples, seed)

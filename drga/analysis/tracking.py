@@ -26,17 +26,18 @@ import json
 import os
 import random
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines.protocol import AttentionNetwork
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, compute_records
 from drga.analysis.polarity import choose_polarity_tokens, occurrence_scores, token_means, token_occurrences
+from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary
 
 TRACKED_FILE = "tracked_attention.json"

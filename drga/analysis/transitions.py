@@ -11,8 +11,9 @@ the top sentences by γ, and the picture follows the sentence weights γ (γ′)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ def heatmap_figure(tracked: dict[str, Any], max_examples: int = 4):
     cell = cell_widths(widest, 2.3, largest=0.5)
     row_height = 0.24
     panels = []  # per example: [(key, title, records with that key)]
-    for e in range(len(examples)):
+    for _ in range(len(examples)):
         panels.append([(key, title, [r for r in records if r.get(key) is not None]) for key, title in zip(keys, titles)])
         panels[-1] = [p for p in panels[-1] if p[2]]
     # fixed layout in inches (constrained layout would stretch the rows of the panels unevenly)
