@@ -71,6 +71,34 @@ def _clean(value: Any) -> Any:
     return value
 
 
+@dataclass
+class AnalysisRun:
+    """What every analysis of one ``drga analyze`` call reads and adds to: the loaded inputs, the
+    options, the summary (summary.json) and the sections of summary.md."""
+
+    checkpoint: str
+    options: AnalyzeOptions
+    inputs: Any
+    out: Path
+    log: Callable[[str], None]
+    summary: dict[str, Any]
+    sections: list[str] = field(default_factory=list)
+    records: Any = None  #: compute_records' per-example attention, shared by maps, highlighted and modified-words
+    tracked: Any = None  #: the run's tracked-sentence file, shared by transitions and polarity
+
+    @property
+    def unit(self) -> str:
+        return "documents" if self.documents else "sentences"
+
+    @property
+    def documents(self) -> bool:
+        return bool(self.inputs.examples) and self.inputs.examples[0].sentences is not None
+
+    def note(self, text: str) -> None:
+        self.summary["notes"].append(text)
+        self.log(f"  note: {text}")
+
+
 def run_analyses(
     checkpoint: str,
     options: AnalyzeOptions,
@@ -82,158 +110,197 @@ def run_analyses(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run the requested analyses; write their files, summary.md and summary.json; return the summary."""
-    from drga.analysis import explainability, highlighted, maps, modified_words, polarity, saliency, transitions
     from drga.analysis.tracking import HOW_TO_TRACK, TRACKED_FILE, read_tracked
 
     unknown = [name for name in options.only if name not in ALL]
     if unknown:
         raise AnalysisError(f"unknown analysis {', '.join(unknown)}; choose from {', '.join(ALL)}")
-    explicit = set(options.only) != set(ALL)
     inputs = load_inputs(checkpoint, dataset, options.split, data_dir, tsv, device, allow_other_dataset)
     model, out = inputs.model, Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
-    network, policy, beta, vocab = model.network, model.policy, inputs.beta, model.vocab
-    config = model.config
-    dataset_name = config.data.dataset
-    documents = bool(inputs.examples) and inputs.examples[0].sentences is not None
-    unit = "documents" if documents else "sentences"
-    log(
-        f"analysing {checkpoint}: {network.net_name} from phase '{model.phase}', {dataset_name} {options.split} "
-        f"({len(inputs.examples)} {unit}), β = {float(beta):.3f}"
-    )
+    network, beta = model.network, inputs.beta
     summary: dict[str, Any] = {
-        "checkpoint": str(checkpoint), "network": network.net_name, "phase": model.phase, "dataset": dataset_name,
+        "checkpoint": str(checkpoint), "network": network.net_name, "phase": model.phase, "dataset": model.config.data.dataset,
         "split": options.split, "sentences": len(inputs.examples), "beta": float(beta), "seed": options.seed,
         "command": options.command, "squash_rule": SQUASH_RULE, "notes": [],
     }
-    if documents:
+    run = AnalysisRun(checkpoint, options, inputs, out, log, summary)
+    if run.documents:
         summary["document_rule"] = DOCUMENT_RULE
-    sections: list[str] = []
-
-    def note(text: str) -> None:
-        summary["notes"].append(text)
-        log(f"  note: {text}")
-
-    records = None
+    log(
+        f"analysing {checkpoint}: {network.net_name} from phase '{model.phase}', {model.config.data.dataset} {options.split} "
+        f"({len(inputs.examples)} {run.unit}), β = {float(beta):.3f}"
+    )
     if {"maps", "highlighted", "modified-words"} & set(options.only):
-        records = compute_records(network, inputs.examples, vocab, policy, beta, options.site, progress=options.progress)
-
-    if "maps" in options.only:
-        chosen = maps.choose_examples(records, options.num_examples, options.seed, chosen=options.examples)
-        heading = f"{network.net_name} on {dataset_name} ({options.split}): original vs revised attention"
-        files = maps.write_maps(chosen, model.label_names, out, heading)
-        summary["maps"] = {"examples": [r.index for r in chosen], **files}
-        sections.append(
-            f"## Attention maps (Table VI)\n\n{len(chosen)} {options.split} {unit} (positions "
-            f"{', '.join(str(r.index) for r in chosen)}): [attention_maps.html](attention_maps.html), "
-            "![attention maps](attention_maps.png)"
-        )
-        log(f"  maps: {files['html']}, {files['png']}")
-
-    tracked = None
+        run.records = compute_records(network, inputs.examples, model.vocab, model.policy, beta, options.site,
+                                      progress=options.progress)
     if {"transitions", "polarity"} & set(options.only):
         try:
-            tracked = read_tracked(inputs.run_dir)
+            run.tracked = read_tracked(inputs.run_dir)
         except AnalysisError:
-            if explicit and "transitions" in options.only:
+            if set(options.only) != set(ALL) and "transitions" in options.only:
                 raise
-            note(f"{inputs.run_dir} has no {TRACKED_FILE}: transitions and polarity over training skipped; {HOW_TO_TRACK}")
+            run.note(f"{inputs.run_dir} has no {TRACKED_FILE}: transitions and polarity over training skipped; {HOW_TO_TRACK}")
+    for name, section in SECTIONS:
+        if name in options.only:
+            section(run)
+    _write_summary(run)
+    return summary
 
-    if "transitions" in options.only and tracked is not None:
-        result = transitions.write_transitions(tracked, out)
-        summary["transitions"] = {k: v for k, v in result.items() if k != "markdown"}
-        sections.append(
-            f"## Transitions over training (Table VII)\n\n{result['examples']} tracked dev {unit} at the evaluations "
-            f"{', '.join(result['evaluations'])}: ![transitions](transitions.png), tables in [transitions.md](transitions.md)"
+
+def _maps_section(run: AnalysisRun) -> None:
+    from drga.analysis import maps
+
+    options, model = run.options, run.inputs.model
+    chosen = maps.choose_examples(run.records, options.num_examples, options.seed, chosen=options.examples)
+    heading = f"{model.network.net_name} on {model.config.data.dataset} ({options.split}): original vs revised attention"
+    files = maps.write_maps(chosen, model.label_names, run.out, heading)
+    run.summary["maps"] = {"examples": [r.index for r in chosen], **files}
+    run.sections.append(
+        f"## Attention maps (Table VI)\n\n{len(chosen)} {options.split} {run.unit} (positions "
+        f"{', '.join(str(r.index) for r in chosen)}): [attention_maps.html](attention_maps.html), "
+        "![attention maps](attention_maps.png)"
+    )
+    run.log(f"  maps: {files['html']}, {files['png']}")
+
+
+def _transitions_section(run: AnalysisRun) -> None:
+    from drga.analysis import transitions
+
+    if run.tracked is None:
+        return
+    result = transitions.write_transitions(run.tracked, run.out)
+    run.summary["transitions"] = {k: v for k, v in result.items() if k != "markdown"}
+    run.sections.append(
+        f"## Transitions over training (Table VII)\n\n{result['examples']} tracked dev {run.unit} at the evaluations "
+        f"{', '.join(result['evaluations'])}: ![transitions](transitions.png), tables in [transitions.md](transitions.md)"
+    )
+    run.log(f"  transitions: {result['examples']} {run.unit} x {len(result['evaluations'])} evaluations")
+
+
+def _highlighted_section(run: AnalysisRun) -> None:
+    from drga.analysis import highlighted
+
+    reference = reference_name = None
+    if run.options.reference:
+        reference, reference_name = _reference_records(run.options.reference, run.inputs, run.options)
+    delta = run.inputs.model.config.reward.delta
+    result = highlighted.write_highlighted(run.records, delta, run.out, reference, reference_name)
+    run.summary["highlighted"] = {k: v for k, v in result.items() if k != "markdown"}
+    run.sections.append(f"## Highlighted tokens (Table VIII)\n\n{result['markdown']}\n\n![highlighted](highlighted.png)")
+    run.log(f"  highlighted: mean N {result['mean_n_original']:.2f} → {result['mean_n_revised']:.2f} ({-100 * result['reduction']:+.1f}%)")
+
+
+def _modified_words_section(run: AnalysisRun) -> None:
+    from drga.analysis import modified_words
+
+    options = run.options
+    result = modified_words.write_modified_words(run.records, run.out, options.top_k, options.min_count)
+    run.summary["modified_words"] = result
+    fmt = lambda items: ", ".join(f"{c['token']} ({c['mean_change']:+.4f}, {c['count']})" for c in items)
+    run.sections.append(
+        f"## Most-modified words (Fig. 4)\n\n{result['words']} words seen ≥ {options.min_count} times. Raised most: "
+        f"{fmt(result['raised'])}.\n\nLowered most: {fmt(result['lowered'])}.\n\n![modified words](modified_words.png)"
+    )
+    raised, lowered = (", ".join(c["token"] for c in result[side][:5]) for side in ("raised", "lowered"))
+    run.log(f"  modified words: raised {raised}; lowered {lowered}")
+
+
+def _explainability_section(run: AnalysisRun) -> None:
+    from drga.analysis import explainability
+
+    options, model, inputs = run.options, run.inputs.model, run.inputs
+    rows = explainability.removal_rows(
+        model.network, inputs.examples, model.vocab, model.policy, inputs.beta, options.seed, options.site, progress=options.progress
+    )
+    result = explainability.write_explainability(rows, run.out)
+    run.summary["explainability"] = result["summary"]
+    run.sections.append(f"## Explainability test (eq. 13, Fig. 5)\n\n{result['markdown']}\n\n![explainability](explainability.png)")
+    for mode, s in result["summary"].items():
+        run.log(f"  explainability {mode}: ΔJS > 0 in {100 * s['share_delta_js_positive']:.1f}%, threshold Δα {s['threshold_delta_alpha']}")
+
+
+def _saliency_section(run: AnalysisRun) -> None:
+    from drga.analysis import saliency
+
+    options, model, inputs = run.options, run.inputs.model, run.inputs
+    count = min(options.saliency_examples, len(inputs.examples))
+    indices = sorted(np.random.default_rng(options.seed).choice(len(inputs.examples), count, replace=False).tolist())
+    rows = saliency.saliency_rows(model.network, inputs.examples, indices, model.policy, inputs.beta, site=options.site,
+                                  progress=options.progress)
+    result = saliency.write_saliency(rows, run.out, model.config.data.dataset, run.unit)
+    run.summary["saliency"] = result["summary"]
+    run.sections.append(
+        f"## Attention vs saliency\n\n{count} random {options.split} {run.unit} (≥ 3 tokens kept).\n\n"
+        f"{result['markdown']}\n\n![saliency](saliency.png)"
+    )
+    for mode, s in result["summary"].items():
+        run.log(
+            f"  saliency {mode}: τ(att, grad) {s['tau_attention_gradient']['mean']:+.3f}, "
+            f"τ(att, LOO) {s['tau_attention_loo']['mean']:+.3f}"
         )
-        log(f"  transitions: {result['examples']} {unit} x {len(result['evaluations'])} evaluations")
 
-    if "highlighted" in options.only:
-        reference = reference_name = None
-        if options.reference:
-            reference, reference_name = _reference_records(options.reference, inputs, options)
-        result = highlighted.write_highlighted(records, config.reward.delta, out, reference, reference_name)
-        summary["highlighted"] = {k: v for k, v in result.items() if k != "markdown"}
-        sections.append(f"## Highlighted tokens (Table VIII)\n\n{result['markdown']}\n\n![highlighted](highlighted.png)")
-        log(f"  highlighted: mean N {result['mean_n_original']:.2f} → {result['mean_n_revised']:.2f} ({-100 * result['reduction']:+.1f}%)")
 
-    if "modified-words" in options.only:
-        result = modified_words.write_modified_words(records, out, options.top_k, options.min_count)
-        summary["modified_words"] = result
-        fmt = lambda items: ", ".join(f"{c['token']} ({c['mean_change']:+.4f}, {c['count']})" for c in items)
-        sections.append(
-            f"## Most-modified words (Fig. 4)\n\n{result['words']} words seen ≥ {options.min_count} times. Raised most: "
-            f"{fmt(result['raised'])}.\n\nLowered most: {fmt(result['lowered'])}.\n\n![modified words](modified_words.png)"
+def _polarity_section(run: AnalysisRun) -> None:
+    from drga.analysis import polarity
+
+    if run.documents:
+        run.note(POLARITY_DOCUMENTS)
+        run.sections.append(f"## Token polarity and attention (Sun & Lu 2020)\n\nNot applicable: {POLARITY_DOCUMENTS}.")
+        return
+    options, model, inputs = run.options, run.inputs.model, run.inputs
+    rows = polarity.snapshot(model.network, inputs.data.train, inputs.examples, model.vocab, len(model.label_names), model.policy,
+                             inputs.beta)
+    if rows:
+        result = polarity.write_snapshot(rows, model.label_names, run.out)
+        run.summary["polarity_snapshot"] = result
+        text = (
+            f"## Token polarity and attention (Sun & Lu 2020)\n\n{result['tokens']} frequent tokens (≤ 20 "
+            f"occurrences each in the {options.split} split): Kendall τ of |polarity| against the mean relative attention "
+            f"L·α: {result['tau_abs_polarity_attention']:+.3f} (own α), {result['tau_abs_polarity_attention_revised']:+.3f} "
+            "(revised α′).\n\n![polarity snapshot](polarity_snapshot.png)"
         )
-        raised, lowered = (", ".join(c["token"] for c in result[side][:5]) for side in ("raised", "lowered"))
-        log(f"  modified words: raised {raised}; lowered {lowered}")
+    else:
+        run.note("polarity snapshot skipped: no frequent token occurs in the analysed split")
+        text = "## Token polarity and attention (Sun & Lu 2020)\n"
+    if run.tracked is not None and run.tracked.get("polarity_tokens"):
+        result = polarity.write_trajectories(run.tracked, run.out)
+        run.summary["polarity_tracking"] = result
+        text += f"\n\nFollowed over training ({', '.join(result['tokens'])}): ![polarity tracking](polarity_tracking.png)"
+    run.sections.append(text)
+    run.log(f"  polarity: {run.out / 'polarity_snapshot.png'}")
 
-    if "explainability" in options.only:
-        rows = explainability.removal_rows(
-            network, inputs.examples, vocab, policy, beta, options.seed, options.site, progress=options.progress
-        )
-        result = explainability.write_explainability(rows, out)
-        summary["explainability"] = result["summary"]
-        sections.append(f"## Explainability test (eq. 13, Fig. 5)\n\n{result['markdown']}\n\n![explainability](explainability.png)")
-        for mode, s in result["summary"].items():
-            log(f"  explainability {mode}: ΔJS > 0 in {100 * s['share_delta_js_positive']:.1f}%, threshold Δα {s['threshold_delta_alpha']}")
 
-    if "saliency" in options.only:
-        count = min(options.saliency_examples, len(inputs.examples))
-        indices = sorted(np.random.default_rng(options.seed).choice(len(inputs.examples), count, replace=False).tolist())
-        rows = saliency.saliency_rows(network, inputs.examples, indices, policy, beta, site=options.site, progress=options.progress)
-        result = saliency.write_saliency(rows, out, dataset_name, unit)
-        summary["saliency"] = result["summary"]
-        sections.append(
-            f"## Attention vs saliency\n\n{count} random {options.split} {unit} (≥ 3 tokens kept).\n\n"
-            f"{result['markdown']}\n\n![saliency](saliency.png)"
-        )
-        for mode, s in result["summary"].items():
-            log(
-                f"  saliency {mode}: τ(att, grad) {s['tau_attention_gradient']['mean']:+.3f}, "
-                f"τ(att, LOO) {s['tau_attention_loo']['mean']:+.3f}"
-            )
+#: The analyses in the order summary.md lists them: name (as ``--only`` takes it) → its section.
+SECTIONS: tuple[tuple[str, Callable[[AnalysisRun], None]], ...] = (
+    ("maps", _maps_section),
+    ("transitions", _transitions_section),
+    ("highlighted", _highlighted_section),
+    ("modified-words", _modified_words_section),
+    ("explainability", _explainability_section),
+    ("saliency", _saliency_section),
+    ("polarity", _polarity_section),
+)
 
-    if "polarity" in options.only and documents:
-        note(POLARITY_DOCUMENTS)
-        sections.append(f"## Token polarity and attention (Sun & Lu 2020)\n\nNot applicable: {POLARITY_DOCUMENTS}.")
-    elif "polarity" in options.only:
-        rows = polarity.snapshot(network, inputs.data.train, inputs.examples, vocab, len(model.label_names), policy, beta)
-        if rows:
-            result = polarity.write_snapshot(rows, model.label_names, out)
-            summary["polarity_snapshot"] = result
-            text = (
-                f"## Token polarity and attention (Sun & Lu 2020)\n\n{result['tokens']} frequent tokens (≤ 20 "
-                f"occurrences each in the {options.split} split): Kendall τ of |polarity| against the mean relative attention "
-                f"L·α: {result['tau_abs_polarity_attention']:+.3f} (own α), {result['tau_abs_polarity_attention_revised']:+.3f} "
-                "(revised α′).\n\n![polarity snapshot](polarity_snapshot.png)"
-            )
-        else:
-            note("polarity snapshot skipped: no frequent token occurs in the analysed split")
-            text = "## Token polarity and attention (Sun & Lu 2020)\n"
-        if tracked is not None and tracked.get("polarity_tokens"):
-            result = polarity.write_trajectories(tracked, out)
-            summary["polarity_tracking"] = result
-            text += f"\n\nFollowed over training ({', '.join(result['tokens'])}): ![polarity tracking](polarity_tracking.png)"
-        sections.append(text)
-        log(f"  polarity: {out / 'polarity_snapshot.png'}")
 
-    (out / "summary.json").write_text(json.dumps(_clean(summary), indent=2, ensure_ascii=False), encoding="utf-8")
+def _write_summary(run: AnalysisRun) -> None:
+    """summary.json and summary.md: the header, the notes, then every section."""
+    summary, model, options = run.summary, run.inputs.model, run.options
+    (run.out / "summary.json").write_text(json.dumps(_clean(summary), indent=2, ensure_ascii=False), encoding="utf-8")
     header = [
-        f"# Attention analysis of `{checkpoint}`",
+        f"# Attention analysis of `{run.checkpoint}`",
         "",
-        f"{network.net_name} (phase '{model.phase}', β = {float(beta):.3f}) on {dataset_name} {options.split}, "
-        f"{len(inputs.examples)} {unit}.",
+        f"{model.network.net_name} (phase '{model.phase}', β = {float(run.inputs.beta):.3f}) on {model.config.data.dataset} "
+        f"{options.split}, {len(run.inputs.examples)} {run.unit}.",
     ]
     if options.command:
         header += ["", "```", options.command, "```"]
     header += ["", f"Per-token weights: {SQUASH_RULE}"]
-    if documents:
+    if run.documents:
         header += ["", f"Documents: {DOCUMENT_RULE}"]
     header += [f"\nNote: {n}" for n in summary["notes"]]
-    (out / "summary.md").write_text("\n".join(header) + "\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
-    log(f"summary: {out / 'summary.md'}")
-    return summary
+    (run.out / "summary.md").write_text("\n".join(header) + "\n\n" + "\n\n".join(run.sections) + "\n", encoding="utf-8")
+    run.log(f"summary: {run.out / 'summary.md'}")
 
 
 def _reference_records(path: str, inputs, options: AnalyzeOptions):
