@@ -142,7 +142,7 @@ def test_jobs_run_in_parallel(tmp_path, fake_cli):
 
 
 def test_an_interrupted_sweep_stops_its_runs_and_the_same_command_resumes(tmp_path, fake_cli):
-    environment = dict(os.environ, FAKE_EPOCH_SECONDS="1.0")  # slack for a loaded machine: SIGINT must land mid-run
+    environment = dict(os.environ, FAKE_EPOCH_SECONDS="3.0")  # slack for a loaded machine: SIGINT must land mid-run
     sweep = subprocess.Popen(
         sweep_command(tmp_path, fake_cli, "--jobs", "2"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
     )
