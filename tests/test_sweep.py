@@ -143,8 +143,11 @@ def test_jobs_run_in_parallel(tmp_path, fake_cli):
 
 def test_an_interrupted_sweep_stops_its_runs_and_the_same_command_resumes(tmp_path, fake_cli):
     environment = dict(os.environ, FAKE_EPOCH_SECONDS="3.0")  # slack for a loaded machine: SIGINT must land mid-run
+    # A test run in the background inherits SIGINT ignored (what a shell does to its background jobs);
+    # the sweep's user presses Ctrl-C in a foreground terminal, so the sweep starts with the default.
     sweep = subprocess.Popen(
-        sweep_command(tmp_path, fake_cli, "--jobs", "2"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+        sweep_command(tmp_path, fake_cli, "--jobs", "2"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     first = tmp_path / "runs" / "d-a-seed0" / "last.pt"
     deadline = time.time() + 30
