@@ -63,7 +63,7 @@ def drga_update(runner: PhaseRunner, phase: Phase, batch: Any) -> dict[str, Tens
             task_loss = runner.task.revised_loss(r, batch)  # reported only: the network is frozen
         network_norm = None
         agent_norm = runner.step(runner.agent_optimizer, agent_loss, policy.parameters())
-    return update_statistics(runner, r, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
+    return update_statistics(runner, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
 
 
 def self_critical_baseline(runner: PhaseRunner, batch: Any, encoding: Any, beta: Tensor) -> Tensor:
@@ -75,7 +75,7 @@ def self_critical_baseline(runner: PhaseRunner, batch: Any, encoding: Any, beta:
 
 
 def update_statistics(
-    runner: PhaseRunner, r: Rollout, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
+    runner: PhaseRunner, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
     agent_loss: Tensor, beta: Tensor, agent_norm: Tensor | None, network_norm: Tensor | None,
 ) -> dict[str, Tensor]:
     """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/monitor.py``).

@@ -52,21 +52,12 @@ class TranslationTask(Task):
     report_metric = "bleu"
 
     def __init__(self, config: TranslationConfig):
-        super().__init__(config.experiment)
+        super().__init__(config.experiment, settings=config)
         self.translation = config
         self.data: TranslationData | None = None
         self.dev_bleu_pairs: list[EncodedPair] = []
 
     # ------------------------------------------------------------------ configuration
-
-    def validate(self) -> None:
-        self.translation.validate()
-
-    def config_dict(self) -> dict[str, Any]:
-        return self.translation.to_dict()
-
-    def flat_config(self) -> dict[str, Any]:
-        return self.translation.flat()
 
     def config_toml(self) -> str:
         return config_to_toml(self.translation)
@@ -122,7 +113,7 @@ class TranslationTask(Task):
         self, runner: PhaseRunner, split: str, mode: str, beam_size: int = 1, bleu: bool = True
     ) -> tuple[TranslationEval, list[str]]:
         """Scores of ``split`` (dev or test) in ``mode``, and the translations; BLEU of greedy (beam 1) or beam decoding."""
-        batches = runner.dev_batches if split == "dev" else runner.test_batches
+        batches = runner.batches(split)
         decode = None
         if bleu:
             pairs = self.dev_bleu_pairs if split == "dev" else self.data.test

@@ -347,12 +347,16 @@ class PhaseRunner:
 
     # ------------------------------------------------------------------ evaluation and selection
 
+    def batches(self, split: str) -> Any:
+        """This process's dev or test batches."""
+        return self.dev_batches if split == "dev" else self.test_batches
+
     def evaluate_split(self, split: str, mode: str) -> Any:
         """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
         with self.autocast():
             result = self.task.evaluate(self, split, mode)
         if distributed.active() and self.task.shard_evaluation:
-            result = self.task.combine_over_processes(result, self.dev_batches if split == "dev" else self.test_batches)
+            result = self.task.combine_over_processes(result, self.batches(split))
         return result
 
     def evaluate_dev(self, phase: Phase, epoch: int) -> dict[str, Any]:
@@ -442,7 +446,7 @@ class PhaseRunner:
         """The task's test report of every selected checkpoint; ``results.json`` and each arm's HParams entry."""
         distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints
         results, note = self.task.final_report(self, self.best_checkpoints())
-        results.setdefault("phases", phase_summary(self.history, self.config.train))
+        results["phases"] = phase_summary(self.history, self.config.train)  # each phase's epochs and wall seconds
         if self.main:
             self.publish(results, checkpoints.arm_metrics(results["results"], self.task.report_metric), note)
         return results

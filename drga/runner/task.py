@@ -58,18 +58,21 @@ class Task(ABC):
     #: The number each arm reports in TensorBoard's HParams tab.
     report_metric: str = "accuracy"
 
-    def __init__(self, config: ExperimentConfig):
+    def __init__(self, config: ExperimentConfig, settings: Any = None):
+        """``config``: the settings every task shares; ``settings``: the whole configuration when the
+        task has sections of its own (translation's ``[nmt]``), with ``validate``, ``to_dict`` and ``flat``."""
         self.config = config
+        self.settings = config if settings is None else settings
 
     # ------------------------------------------------------------------ configuration
 
-    @abstractmethod
     def config_dict(self) -> dict[str, Any]:
         """The whole configuration, as saved in checkpoints and results."""
+        return self.settings.to_dict()
 
-    @abstractmethod
     def flat_config(self) -> dict[str, Any]:
         """The configuration as ``section.key`` → value (resume checks, the HParams tab)."""
+        return self.settings.flat()
 
     @abstractmethod
     def config_toml(self) -> str:
@@ -80,7 +83,7 @@ class Task(ABC):
         """A checkpoint's configuration in :meth:`flat_config`'s form (keys newer than it: defaults)."""
 
     def validate(self) -> None:
-        self.config.validate()
+        self.settings.validate()
 
     # ------------------------------------------------------------------ data and network
 

@@ -22,7 +22,7 @@ from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_
 from drga.data import BatchIterator, collate
 from drga.evaluation import EvalResult, evaluate
 from drga.rollout import Rollout
-from drga.runner.phases import PHASES, Phase, phase_summary
+from drga.runner.phases import PHASES, Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.scoring import cross_entropy_loss
 from drga.setup import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
@@ -55,12 +55,6 @@ class ClassificationTask(Task):
         self.tracker = None
 
     # ------------------------------------------------------------------ configuration
-
-    def config_dict(self) -> dict[str, Any]:
-        return self.config.to_dict()
-
-    def flat_config(self) -> dict[str, Any]:
-        return self.config.flat()
 
     def config_toml(self) -> str:
         return config_to_toml(self.config)
@@ -102,7 +96,7 @@ class ClassificationTask(Task):
     # ------------------------------------------------------------------ evaluation and selection
 
     def evaluate(self, runner: PhaseRunner, split: str, mode: str) -> EvalResult:
-        batches = runner.dev_batches if split == "dev" else runner.test_batches
+        batches = runner.batches(split)
         return evaluate(runner.network, batches, self.config.reward, mode, policy=runner.policy, beta=runner.strength().detach(),
                         device=runner.device)
 
@@ -187,7 +181,7 @@ class ClassificationTask(Task):
         results = {
             "run_dir": str(runner.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
             "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
-            "phases": phase_summary(runner.history, self.config.train), "history": runner.history,
+            "history": runner.history,
             "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
         }
         self.log_table(runner.log, rows)
