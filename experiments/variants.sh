@@ -10,7 +10,9 @@
 #   own-attention    train.original_attention_loss=0.5: co-training also trains the network on
 #                    its own attention
 #
-#   bash experiments/variants.sh [VARIANT ...]        # default: all four; SEEDS="0 1 2" to choose seeds
+#   bash experiments/variants.sh [VARIANT ...]        # default: all four; SEEDS="0 1 2" to choose seeds,
+#                                                     # DATASETS="mr subj" the data sets, RESULTS=DIR where
+#                                                     # the variant-<name>/ folders go (experiments/results)
 #
 # Each run leaves its result file in experiments/results/variant-<name>/ (commit them as they
 # come; finished runs are skipped). By default every variant run repeats pretraining and the
@@ -25,6 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
 SEEDS=${SEEDS:-0 1 2 3 4 5 6 7 8 9}
+DATASETS=${DATASETS:-mr subj sst}
 declare -A SETTING=(
   [holdout]="data.agent_holdout=0.2"
   [self-critical]="agent.reward_baseline=self-critical"
@@ -41,6 +44,6 @@ for variant in $VARIANTS; do
   reuse=("${REUSED[@]}")
   [[ $variant == holdout ]] && reuse=()  # its network must not have trained on the agent's slice
   "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --set "${SETTING[$variant]}" "${reuse[@]}" \
-      --nets lstm-sa --datasets mr subj sst --seeds $SEEDS --jobs "${JOBS:-2}" --threads-per-run 1 \
-      --logdir "${LOGDIR:-runs/variants}/$variant" --results "experiments/results/variant-$variant"
+      --nets lstm-sa --datasets $DATASETS --seeds $SEEDS --jobs "${JOBS:-2}" --threads-per-run 1 \
+      --logdir "${LOGDIR:-runs/variants}/$variant" --results "${RESULTS:-experiments/results}/variant-$variant"
 done
