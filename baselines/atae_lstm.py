@@ -22,9 +22,18 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.common import check_tokens, head_dropout_masks, make_embedding, masked_mean, require_extras, run_head, run_rnn
+from drga.baselines.common import (
+    attention_pool,
+    check_tokens,
+    head_dropout_masks,
+    make_embedding,
+    masked_mean,
+    require_extras,
+    run_head,
+    run_rnn,
+)
 from drga.baselines.lstm_sa import AdditiveSelfAttention
-from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
 
 
 class ATAELSTM(AttentionNetwork):
@@ -72,6 +81,7 @@ class ATAELSTM(AttentionNetwork):
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: r = Σ_t α′_t h_t; Wang et al. eq. 10–11: h* = tanh(W_p r + W_x h_N), softmax(W_s h*).
-        context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["hidden"])
+        hidden, copies = per_example(encoding, "hidden")
+        context = attention_pool(attention[0][:, 0], hidden, copies)
         final = torch.tanh(self.project_context(context) + self.project_last(encoding.cache["last"]))
-        return run_head(self.classifier, final, encoding.cache["head"])  # the masks encode drew
+        return run_head(self.classifier, final, per_example(encoding, "head")[0], copies)  # the masks encode drew

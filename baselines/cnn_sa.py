@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from drga.baselines.common import check_tokens, head_dropout_masks, make_embedding, run_head
+from drga.baselines.common import attention_pool, check_tokens, head_dropout_masks, make_embedding, run_head
 from drga.baselines.lstm_sa import AdditiveSelfAttention
-from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
 
 
 class CNNSelfAttention(AttentionNetwork):
@@ -77,5 +77,7 @@ class CNNSelfAttention(AttentionNetwork):
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: c′ = Σ_t α′_t h_t; eq. 11: P(y|X) = softmax(MLP(c′)).
-        context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["hidden"])
-        return run_head(self.classifier, context, encoding.cache["head"])  # the masks encode drew
+        hidden, copies = per_example(encoding, "hidden")
+        head, _ = per_example(encoding, "head")
+        context = attention_pool(attention[0][:, 0], hidden, copies)
+        return run_head(self.classifier, context, head, copies)  # the masks encode drew

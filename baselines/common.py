@@ -106,6 +106,16 @@ class ContextVectorAttention(nn.Module):
         return masked_softmax(scores, mask)
 
 
+def attention_pool(alpha: Tensor, values: Tensor, copies: int = 1) -> Tensor:
+    # eq. 10: c′ = Σ_t α′_t h_t
+    """α′ [E·copies, T] (or [E·copies, T, D] for multi-dimensional attention) over ``values``
+    [E, T, D] → [E·copies, D]: each example's ``copies`` revisions (in a row, as
+    :meth:`NetworkEncoding.repeat_interleave` orders them) read its values, never a copy of them."""
+    if alpha.dim() == 2:
+        return torch.bmm(alpha.view(values.shape[0], copies, -1), values).flatten(0, 1)
+    return (alpha.view(values.shape[0], copies, *alpha.shape[1:]) * values.unsqueeze(1)).sum(dim=2).flatten(0, 1)
+
+
 def dropout_keep_mask(like: Tensor, p: float, training: bool, shape: Sequence[int] | None = None) -> Tensor | None:
     """Dropout's scaled keep-mask: 0 with probability ``p``, else 1/(1 − p), of ``shape`` (default:
     ``like``'s) on ``like``'s device and dtype; None when not ``training`` or ``p`` = 0. Drawn

@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from drga.baselines.common import check_tokens, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
-from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.common import attention_pool, check_tokens, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax, per_example
 
 
 class Source2TokenAttention(nn.Module):
@@ -87,5 +87,7 @@ class DiSAN(AttentionNetwork):
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10 per dimension: c′_k = Σ_t α′_{t,k} h_{t,k}; eq. 11: softmax(MLP(c′)).
-        context = (attention[0][:, 0] * encoding.cache["hidden"]).sum(dim=1)
-        return run_head(self.classifier, context, encoding.cache["head"])  # the masks encode drew
+        hidden, copies = per_example(encoding, "hidden")
+        head, _ = per_example(encoding, "head")
+        context = attention_pool(attention[0][:, 0], hidden, copies)
+        return run_head(self.classifier, context, head, copies)  # the masks encode drew

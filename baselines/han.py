@@ -36,7 +36,7 @@ from drga.baselines.common import (
     run_head,
     run_rnn,
 )
-from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
 
 
 class HierarchicalAttentionNetwork(AttentionNetwork):
@@ -116,7 +116,10 @@ class HierarchicalAttentionNetwork(AttentionNetwork):
             raise ValueError(f"han: expected 2 attention arrays (words, sentences), got {len(attention)}")
         word_alpha, sentence_gamma = attention
         # eq. 10 at the word level gives the sentence vectors; the sentence GRU re-reads them.
-        vectors = torch.einsum("bst,bstd->bsd", word_alpha, encoding.cache["words"])
+        # The K copies of a document read its word states, not K copies of them.
+        words, copies = per_example(encoding, "words")
+        alpha = word_alpha.view(words.shape[0], copies, *word_alpha.shape[1:])
+        vectors = torch.einsum("bkst,bstd->bksd", alpha, words).flatten(0, 1)
         sentence_hidden = self._sentences(vectors, encoding.cache["sentence_mask"])
         document = torch.einsum("bs,bsd->bd", sentence_gamma[:, 0], sentence_hidden)
-        return run_head(self.classifier, document, encoding.cache["head"])  # the masks encode drew
+        return run_head(self.classifier, document, per_example(encoding, "head")[0], copies)  # the masks encode drew

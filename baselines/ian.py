@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from drga.baselines.common import (
     BilinearAttention,
+    attention_pool,
     check_tokens,
     head_dropout_masks,
     make_embedding,
@@ -29,7 +30,7 @@ from drga.baselines.common import (
     run_head,
     run_rnn,
 )
-from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
 
 
 class IAN(AttentionNetwork):
@@ -89,6 +90,8 @@ class IAN(AttentionNetwork):
         if len(attention) != 2:
             raise ValueError(f"ian: expected 2 attention arrays (context, aspect), got {len(attention)}")
         # eq. 10 at each site: c_r = Σ α′_i h^c_i, t_r = Σ β′_j h^a_j.
-        context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["context"])
-        aspect = torch.einsum("bt,btd->bd", attention[1][:, 0], encoding.cache["aspect"])
-        return run_head(self.classifier, torch.cat([context, aspect], dim=-1), encoding.cache["head"])  # the masks encode drew
+        (context_hidden, copies), (aspect_hidden, _) = per_example(encoding, "context"), per_example(encoding, "aspect")
+        context = attention_pool(attention[0][:, 0], context_hidden, copies)
+        aspect = attention_pool(attention[1][:, 0], aspect_hidden, copies)
+        head, _ = per_example(encoding, "head")  # the masks encode drew
+        return run_head(self.classifier, torch.cat([context, aspect], dim=-1), head, copies)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.common import even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
-from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.baselines.common import attention_pool, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax, per_example
 
 
 class AdditiveSelfAttention(nn.Module):
@@ -65,5 +65,7 @@ class LSTMSelfAttention(AttentionNetwork):
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: c′ = Σ_t α′_t h_t; eq. 11: P(y|X) = softmax(MLP(c′)).
-        context = torch.einsum("bt,btd->bd", attention[0][:, 0], encoding.cache["hidden"])
-        return run_head(self.classifier, context, encoding.cache["head"])  # the masks encode drew
+        hidden, copies = per_example(encoding, "hidden")
+        head, _ = per_example(encoding, "head")
+        context = attention_pool(attention[0][:, 0], hidden, copies)
+        return run_head(self.classifier, context, head, copies)  # the masks encode drew

@@ -161,15 +161,12 @@ class NetworkEncoding:
         return [site.attention for site in self.sites]
 
     def repeat_interleave(self, repeats: int) -> NetworkEncoding:
-        """Each example repeated ``repeats`` times in a row: [e0, e0, ..., e1, e1, ...]."""
+        """Each example repeated ``repeats`` times in a row: [e0, e0, ..., e1, e1, ...].
+
+        Nothing is copied until ``predict`` reads it (see :class:`RepeatedEncoding`)."""
         if repeats == 1:
             return self
-        return NetworkEncoding(
-            sites=tuple(_map_site(site, lambda x: _repeat_rows(x, repeats)) for site in self.sites),
-            cache=_map_tensors(self.cache, lambda x: _repeat_rows(x, repeats)),
-            base=self,
-            repeats=repeats,
-        )
+        return RepeatedEncoding(self, repeats)
 
     def detached(self) -> NetworkEncoding:
         return NetworkEncoding(
@@ -178,6 +175,56 @@ class NetworkEncoding:
             base=self.base.detached() if self.base is not None else None,
             repeats=self.repeats,
         )
+
+
+class RepeatedEncoding(NetworkEncoding):
+    """``base`` with each example repeated ``repeats`` times, copied on first read: the sites as
+    a whole, the cache entry by entry. A ``predict`` reads a few of the encoding's tensors (LSTM+SA
+    only its hidden states and head masks), and copying everything K times per batch was a
+    measurable share of a co-training step (bench/throughput.py); :func:`per_example` reads an
+    entry without copying it at all."""
+
+    def __init__(self, base: NetworkEncoding, repeats: int):  # not the dataclass's: it would copy eagerly
+        self.base, self.repeats = base, repeats
+        self._sites: tuple[AttentionSite, ...] | None = None
+        self._cache = _RepeatedCache(base.cache, repeats)
+
+    @property  # type: ignore[override]
+    def sites(self) -> tuple[AttentionSite, ...]:
+        if self._sites is None:
+            self._sites = tuple(_map_site(site, lambda x: _repeat_rows(x, self.repeats)) for site in self.base.sites)
+        return self._sites
+
+    @property  # type: ignore[override]
+    def cache(self) -> Mapping[str, Any]:
+        return self._cache
+
+
+def per_example(encoding: NetworkEncoding, key: str) -> tuple[Any, int]:
+    """``encoding.cache[key]`` once per example, and how many copies of each example the
+    encoding holds: for a :class:`RepeatedEncoding` its base's entry and ``repeats``, so that a
+    ``predict`` lets the K copies of an example read its tensors instead of copies of them."""
+    if isinstance(encoding, RepeatedEncoding):
+        return encoding.base.cache[key], encoding.repeats
+    return encoding.cache[key], 1
+
+
+class _RepeatedCache(Mapping):
+    """A network's cache with every entry repeated row-wise, each entry copied when first read."""
+
+    def __init__(self, cache: Mapping[str, Any], repeats: int):
+        self._cache, self._repeats, self._copied = cache, repeats, {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._copied:
+            self._copied[key] = _map_tensors(self._cache[key], lambda x: _repeat_rows(x, self._repeats))
+        return self._copied[key]
+
+    def __iter__(self):
+        return iter(self._cache)
+
+    def __len__(self) -> int:
+        return len(self._cache)
 
 
 def _repeat_rows(x: Tensor, repeats: int) -> Tensor:

@@ -5,6 +5,7 @@ these and compares every ``results.json`` row and every epoch record (wall times
 fixture, exactly. One run per attention family on a small slice of its real data set, the
 variants beyond the paper, a stable-baselines3 agent phase, and a translation run.
 
+    python -m tests.regression_runs             # how far this code's numbers are from the fixture, per run
     python -m tests.regression_runs --write     # (re)pin the fixture: only in a commit that says why
 """
 
@@ -115,9 +116,30 @@ def main() -> None:
         FIXTURE.parent.mkdir(exist_ok=True)
         FIXTURE.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"pinned {len(results)} runs in {FIXTURE}")
-    else:
-        found = differences(json.loads(FIXTURE.read_text(encoding="utf-8")), results)
-        print("\n".join(found) or "every number as pinned")
+    else:  # what a re-pin would change: per run, how many numbers and by how much at most
+        pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))
+        for name, result in results.items():
+            found, largest = differences(pinned.get(name), result), largest_relative_difference(pinned.get(name), result)
+            print(f"{name}: {len(found)} numbers differ, largest relative difference {largest:.2g}")
+
+
+def largest_relative_difference(expected: Any, actual: Any) -> float:
+    """max |a − e| / max(|e|, 1e-12) over the numbers two JSON values hold at the same paths
+    (inf where their structure or a non-number differs): rounding shows as ~1e-6 or less."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        if expected.keys() != actual.keys():
+            return math.inf
+        return max((largest_relative_difference(expected[k], actual[k]) for k in expected), default=0.0)
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return math.inf
+        return max((largest_relative_difference(e, a) for e, a in zip(expected, actual)), default=0.0)
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers) and not isinstance(expected, bool):
+        if math.isnan(expected) or math.isnan(actual):
+            return 0.0 if math.isnan(expected) and math.isnan(actual) else math.inf
+        return abs(actual - expected) / max(abs(expected), 1e-12)
+    return 0.0 if expected == actual else math.inf
 
 
 if __name__ == "__main__":

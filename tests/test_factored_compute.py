@@ -18,8 +18,8 @@ import torch
 from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, build_network
-from drga.baselines.common import apply_keep_mask, dropout_keep_mask
-from drga.baselines.protocol import AttentionSite, Batch
+from drga.baselines.common import apply_keep_mask, attention_pool, dropout_keep_mask
+from drga.baselines.protocol import AttentionSite, Batch, NetworkEncoding, per_example
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
 from drga.rollout import predict_fewer_gradients, rollout
@@ -181,7 +181,7 @@ def test_transformer_first_layer_once_per_example_equals_every_copy():
     assert repeated.base is encoding and repeated.repeats == 3
     revised = [adjust_attention(s.attention, torch.rand_like(s.attention) * 2 - 1, 0.4, s.mask) for s in repeated.sites]
     shared = network.predict(repeated, revised)
-    every_copy = network.predict(dataclasses.replace(repeated, base=None, repeats=1), revised)
+    every_copy = network.predict(NetworkEncoding(sites=repeated.sites, cache=dict(repeated.cache)), revised)  # every copy made
     assert torch.allclose(shared, every_copy, atol=1e-5)
     params = [p for p in network.parameters() if p.requires_grad]
     g_shared = torch.autograd.grad(shared.square().sum(), params, retain_graph=True, allow_unused=True)
@@ -331,3 +331,38 @@ def test_rollout_equals_the_plain_rollout_values_and_gradients(name):
     assert torch.allclose(plain[4], ours[4], atol=1e-6) and torch.allclose(plain[5], ours[5], atol=1e-6)
     for a, b in zip(loss_and_grads(plain), loss_and_grads(ours)):
         assert torch.allclose(a, b, atol=1e-4 * max(1.0, a.abs().max().item()), rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_predict_on_k_copies_reads_each_example_once_and_equals_predict_on_copies(name):
+    """``repeat_interleave`` copies nothing up front and a network's ``predict`` may read its
+    examples once (``per_example``, ``attention_pool``): the outputs and gradients equal those of
+    an encoding with every copy made, in training mode (the copies share their dropout masks)."""
+    torch.manual_seed(0)
+    network = build_network(name, vocab_size=50, num_classes=3, **SMALL)
+    network.train()
+    batch = BATCHES[NETWORK_INPUTS[name]]()
+    encoding = network.encode(batch)
+    repeated = encoding.repeat_interleave(3)
+    first_key = next(iter(encoding.cache))
+    assert per_example(repeated, first_key) == (encoding.cache[first_key], 3)
+    revised = [adjust_attention(s.attention, torch.rand_like(s.attention) * 2 - 1, 0.4, s.mask) for s in repeated.sites]
+    shared = network.predict(repeated, revised)
+    every_copy = network.predict(NetworkEncoding(sites=repeated.sites, cache=dict(repeated.cache)), revised)
+    assert torch.allclose(shared, every_copy, atol=1e-6)
+    params = [p for p in network.parameters() if p.requires_grad]
+    g_shared = torch.autograd.grad(shared.square().sum(), params, retain_graph=True, allow_unused=True)
+    g_every = torch.autograd.grad(every_copy.square().sum(), params, allow_unused=True)
+    for a, b in zip(g_shared, g_every):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_attention_pool_is_eq_10_for_each_copy():
+    values = torch.tensor([[[1.0, 2.0], [3.0, 4.0]]])  # one example, T = 2, D = 2
+    alpha = torch.tensor([[0.25, 0.75], [1.0, 0.0]])  # two revisions of it
+    # c′ = Σ_t α′_t h_t: 0.25·(1, 2) + 0.75·(3, 4) = (2.5, 3.5); 1·(1, 2) = (1, 2)
+    assert torch.equal(attention_pool(alpha, values, copies=2), torch.tensor([[2.5, 3.5], [1.0, 2.0]]))
+    per_dimension = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])  # multi-dimensional α′ [1, T, D]
+    assert torch.equal(attention_pool(per_dimension, values), torch.tensor([[1.0, 4.0]]))
