@@ -226,20 +226,35 @@ def measured_cost(run: Run) -> tuple[float, int] | None:
     """(seconds, epochs) a finished run took, from its result file or results.json; None if unknown."""
     for source in (run.result_file, run.folder / "results.json"):
         if source is not None and source.exists():
-            phases = json.loads(source.read_text(encoding="utf-8")).get("phases") or {}
-            if phases:
-                return sum(p["seconds"] for p in phases.values()), sum(p["epochs"] for p in phases.values())
+            return cost_in(source)
     return None
+
+
+def cost_in(result_file: Path) -> tuple[float, int] | None:
+    """(seconds, epochs) summed over the phases a result file records; None if it records none."""
+    phases = json.loads(result_file.read_text(encoding="utf-8")).get("phases") or {}
+    if not phases:
+        return None
+    return sum(p["seconds"] for p in phases.values()), sum(p["epochs"] for p in phases.values())
 
 
 def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace) -> str:
     """What the runs still to do will cost, projected from the measured runs of the same cells
     (network, data set): runs, epochs, core-hours and wall hours at ``--jobs``."""
     measured: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    counted_files = set()
     for run in runs:
         cost = measured_cost(run) if run.finished else None
         if cost is not None:
             measured.setdefault((run.net, run.dataset), []).append(cost)
+            counted_files.add(run.result_file)
+    # and the committed result files of the same cells' other seeds (a sweep asked for seeds 5-9 of a study)
+    for cell, result_file in {((r.net, r.dataset), r.result_file.parent / f"{r.dataset}-{r.net}-seed") for r in todo if r.result_file}:
+        for other in sorted(result_file.parent.glob(f"{result_file.name}*.json")):
+            cost = cost_in(other) if other not in counted_files else None
+            if cost is not None and other.stem.rsplit("seed", 1)[-1].isdigit():
+                measured.setdefault(cell, []).append(cost)
+                counted_files.add(other)
     threads = max(1, args.threads_per_run or 1)
     seconds = epochs = 0.0
     unmeasured: dict[tuple[str, str], int] = {}

@@ -270,3 +270,7 @@ def test_a_sweep_projects_its_compute_from_the_measured_runs_of_the_same_cells(t
     assert "[plan] 4 runs to do (0 resumed), 2 at a time, 1 thread(s) each" in text
     assert "projected for 1 of them (from 2 finished runs of the same cells): 17 epochs, 0.2 core-hours, 0.1 h wall" in text
     assert "not projected (no finished run of the cell yet): cnn-sa/mr ×3" in text
+    # a sweep asked for other seeds of the same study also projects from the finished ones' result files
+    later = sweep.plan(["lstm-sa"], ["mr"], [2, 3], tmp_path / "runs", results)
+    text = sweep.projected_compute(later, later, args)
+    assert "projected for 2 of them (from 2 finished runs of the same cells): 34 epochs" in text
