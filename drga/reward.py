@@ -43,8 +43,10 @@ def attention_shift(original: Sequence[Tensor], revised: Sequence[Tensor], masks
     total, arrays = None, None
     for alpha, alpha_revised, mask in zip(original, revised, masks, strict=True):
         rows = alpha_revised.shape[0]
-        alpha = alpha.repeat_interleave(rows // alpha.shape[0], dim=0) if alpha.shape[0] != rows else alpha
-        distance = 0.5 * (alpha_revised - alpha).abs().sum(dim=mask.dim() - 1)  # [rows, K(, H)]
+        # the S samples of an example against its α broadcast, not against S copies of it
+        per_example = alpha_revised.view(alpha.shape[0], rows // alpha.shape[0], *alpha_revised.shape[1:])
+        difference = (per_example - alpha.unsqueeze(1)).flatten(0, 1)
+        distance = 0.5 * difference.abs_().sum(dim=mask.dim() - 1)  # [rows, K(, H)]
         distance = distance.mean(dim=-1) if alpha.dim() == mask.dim() + 1 else distance
         present = (mask.sum(dim=-1) > 0).to(distance.dtype)
         site_total, site_arrays = (distance * present).sum(dim=-1), present.sum(dim=-1)

@@ -109,7 +109,8 @@ def rollout(
         zeroed, real = revised[0].new_zeros(()), revised[0].new_zeros(())
         for alpha, mask in zip(revised, masks):
             on_real = mask.unsqueeze(-1).expand_as(alpha) if alpha.dim() > mask.dim() else mask
-            zeroed, real = zeroed + ((alpha == 0) & on_real).sum(), real + on_real.sum()
+            # count_nonzero: a bool tensor's sum() first copies it into int64
+            zeroed, real = zeroed + ((alpha == 0) & on_real).count_nonzero(), real + on_real.count_nonzero()
     return Rollout(
         shift=shift,
         zeroed_fraction=zeroed / real.clamp_min(1),
