@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from drga.allocator import keep_freed_memory
-from drga.config import load_config
+from drga.config import ConfigError, load_config
 from drga.trainer import Trainer
 
 PHASES = ("baseline", "cotrain")
@@ -250,4 +250,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as error:  # a bad --samples or --set: the message, not a traceback
+        raise SystemExit(f"throughput.py: {error}") from None
