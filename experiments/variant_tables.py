@@ -1,0 +1,133 @@
+"""One table of the beyond-the-paper variants (issue 16, item 4), from the committed result files.
+
+    python experiments/variant_tables.py [--reference experiments/results/paper-regime] \\
+        [--variants experiments/results/variant-*] [--out docs/results/variants.md]
+
+Each variant folder holds the runs of ``experiments/variants.sh <name>``; a run that started from
+the main study's pretrained network (``REUSE=``) takes its pretrain-only and equal-budget rows from
+the reference folder's run of the same seed (checked by the networks' checksums, as
+``regime_tables.py --reference`` does). The paper's method itself (the reference folder's own
+DRGA rows) is the first row of every data set, so that each variant is read against it.
+
+For every (variant, data set): the seeds, DRGA with the agent − the equal-budget baseline and DRGA
+net-only − the equal-budget baseline (test accuracy points, mean over seeds, 95% t interval,
+paired t-test over seeds), Holm's correction across every row of the table in each column. A
+variant that is "better" after Holm is a candidate for the documented recommendation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("regime_tables", ROOT / "experiments" / "regime_tables.py")
+regime = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(regime)
+
+from drga.analysis.stats import holm_adjust, paired_t_test, t_interval  # noqa: E402
+
+#: What each variant sets on top of experiments/configs/paper_regime.toml (experiments/variants.sh).
+SETTINGS = {
+    "paper": "the paper's method (the main study)",
+    "holdout": "data.agent_holdout=0.2",
+    "self-critical": "agent.reward_baseline=self-critical",
+    "closeness": "reward.closeness=0.5",
+    "own-attention": "train.original_attention_loss=0.5",
+}
+COLUMNS = (("with agent", (regime.DRGA, "with-agent")), ("net-only", (regime.DRGA, "net-only")))
+
+
+def differences(runs: dict[int, dict], ours: tuple[str, str]) -> list[tuple[float, float]]:
+    """(equal-budget baseline, ours) test accuracy pairs over the seeds that have both."""
+    pairs = [(regime.test_accuracy(r, regime.BASELINE, "net-only"), regime.test_accuracy(r, *ours)) for r in runs.values()]
+    return [(a, b) for a, b in pairs if a is not None and b is not None]
+
+
+def variant_rows(reference: Path, variants: list[Path]) -> list[dict]:
+    """One entry per (variant, network, data set) with its per-column statistics, Holm-adjusted."""
+    reference_cells = regime.load([reference])
+    groups = [("paper", reference_cells)]
+    for folder in variants:
+        cells = regime.load([folder])
+        regime.borrow_baselines(cells, reference_cells)
+        groups.append((folder.name.removeprefix("variant-"), cells))
+    entries = []
+    for name, cells in groups:
+        for key in regime.order(cells):
+            if name == "paper" and not any(key in c for _, c in groups[1:]):
+                continue  # only the cells some variant ran
+            entry = {"variant": name, "key": key, "columns": {}}
+            for column, ours in COLUMNS:
+                pairs = differences(cells[key], ours)
+                diff = [b - a for a, b in pairs]
+                p = paired_t_test([a for a, _ in pairs], [b for _, b in pairs])[1] if len(pairs) > 1 else float("nan")
+                entry["columns"][column] = {"n": len(pairs), "diff": diff, "p": p}
+            entries.append(entry)
+    for column, _ in COLUMNS:
+        adjusted = holm_adjust([e["columns"][column]["p"] for e in entries])
+        for entry, holm in zip(entries, adjusted):
+            entry["columns"][column]["holm"] = holm
+    cell_order = regime.order({e["key"]: None for e in entries})
+    rank = {name: i for i, name in enumerate(SETTINGS)}
+    return sorted(entries, key=lambda e: (cell_order.index(e["key"]), rank.get(e["variant"], len(rank)), e["variant"]))
+
+
+def cell_text(stats: dict) -> str:
+    if stats["n"] < 2:
+        return "- | - | -"
+    low, high = t_interval(stats["diff"])
+    mean = statistics.mean(stats["diff"])
+    verdict = "tie" if not stats["holm"] < 0.05 else ("**better**" if mean > 0 else "worse")
+    return f"{mean:+.2f} [{low:+.2f}, {high:+.2f}] | {stats['p']:.3f} / {stats['holm']:.3f} | {verdict}"
+
+
+def table(entries: list[dict]) -> list[str]:
+    lines = [
+        "| data set | network | variant (setting) | seeds | with agent − equal budget [95%] | p / p Holm | verdict "
+        "| net-only − equal budget [95%] | p / p Holm | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        seeds = e["columns"]["with agent"]["n"]
+        setting = SETTINGS.get(e["variant"], "?")
+        lines.append(
+            f"| {e['key'][1]} | {e['key'][0]} | {e['variant']} (`{setting}`) | {seeds} "
+            f"| {cell_text(e['columns']['with agent'])} | {cell_text(e['columns']['net-only'])} |"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reference", type=Path, default=ROOT / "experiments" / "results" / "paper-regime")
+    parser.add_argument("--variants", type=Path, nargs="*", help="variant result folders (default: experiments/results/variant-*)")
+    parser.add_argument("--out", type=Path, help="write the table here (markdown) as well as to stdout")
+    args = parser.parse_args(argv)
+    variants = args.variants if args.variants else sorted((ROOT / "experiments" / "results").glob("variant-*"))
+    variants = [v for v in variants if any(v.glob("*.json"))]
+    if not variants:
+        parser.error("no variant result files yet (experiments/variants.sh writes them)")
+    entries = variant_rows(args.reference, variants)
+    named = " ".join(str(v.relative_to(ROOT)) if v.is_relative_to(ROOT) else str(v) for v in variants)
+    text = "\n".join(
+        [
+            f"<!-- generated by `python experiments/variant_tables.py --variants {named}` from the committed result files; "
+            "do not edit by hand -->",
+            "",
+            f"Test accuracy points against the equal-budget baseline of the same seed; Holm over all {len(entries)} rows of each column.",
+            "",
+            *table(entries),
+        ]
+    )
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

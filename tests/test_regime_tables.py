@@ -1,0 +1,90 @@
+"""experiments/regime_tables.py and variant_tables.py on hand-made result files: the paired
+statistics by hand, the borrowed baselines and their checksum check, Holm across the variants."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXPERIMENTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_result(folder: Path, seed: int, rows: dict[str, dict[str, float]], checksum: str = "net", dataset: str = "subj") -> None:
+    """A result file as experiments/sweep.py --results writes it, with test accuracies given in %."""
+    folder.mkdir(parents=True, exist_ok=True)
+    result = {
+        "name": f"{dataset}-lstm-sa-seed{seed}", "net": "lstm-sa", "dataset": dataset, "seed": seed, "commit": "abc",
+        "wall_seconds": 100.0, "pretrain_checksum": f"{checksum}{seed}",
+        "phases": {"pretrain": {"epochs": 10, "max_epochs": 40, "seconds": 60.0, "stopped_early": True}},
+        "majority_class": {"label": "a", "dev_accuracy": 0.5, "test_accuracy": 0.5},
+        "rows": {row: {mode: {"epoch": 1, "dev": 0.5, "test": v / 100} for mode, v in modes.items()} for row, modes in rows.items()},
+        "history": [{"phase": "pretrain", "epoch": 1, "dev_net-only_accuracy": 0.5}],
+    }
+    (folder / f"{result['name']}.json").write_text(json.dumps(result))
+
+
+def main_study(folder: Path) -> None:
+    # equal-budget baseline 90, 91, 92; DRGA with agent 91, 93, 95: differences +1, +2, +3
+    for seed, (baseline, drga) in enumerate([(90, 91), (91, 93), (92, 95)]):
+        write_result(folder, seed, {
+            "baseline (pretrain only)": {"net-only": baseline - 1}, "baseline (equal budget)": {"net-only": baseline},
+            "DRGA (co-trained)": {"with-agent": drga, "net-only": baseline},
+        })
+
+
+def table_row(text: str, start: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(start))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_regime_tables_paired_difference_by_hand(tmp_path):
+    regime = load_script("regime_tables")
+    main_study(tmp_path / "study")
+    out = tmp_path / "table.md"
+    assert regime.main([str(tmp_path / "study"), "--out", str(out)]) == 0
+    text = out.read_text()
+    # differences +1, +2, +3: mean +2.00, sd 1, t = 2/(1/√3) = 3.464 with 2 df → p = 0.074;
+    # 95% interval 2 ± 4.303·1/√3 = [−0.48, +4.48]; one cell, so Holm leaves p as it is
+    section = text.split("**DRGA with agent − equal-budget baseline**")[1]
+    assert table_row(section, "| lstm-sa | subj |") == ["lstm-sa", "subj", "3", "+2.00", "[-0.48, +4.48]", "0.074", "0.074", "tie"]
+
+
+def test_borrowed_baselines_need_the_same_pretrained_network(tmp_path):
+    regime = load_script("regime_tables")
+    main_study(tmp_path / "study")
+    for seed in range(3):  # a variant run from the study's pretrained network: no baseline rows of its own
+        write_result(tmp_path / "variant", seed, {"DRGA (co-trained)": {"with-agent": 95, "net-only": 94}})
+    assert regime.main([str(tmp_path / "variant"), "--reference", str(tmp_path / "study"), "--out", str(tmp_path / "t.md")]) == 0
+    assert table_row((tmp_path / "t.md").read_text(), "| lstm-sa | subj | 3 | 93.5")  # the paper's row, then ours
+    write_result(tmp_path / "variant", 1, {"DRGA (co-trained)": {"with-agent": 95, "net-only": 94}}, checksum="other")
+    with pytest.raises(SystemExit, match="not the reference run's"):
+        regime.main([str(tmp_path / "variant"), "--reference", str(tmp_path / "study")])
+
+
+def test_variant_table_reads_each_variant_against_the_same_seeds_baseline_with_holm_over_all_rows(tmp_path):
+    variants = load_script("variant_tables")
+    main_study(tmp_path / "study")
+    # closeness: DRGA with agent 90.4, 91.5, 92.6 against the study's baselines 90, 91, 92: +0.4, +0.5, +0.6,
+    # mean +0.50, sd 0.1, t = 0.5/(0.1/√3) = 8.660 with 2 df → p = 1 − t/√(t² + 2) = 0.0131
+    for seed, drga in enumerate([90.4, 91.5, 92.6]):
+        write_result(tmp_path / "variant-closeness", seed, {"DRGA (co-trained)": {"with-agent": drga, "net-only": drga}})
+    out = tmp_path / "variants.md"
+    arguments = ["--reference", str(tmp_path / "study"), "--variants", str(tmp_path / "variant-closeness"), "--out", str(out)]
+    assert variants.main(arguments) == 0
+    text = out.read_text()
+    paper = table_row(text, "| subj | lstm-sa | paper")
+    closeness = table_row(text, "| subj | lstm-sa | closeness")
+    # Holm over the 2 rows: the smaller p doubled, 2·0.0131 = 0.026 (< 0.05: better); the larger kept, 0.074
+    assert paper[3:7] == ["3", "+2.00 [-0.48, +4.48]", "0.074 / 0.074", "tie"]
+    # 95% interval 0.5 ± 4.303·0.1/√3 = [+0.25, +0.75]
+    assert closeness[3:7] == ["3", "+0.50 [+0.25, +0.75]", "0.013 / 0.026", "**better**"]
