@@ -15,18 +15,25 @@ TORCH_SPEC ?= torch==2.13.0
 # Extra pip options for the torch install only, e.g. TORCH_PIP="--index-url URL" for a CUDA build.
 TORCH_PIP ?=
 BIN := $(VENV)/bin
+# The package and what it needs to run (demo, bench, studies); then the test tools and the hf extra
+# (transformers) on top, for make test: the demo's set-up does not wait for what only the tests use.
 STAMP := $(VENV)/.drga-installed
+TEST_STAMP := $(VENV)/.drga-test-installed
 
 .PHONY: setup demo lint test test-slow bench results study regime clean
 
-setup: $(STAMP)
+setup: $(TEST_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet $(TORCH_PIP) "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[test,hf]"
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,hf]"
+	touch $(TEST_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/drga train --config demo --overwrite
@@ -34,7 +41,7 @@ demo: $(STAMP)
 # import-linter reads the package from the file system: it checks a copy of drga/ with agents/,
 # baselines/ and envs/ inside it, where the installed package has them.
 LINT_TREE := .lint-tree
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	rm -rf $(LINT_TREE) && mkdir -p $(LINT_TREE) && cp -r drga $(LINT_TREE)/
 	for part in agents baselines envs; do rm -rf $(LINT_TREE)/drga/$$part && cp -r $$part $(LINT_TREE)/drga/$$part; done
@@ -44,7 +51,7 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
-test-slow: $(STAMP)
+test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"
 
 bench: $(STAMP)
