@@ -7,6 +7,8 @@
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
 #   make study      the reproduction study: every family, 3-10 seeds (hours; resumable)
 #   make regime     the paper-regime study (docs/RESULTS.md; hours; resumable from committed result files)
+#   make variants   the variants beyond the paper on LSTM+SA (experiments/variants.sh; hours; resumable)
+#   make families   the other attention families in the paper regime (experiments/families_regime.sh; resumable)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +22,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint test test-slow bench results study regime clean
+.PHONY: setup demo lint test test-slow bench results study regime variants families clean
 
 setup: $(TEST_STAMP)
 
@@ -65,6 +67,12 @@ study: $(STAMP)
 
 regime: $(STAMP)
 	PYTHON=$(BIN)/python bash experiments/paper_regime.sh $(SEEDS)
+
+variants: $(STAMP)
+	PYTHON=$(BIN)/python bash experiments/variants.sh $(VARIANTS)
+
+families: $(STAMP)
+	PYTHON=$(BIN)/python bash experiments/families_regime.sh $(SEEDS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache $(LINT_TREE)
