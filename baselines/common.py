@@ -112,8 +112,8 @@ def attention_pool(alpha: Tensor, values: Tensor, copies: int = 1) -> Tensor:
     [E, T, D] → [E·copies, D]: each example's ``copies`` revisions (in a row, as
     :meth:`NetworkEncoding.repeat_interleave` orders them) read its values, never a copy of them."""
     if alpha.dim() == 2:
-        return torch.bmm(alpha.view(values.shape[0], copies, -1), values).flatten(0, 1)
-    return (alpha.view(values.shape[0], copies, *alpha.shape[1:]) * values.unsqueeze(1)).sum(dim=2).flatten(0, 1)
+        return torch.bmm(alpha.reshape(values.shape[0], copies, -1), values).flatten(0, 1)
+    return (alpha.reshape(values.shape[0], copies, *alpha.shape[1:]) * values.unsqueeze(1)).sum(dim=2).flatten(0, 1)
 
 
 def dropout_keep_mask(like: Tensor, p: float, training: bool, shape: Sequence[int] | None = None) -> Tensor | None:

@@ -118,7 +118,7 @@ class HierarchicalAttentionNetwork(AttentionNetwork):
         # eq. 10 at the word level gives the sentence vectors; the sentence GRU re-reads them.
         # The K copies of a document read its word states, not K copies of them.
         words, copies = per_example(encoding, "words")
-        alpha = word_alpha.view(words.shape[0], copies, *word_alpha.shape[1:])
+        alpha = word_alpha.reshape(words.shape[0], copies, *word_alpha.shape[1:])
         vectors = torch.einsum("bkst,bstd->bksd", alpha, words).flatten(0, 1)
         sentence_hidden = self._sentences(vectors, encoding.cache["sentence_mask"])
         document = torch.einsum("bs,bsd->bd", sentence_gamma[:, 0], sentence_hidden)

@@ -44,7 +44,7 @@ def attention_shift(original: Sequence[Tensor], revised: Sequence[Tensor], masks
     for alpha, alpha_revised, mask in zip(original, revised, masks, strict=True):
         rows = alpha_revised.shape[0]
         # the S samples of an example against its α broadcast, not against S copies of it
-        per_example = alpha_revised.view(alpha.shape[0], rows // alpha.shape[0], *alpha_revised.shape[1:])
+        per_example = alpha_revised.reshape(alpha.shape[0], rows // alpha.shape[0], *alpha_revised.shape[1:])
         difference = (per_example - alpha.unsqueeze(1)).flatten(0, 1)
         distance = 0.5 * difference.abs_().sum(dim=mask.dim() - 1)  # [rows, K(, H)]
         distance = distance.mean(dim=-1) if alpha.dim() == mask.dim() + 1 else distance

@@ -364,5 +364,7 @@ def test_attention_pool_is_eq_10_for_each_copy():
     alpha = torch.tensor([[0.25, 0.75], [1.0, 0.0]])  # two revisions of it
     # c′ = Σ_t α′_t h_t: 0.25·(1, 2) + 0.75·(3, 4) = (2.5, 3.5); 1·(1, 2) = (1, 2)
     assert torch.equal(attention_pool(alpha, values, copies=2), torch.tensor([[2.5, 3.5], [1.0, 2.0]]))
+    strided = alpha.t().contiguous().t()  # the same values, not contiguous (a slice of a bigger α′ is not)
+    assert torch.equal(attention_pool(strided, values, copies=2), torch.tensor([[2.5, 3.5], [1.0, 2.0]]))
     per_dimension = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])  # multi-dimensional α′ [1, T, D]
     assert torch.equal(attention_pool(per_dimension, values), torch.tensor([[1.0, 4.0]]))
