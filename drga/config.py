@@ -277,76 +277,112 @@ class ExperimentConfig:
         problems = [f"{key} must be a finite number, got {value}" for key, value in _numbers(self.to_dict()) if not math.isfinite(value)]
         if problems:  # a NaN passes every comparison below
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
-        positive = {
-            "train.lr": self.train.lr,
-            "agent.lr": self.agent.lr,
-            "data.batch_size": self.data.batch_size,
-            "data.max_length": self.data.max_length,
-            "data.min_freq": self.data.min_freq,
-            "network.embedding_dim": self.network.embedding_dim,
-            "network.hidden_size": self.network.hidden_size,
-            "network.attention_size": self.network.attention_size,
-            "network.classifier_hidden": self.network.classifier_hidden,
-        }
-        problems += [f"{key} must be > 0, got {value}" for key, value in positive.items() if not value > 0]
-        non_negative = {
-            "train.weight_decay": self.train.weight_decay,
-            "train.grad_clip": self.train.grad_clip,
-            "agent.entropy_coef": self.agent.entropy_coef,
-            "adjust.beta_half_life_epochs": self.adjust.beta_half_life_epochs,
-        }
-        problems += [f"{key} must be ≥ 0, got {value}" for key, value in non_negative.items() if not value >= 0]
-        if not 0 <= self.network.dropout < 1:
-            problems.append(f"network.dropout must be in [0, 1), got {self.network.dropout}")
-        if not self.agent.log_std_min < self.agent.log_std_max:
-            problems.append(f"agent.log_std_min ({self.agent.log_std_min}) must be below agent.log_std_max ({self.agent.log_std_max})")
-        for dataset, values in self.reward.per_dataset.items():
-            for key, value in values.items():
-                if key in ("sqrt_l0", "delta") and not 0 < value <= 1:
-                    problems.append(f"reward.per_dataset.{dataset}.{key} must be in (0, 1], got {value}")
-        if not 0 < self.reward.delta <= 1:
-            problems.append(f"reward.delta must be in (0, 1], got {self.reward.delta}")
-        if not 0 < self.reward.sqrt_l0 <= 1:
-            problems.append(f"reward.sqrt_l0 must be in (0, 1], got {self.reward.sqrt_l0}")
-        if not self.reward.closeness >= 0:
-            problems.append(f"reward.closeness must be ≥ 0, got {self.reward.closeness}")
-        if self.reward.gamma < 0:
-            problems.append(f"reward.gamma must be ≥ 0, got {self.reward.gamma}")
-        if not 0 < self.adjust.beta0 <= 1:
-            problems.append(f"adjust.beta0 must be in (0, 1], got {self.adjust.beta0}")
-        if self.agent.samples < 2:
-            problems.append(f"agent.samples must be ≥ 2 (the baseline is their mean), got {self.agent.samples}")
-        if self.agent.sb3_n_envs < 1 or self.agent.sb3_total_steps < 0 or self.agent.sb3_n_steps < 0:
-            problems.append("agent.sb3_n_envs must be ≥ 1 and agent.sb3_total_steps, agent.sb3_n_steps ≥ 0")
-        if self.agent.sb3_batch_size < 1 or self.agent.sb3_action_limit <= 0:
-            problems.append("agent.sb3_batch_size and agent.sb3_action_limit must be positive")
-        if not 0 <= self.data.agent_holdout < 0.5:
-            problems.append(f"data.agent_holdout must be in [0, 0.5), got {self.data.agent_holdout}")
-        if self.data.agent_holdout > 0 and self.agent.algorithm != "reinforce":
-            problems.append("data.agent_holdout works with agent.algorithm = reinforce only")
-        if not 0 < self.data.train_fraction <= 1:
-            problems.append(f"data.train_fraction must be in (0, 1], got {self.data.train_fraction}")
-        if not 0 < self.train.plateau_lr_factor <= 1:
-            problems.append(f"train.plateau_lr_factor must be in (0, 1], got {self.train.plateau_lr_factor}")
-        if self.train.baseline_epochs is not None and self.train.baseline_epochs < 0:
-            problems.append("train.baseline_epochs must be ≥ 0")
-        if not 0 <= self.train.warmup_fraction < 1:
-            problems.append(f"train.warmup_fraction must be in [0, 1), got {self.train.warmup_fraction}")
-        if self.train.accumulation_steps < 1:
-            problems.append(f"train.accumulation_steps must be ≥ 1, got {self.train.accumulation_steps}")
-        if self.train.pretrained_lr is not None and not self.train.pretrained_lr >= 0:
-            problems.append(f"train.pretrained_lr must be ≥ 0, got {self.train.pretrained_lr}")
-        if self.train.lr_schedule != "constant" and self.train.plateau_lr_factor < 1:
-            problems.append("train.lr_schedule and train.plateau_lr_factor < 1 both set the learning rate; use one of them")
-        if self.network.revise_layers < 0:
-            problems.append(f"network.revise_layers must be ≥ 0, got {self.network.revise_layers}")
-        if self.train.plateau_patience < 1:
-            problems.append(f"train.plateau_patience must be ≥ 1, got {self.train.plateau_patience}")
-        for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples", "task_loss_samples"):
-            if getattr(self.train, name) < 0:
-                problems.append(f"train.{name} must be ≥ 0")
+        problems = [
+            *_data_problems(self.data, self.agent),
+            *_network_problems(self.network),
+            *_agent_problems(self.agent),
+            *_reward_problems(self.reward),
+            *_adjust_problems(self.adjust),
+            *_train_problems(self.train),
+        ]
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+
+
+def _must_be_positive(values: dict[str, float]) -> list[str]:
+    return [f"{key} must be > 0, got {value}" for key, value in values.items() if not value > 0]
+
+
+def _must_be_non_negative(values: dict[str, float]) -> list[str]:
+    return [f"{key} must be ≥ 0, got {value}" for key, value in values.items() if not value >= 0]
+
+
+def _data_problems(data: DataConfig, agent: AgentConfig) -> list[str]:
+    problems = _must_be_positive({"data.batch_size": data.batch_size, "data.max_length": data.max_length, "data.min_freq": data.min_freq})
+    if not 0 <= data.agent_holdout < 0.5:
+        problems.append(f"data.agent_holdout must be in [0, 0.5), got {data.agent_holdout}")
+    # Only the REINFORCE learner reads the held-out batches; another learner would ignore them without a word.
+    if data.agent_holdout > 0 and agent.algorithm != "reinforce":
+        problems.append("data.agent_holdout works with agent.algorithm = reinforce only")
+    if not 0 < data.train_fraction <= 1:
+        problems.append(f"data.train_fraction must be in (0, 1], got {data.train_fraction}")
+    return problems
+
+
+def _network_problems(network: NetworkConfig) -> list[str]:
+    problems = _must_be_positive(
+        {
+            "network.embedding_dim": network.embedding_dim,
+            "network.hidden_size": network.hidden_size,
+            "network.attention_size": network.attention_size,
+            "network.classifier_hidden": network.classifier_hidden,
+        }
+    )
+    if not 0 <= network.dropout < 1:
+        problems.append(f"network.dropout must be in [0, 1), got {network.dropout}")
+    if network.revise_layers < 0:
+        problems.append(f"network.revise_layers must be ≥ 0, got {network.revise_layers}")
+    return problems
+
+
+def _agent_problems(agent: AgentConfig) -> list[str]:
+    problems = _must_be_positive({"agent.lr": agent.lr}) + _must_be_non_negative({"agent.entropy_coef": agent.entropy_coef})
+    if not agent.log_std_min < agent.log_std_max:
+        problems.append(f"agent.log_std_min ({agent.log_std_min}) must be below agent.log_std_max ({agent.log_std_max})")
+    if agent.samples < 2:
+        problems.append(f"agent.samples must be ≥ 2 (the baseline is their mean), got {agent.samples}")
+    if agent.sb3_n_envs < 1 or agent.sb3_total_steps < 0 or agent.sb3_n_steps < 0:
+        problems.append("agent.sb3_n_envs must be ≥ 1 and agent.sb3_total_steps, agent.sb3_n_steps ≥ 0")
+    if agent.sb3_batch_size < 1 or agent.sb3_action_limit <= 0:
+        problems.append("agent.sb3_batch_size and agent.sb3_action_limit must be positive")
+    return problems
+
+
+def _reward_problems(reward: RewardConfig) -> list[str]:
+    problems = []
+    for dataset, values in reward.per_dataset.items():
+        for key, value in values.items():
+            if key in ("sqrt_l0", "delta") and not 0 < value <= 1:
+                problems.append(f"reward.per_dataset.{dataset}.{key} must be in (0, 1], got {value}")
+    if not 0 < reward.delta <= 1:
+        problems.append(f"reward.delta must be in (0, 1], got {reward.delta}")
+    if not 0 < reward.sqrt_l0 <= 1:
+        problems.append(f"reward.sqrt_l0 must be in (0, 1], got {reward.sqrt_l0}")
+    if not reward.closeness >= 0:
+        problems.append(f"reward.closeness must be ≥ 0, got {reward.closeness}")
+    if reward.gamma < 0:
+        problems.append(f"reward.gamma must be ≥ 0, got {reward.gamma}")
+    return problems
+
+
+def _adjust_problems(adjust: AdjustConfig) -> list[str]:
+    problems = _must_be_non_negative({"adjust.beta_half_life_epochs": adjust.beta_half_life_epochs})
+    if not 0 < adjust.beta0 <= 1:
+        problems.append(f"adjust.beta0 must be in (0, 1], got {adjust.beta0}")
+    return problems
+
+
+def _train_problems(train: TrainConfig) -> list[str]:
+    problems = _must_be_positive({"train.lr": train.lr})
+    problems += _must_be_non_negative({"train.weight_decay": train.weight_decay, "train.grad_clip": train.grad_clip})
+    if not 0 < train.plateau_lr_factor <= 1:
+        problems.append(f"train.plateau_lr_factor must be in (0, 1], got {train.plateau_lr_factor}")
+    if train.baseline_epochs is not None and train.baseline_epochs < 0:
+        problems.append("train.baseline_epochs must be ≥ 0")
+    if not 0 <= train.warmup_fraction < 1:
+        problems.append(f"train.warmup_fraction must be in [0, 1), got {train.warmup_fraction}")
+    if train.accumulation_steps < 1:
+        problems.append(f"train.accumulation_steps must be ≥ 1, got {train.accumulation_steps}")
+    if train.pretrained_lr is not None and not train.pretrained_lr >= 0:
+        problems.append(f"train.pretrained_lr must be ≥ 0, got {train.pretrained_lr}")
+    if train.lr_schedule != "constant" and train.plateau_lr_factor < 1:
+        problems.append("train.lr_schedule and train.plateau_lr_factor < 1 both set the learning rate; use one of them")
+    if train.plateau_patience < 1:
+        problems.append(f"train.plateau_patience must be ≥ 1, got {train.plateau_patience}")
+    for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples", "task_loss_samples"):
+        if getattr(train, name) < 0:
+            problems.append(f"train.{name} must be ≥ 0")
+    return problems
 
 
 class ConfigError(UserError, ValueError):
