@@ -113,65 +113,39 @@ class AgentState:
         ``embedding_bag`` computes in a single pass, forward and backward. Gradients reach W,
         b, γ and β (and the blocks, if they require it) as through the dense form.
         """
-        weight = linear.weight
-        bias = linear.bias if linear.bias is not None else weight.new_zeros(weight.shape[0])
-        if norm is not None:
-            if norm.bias is not None:
-                bias = bias + weight @ norm.bias
-            if norm.weight is not None:
-                weight = weight * norm.weight
+        weight, bias = _fold_layer_norm(linear, norm)
         dw, dh = self.words.shape[-1], self.hidden.shape[-1]
         if weight.shape[1] != self.size:
             raise ValueError(f"the layer reads {weight.shape[1]} features but the state has {self.size}")
         w_words, w_hidden, w_weighted, w_sequence = weight.split([dw, dh, dh, self.size - dw - 2 * dh], dim=1)
         b, k, t = self.attention.shape[:3]
         rows = self.rows if self.rows is not None else torch.arange(b * k * t, device=self.attention.device)
-        n = rows.shape[0]
         if norm is not None:
             mean, scale = self._moments(rows, norm.eps)
         else:
-            mean, scale = None, torch.ones(n, dtype=weight.dtype, device=weight.device)
-        tables: list[Tensor] = []  # (table [R, out], row of the table for every token [N], its factor [N])
-        indices: list[Tensor] = []
-        factors: list[Tensor] = []
+            mean, scale = None, torch.ones(rows.shape[0], dtype=weight.dtype, device=weight.device)
+        bags = _WeightedRowSums()
+        bags.add(*_project_block(self.words, w_words, rows, k, t), scale)
+        self._add_hidden_blocks(bags, w_hidden, w_weighted, rows, scale)
+        bags.add((self.sequence @ w_sequence.t()).flatten(0, 1), rows // t, scale)
+        if mean is not None:  # the LayerNorm's −μ (W diag γ) 1
+            bags.add(-weight.sum(dim=1, keepdim=True).t(), torch.zeros_like(rows), mean * scale)
+        bags.add(bias.unsqueeze(0), torch.zeros_like(rows), torch.ones_like(scale))
+        out = bags.total(weight.dtype)
+        return out if self.rows is not None else out.view(b, k, t, -1)
 
-        def add(table: Tensor, index: Tensor, factor: Tensor) -> None:
-            indices.append(index + sum(x.shape[0] for x in tables))
-            tables.append(table)
-            factors.append(factor)
-
-        def projected(x: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
-            """x Wᵀ for a per-token block x [B, G, T, D] as (table, row of each selected token): the
-            rows the selected tokens read picked first when most of x's rows are not read (padding)."""
-            read = _group_rows(rows, k, t, x.shape[1])
-            if x.shape[1] == k:  # one row per selected token, no repeats
-                needed, index = read, torch.arange(n, device=rows.device)
-            else:
-                needed, index = torch.unique(read, return_inverse=True)
-            if needed.numel() < 0.75 * x.shape[0] * x.shape[1] * t:
-                return x.flatten(0, 2)[needed] @ w.t(), index
-            return (x @ w.t()).flatten(0, 2), read
-
-        add(*projected(self.words, w_words), scale)
+    def _add_hidden_blocks(self, bags: _WeightedRowSums, w_hidden: Tensor, w_weighted: Tensor, rows: Tensor, scale: Tensor) -> None:
+        """W_h h_t and the block α_t·h_t, for the selected ``rows``, into ``bags``."""
+        k, t = self.attention.shape[1:3]
         alpha = self.attention.flatten(0, 2)[rows]
         if self.multi_dimensional:  # α_t ⊙ h_t has no shared factor
-            add(*projected(self.hidden, w_hidden), scale)
+            bags.add(*_project_block(self.hidden, w_hidden, rows, k, t), scale)
             hidden = self.hidden.flatten(0, 2)[_group_rows(rows, k, t, self.hidden.shape[1])]
-            add((alpha * hidden) @ w_weighted.t(), torch.arange(n, device=rows.device), scale)
+            bags.add((alpha * hidden) @ w_weighted.t(), torch.arange(rows.shape[0], device=rows.device), scale)
         else:  # W_h h_t and W_a h_t in one product, as rows 2i and 2i + 1 of one table; α_t·(W_a h_t)
-            table, index = projected(self.hidden, torch.cat([w_hidden, w_weighted]))
-            table = table.reshape(-1, weight.shape[0])
-            add(table, 2 * index, scale)
-            indices.append(indices[-1] + 1)  # the same table's odd rows: W_a h_t, times α_t
-            factors.append(alpha * scale)
-        add((self.sequence @ w_sequence.t()).flatten(0, 1), rows // t, scale)
-        if mean is not None:
-            add(-weight.sum(dim=1, keepdim=True).t(), torch.zeros_like(rows), mean * scale)
-        add(bias.unsqueeze(0), torch.zeros_like(rows), torch.ones_like(scale))
-        out = F.embedding_bag(
-            torch.stack(indices, dim=1), torch.cat(tables), per_sample_weights=torch.stack(factors, dim=1).to(weight.dtype), mode="sum"
-        )
-        return out if self.rows is not None else out.view(b, k, t, -1)
+            table, index = _project_block(self.hidden, torch.cat([w_hidden, w_weighted]), rows, k, t)
+            bags.add(table.reshape(-1, w_hidden.shape[0]), 2 * index, scale)
+            bags.add_next_rows(alpha * scale)  # the same table's odd rows: W_a h_t, times α_t
 
     def _moments(self, rows: Tensor, eps: float) -> tuple[Tensor, Tensor]:
         """Mean and 1/sqrt(variance + eps) of the selected s_t over their S features, [N] each."""
@@ -193,6 +167,62 @@ class AgentState:
         mean = sum(n * m for n, m, _ in blocks) / size
         m2 = sum(m2 + n * (m - mean).square() for n, m, m2 in blocks)
         return mean, torch.rsqrt(m2 / size + eps)
+
+
+def _fold_layer_norm(linear: nn.Linear, norm: nn.LayerNorm | None) -> tuple[Tensor, Tensor]:
+    """W diag γ and W β + b: the weight and bias of ``linear`` with the LayerNorm's affine part folded in
+    (its normalisation, by μ and σ of each s_t, is left to the caller)."""
+    weight = linear.weight
+    bias = linear.bias if linear.bias is not None else weight.new_zeros(weight.shape[0])
+    if norm is not None:
+        if norm.bias is not None:
+            bias = bias + weight @ norm.bias
+        if norm.weight is not None:
+            weight = weight * norm.weight
+    return weight, bias
+
+
+def _project_block(x: Tensor, w: Tensor, rows: Tensor, k: int, t: int) -> tuple[Tensor, Tensor]:
+    """x Wᵀ for a per-token block x [B, G, T, D] as (table, row of each selected token): the
+    rows the selected tokens read picked first when most of x's rows are not read (padding)."""
+    read = _group_rows(rows, k, t, x.shape[1])
+    if x.shape[1] == k:  # one row per selected token, no repeats
+        needed, index = read, torch.arange(rows.shape[0], device=rows.device)
+    else:
+        needed, index = torch.unique(read, return_inverse=True)
+    if needed.numel() < 0.75 * x.shape[0] * x.shape[1] * t:
+        return x.flatten(0, 2)[needed] @ w.t(), index
+    return (x @ w.t()).flatten(0, 2), read
+
+
+class _WeightedRowSums:
+    """Each token's output as a weighted sum of one row of each of a few small tables, summed by one
+    ``embedding_bag`` (a single pass, forward and backward) rather than by a sum of gathered copies."""
+
+    def __init__(self) -> None:
+        self.tables: list[Tensor] = []  # [R, out] each
+        self.indices: list[Tensor] = []  # the row each token reads, [N], offset into the concatenated tables
+        self.factors: list[Tensor] = []  # its factor, [N]
+
+    def add(self, table: Tensor, index: Tensor, factor: Tensor) -> None:
+        """Every token reads row ``index`` of ``table``, times ``factor``."""
+        self.indices.append(index + sum(x.shape[0] for x in self.tables))
+        self.tables.append(table)
+        self.factors.append(factor)
+
+    def add_next_rows(self, factor: Tensor) -> None:
+        """Every token also reads the row after the one it read last, times ``factor`` (a table of interleaved blocks)."""
+        self.indices.append(self.indices[-1] + 1)
+        self.factors.append(factor)
+
+    def total(self, dtype: torch.dtype) -> Tensor:
+        """The weighted sums, [N, out]."""
+        return F.embedding_bag(
+            torch.stack(self.indices, dim=1),
+            torch.cat(self.tables),
+            per_sample_weights=torch.stack(self.factors, dim=1).to(dtype),
+            mode="sum",
+        )
 
 
 def _group_rows(rows: Tensor, k: int, t: int, groups: int) -> Tensor:
