@@ -333,50 +333,71 @@ def compute_records(
         chunks = length_sorted_chunks(examples, batch_size)
         for chunk in tqdm(chunks, desc="attention", leave=False, disable=not progress):
             batch = collate([examples[i] for i in chunk]).to(device)
-            encoding = network.encode(batch)
-            # A network whose sites leave out special tokens ([CLS], [SEP]: hf-encoder) says which tokens they span.
-            text = replace(batch, mask=network.text_mask(batch.tokens, batch.mask)) if hasattr(network, "text_mask") else batch
-            views = _views(encoding, text, site)
-            probs = torch.softmax(network.predict(encoding, encoding.attention), dim=-1)
-            original = {name: view(encoding.attention) for name, view in views.items()}
-            revised, revised_probs = {}, None
-            if policy is not None:
-                attention, output = revised_attention(network, policy, batch, beta, encoding)
-                revised = {name: view(attention) for name, view in views.items()}
-                revised_probs = torch.softmax(output, dim=-1)
+            attention = _batch_attention(network, batch, policy, beta, site)
             for row, position in enumerate(chunk):
-                example = examples[position]
-                pick = lambda found, name, row=row, batch=batch: _row_values(found.get(name), row, batch, name)
-                aspect_ids = example.extras.get("aspect")
-                ids, tokens, words_original, words_revised = (
-                    list(example.ids),
-                    vocab.decode(example.ids),
-                    pick(original, "words"),
-                    pick(revised, "words"),
-                )
-                if isinstance(vocab, SubwordVocabulary):  # shown as words: a word's subwords merged, their attention summed
-                    groups = word_groups(tokens)
-                    ids, tokens = [ids[g[0]] for g in groups], [word_text(tokens, g) for g in groups]
-                    words_original, words_revised = (
-                        None if a is None else np.array([a[g].sum() for g in groups]) for a in (words_original, words_revised)
-                    )
-                records[position] = AttentionRecord(
-                    index=indices[position],
-                    ids=ids,
-                    tokens=tokens,
-                    label=int(example.label),
-                    original=words_original,
-                    revised=words_revised,
-                    probs_original=probs[row].double().cpu().numpy(),
-                    probs_revised=None if revised_probs is None else revised_probs[row].double().cpu().numpy(),
-                    sentence_lengths=[len(s) for s in example.sentences] if example.sentences is not None else None,
-                    sentence_original=pick(original, "sentences"),
-                    sentence_revised=pick(revised, "sentences"),
-                    aspect=vocab.decode(aspect_ids) if aspect_ids else None,
-                    aspect_original=pick(original, "aspect"),
-                    aspect_revised=pick(revised, "aspect"),
-                )
+                records[position] = _record(examples[position], indices[position], vocab, attention, row, batch)
     return [r for r in records if r is not None]
+
+
+@dataclass
+class _BatchAttention:
+    """A batch's attention as the records keep it (``_views``' levels) and its output distributions."""
+
+    original: dict[str, Tensor]
+    revised: dict[str, Tensor]  #: empty without a policy
+    probs_original: Tensor
+    probs_revised: Tensor | None
+
+
+def _batch_attention(
+    network: AttentionNetwork, batch: Batch, policy: GaussianPolicy | None, beta: Tensor | float | None, site: str | None
+) -> _BatchAttention:
+    """α and P(·|X) for a batch; α′ and its P(·|X) too with a policy."""
+    encoding = network.encode(batch)
+    # A network whose sites leave out special tokens ([CLS], [SEP]: hf-encoder) says which tokens they span.
+    text = replace(batch, mask=network.text_mask(batch.tokens, batch.mask)) if hasattr(network, "text_mask") else batch
+    views = _views(encoding, text, site)
+    probs = torch.softmax(network.predict(encoding, encoding.attention), dim=-1)
+    original = {name: view(encoding.attention) for name, view in views.items()}
+    revised, revised_probs = {}, None
+    if policy is not None:
+        attention, output = revised_attention(network, policy, batch, beta, encoding)
+        revised = {name: view(attention) for name, view in views.items()}
+        revised_probs = torch.softmax(output, dim=-1)
+    return _BatchAttention(original, revised, probs, revised_probs)
+
+
+def _record(
+    example: EncodedExample, index: int, vocab: Vocabulary, attention: _BatchAttention, row: int, batch: Batch
+) -> AttentionRecord:
+    """The record of the example at ``row`` of the batch."""
+    pick = lambda found, name: _row_values(found.get(name), row, batch, name)
+    aspect_ids = example.extras.get("aspect")
+    ids, tokens = list(example.ids), vocab.decode(example.ids)
+    words_original, words_revised = pick(attention.original, "words"), pick(attention.revised, "words")
+    if isinstance(vocab, SubwordVocabulary):  # shown as words: a word's subwords merged, their attention summed
+        groups = word_groups(tokens)
+        ids, tokens = [ids[g[0]] for g in groups], [word_text(tokens, g) for g in groups]
+        words_original, words_revised = (
+            None if a is None else np.array([a[g].sum() for g in groups]) for a in (words_original, words_revised)
+        )
+    probs_revised = attention.probs_revised
+    return AttentionRecord(
+        index=index,
+        ids=ids,
+        tokens=tokens,
+        label=int(example.label),
+        original=words_original,
+        revised=words_revised,
+        probs_original=attention.probs_original[row].double().cpu().numpy(),
+        probs_revised=None if probs_revised is None else probs_revised[row].double().cpu().numpy(),
+        sentence_lengths=[len(s) for s in example.sentences] if example.sentences is not None else None,
+        sentence_original=pick(attention.original, "sentences"),
+        sentence_revised=pick(attention.revised, "sentences"),
+        aspect=vocab.decode(aspect_ids) if aspect_ids else None,
+        aspect_original=pick(attention.original, "aspect"),
+        aspect_revised=pick(attention.revised, "aspect"),
+    )
 
 
 def _views(encoding: NetworkEncoding, batch: Batch, site: str | None) -> dict[str, Callable[[Sequence[Tensor]], Tensor]]:

@@ -344,44 +344,78 @@ def tracking_figure(tracked: dict[str, Any]):
 
     tokens = tracked.get("polarity_tokens") or []
     records = [r for r in training_path(tracked["records"]) if r.get("polarity")]
-    labels = [row_label(r) for r in records]
     classes = tracked.get("polarity_classes") or ["c−", "c+"]
     groups = [g for g in GROUPS if any(t["group"] == g for t in tokens)]
     figure = new_figure(DOC_WIDTH, 9.6, layout="constrained")
-    axes = figure.subplots(3, len(groups), sharex=True, squeeze=False)
+    axes = _tracking_axes(figure, len(groups))
+    series = _plot_followed_tokens(axes, groups, tokens, records, classes)
+    _label_tracking_rows(axes, classes)
+    _evaluation_axis(axes, records, [row_label(r) for r in records])
+    _name_line_ends(figure, axes, series, len(records) - 1 + 0.55)
+    figure.suptitle(f"Followed tokens over training; L·α below {FLOOR:g} drawn at {FLOOR:g}")
+    return figure
+
+
+#: A plotted line of :func:`tracking_figure`: (axis, values, token, colour).
+_Series = tuple[Any, list[float], str, str]
+
+
+def _tracking_axes(figure: Any, columns: int) -> np.ndarray:
+    """3 × ``columns`` panels: one x axis for all, one y axis per row, the two attention rows sharing theirs."""
+    axes = figure.subplots(3, columns, sharex=True, squeeze=False)
     for row in range(3):
-        for column in range(len(groups)):
+        for column in range(columns):
             if (row, column) != (0, 0):
                 axes[row, column].sharey(axes[0 if row == 0 else 1, 0])
+    return axes
+
+
+def _plot_followed_tokens(
+    axes: np.ndarray, groups: list[str], tokens: list[dict[str, Any]], records: list[dict[str, Any]], classes: list[str]
+) -> list[_Series]:
+    """Each group's tokens in its column, one colour per token (the same in every row), and the columns' titles."""
     x = np.arange(len(records))
-    end = len(records) - 1 + 0.5 * len(records)  # room right of the lines for the tokens' names
+    series: list[_Series] = []
+    for column, group in enumerate(groups):
+        members = [(k, t) for k, t in enumerate(tokens) if t["group"] == group]
+        for n, (k, token) in enumerate(members):
+            color = TOKEN_COLORS[n % len(TOKEN_COLORS)]
+            for row, values in enumerate(_token_rows(records, k, len(tokens))):
+                axes[row, column].plot(x, values, color=color, lw=1.6, marker="o", ms=3.5)
+                series.append((axes[row, column], values, token["token"], color))
+        side = {"positive": classes[-1], "negative": classes[0], "neutral": "near the prior"}[group]
+        axes[0, column].set_title(f"{group} tokens ({side})")
+    return series
+
+
+def _token_rows(records: list[dict[str, Any]], k: int, count: int) -> list[list[float]]:
+    """Token ``k``'s polarity, L·α and L·α′ at every evaluation, the attention floored for the log axis
+    (α′ is NaN, not drawn, where an evaluation has none)."""
+    revised = [(r["polarity"].get("attention_revised") or [np.nan] * count)[k] for r in records]
+    return [
+        [r["polarity"]["polarity"][k] for r in records],
+        [max(r["polarity"]["attention"][k], FLOOR) for r in records],
+        [max(v, FLOOR) if v == v else v for v in revised],
+    ]
+
+
+def _label_tracking_rows(axes: np.ndarray, classes: list[str]) -> None:
+    """The rows' names, their neutral line (polarity 0, relative attention 1) and the attention rows' log scale."""
     names = {
         0: f"polarity s_t\nlog P({classes[-1]}) − log P({classes[0]})",
         1: "relative attention L·α\n(the network's own)",
         2: "relative attention L·α′\n(revised by the agent)",
     }
-    series = []  # (axis, values, token, colour)
-    for column, group in enumerate(groups):
-        members = [(k, t) for k, t in enumerate(tokens) if t["group"] == group]
-        for n, (k, token) in enumerate(members):
-            color = TOKEN_COLORS[n % len(TOKEN_COLORS)]
-            revised = [(r["polarity"].get("attention_revised") or [np.nan] * len(tokens))[k] for r in records]
-            values = [
-                [r["polarity"]["polarity"][k] for r in records],
-                [max(r["polarity"]["attention"][k], FLOOR) for r in records],
-                [max(v, FLOOR) if v == v else v for v in revised],
-            ]
-            for row in range(3):
-                axes[row, column].plot(x, values[row], color=color, lw=1.6, marker="o", ms=3.5)
-                series.append((axes[row, column], values[row], token["token"], color))
-        side = {"positive": classes[-1], "negative": classes[0], "neutral": "near the prior"}[group]
-        axes[0, column].set_title(f"{group} tokens ({side})")
     for row in range(3):
         axes[row, 0].set_ylabel(names[row])
         for axis in axes[row]:
             axis.axhline(0 if row == 0 else 1, color="#999", lw=0.8, ls=":")
             if row:
                 axis.set_yscale("log")
+
+
+def _evaluation_axis(axes: np.ndarray, records: list[dict[str, Any]], labels: list[str]) -> None:
+    """The shared x axis: a tick per evaluation, the phases shaded, room right of the lines for the tokens' names."""
     # every evaluation has a tick; the first of each phase (and the last evaluation) is named, and the
     # phases are shaded in turn, so that 14 or more evaluations stay legible
     starts = [i for i in range(len(records)) if i == 0 or records[i]["phase"] != records[i - 1]["phase"]]
@@ -392,17 +426,20 @@ def tracking_figure(tracked: dict[str, Any]):
                 stop = starts[k + 1] if k + 1 < len(starts) else len(records)
                 axis.axvspan(start - 0.5, stop - 0.5, color="#f0f0f0", zorder=0, lw=0)
     for axis in axes[-1]:
-        axis.set_xticks(x, minor=True)
+        axis.set_xticks(np.arange(len(records)), minor=True)
         axis.set_xticks(named, [labels[i] for i in named], rotation=90)
         axis.set_xlabel("evaluation (a tick each)")
-    axes[0, 0].set_xlim(-0.5, end)
-    # names at the line ends, spread so that they never overlap: one line of type apart, in axes fractions
-    # of the panel heights the layout gives
+    axes[0, 0].set_xlim(-0.5, len(records) - 1 + 0.5 * len(records))
+
+
+def _name_line_ends(figure: Any, axes: np.ndarray, series: list[_Series], text_x: float) -> None:
+    """Each line's token named at its last drawn point, the names at x = ``text_x``."""
+    # names spread so that they never overlap: one line of type apart, in axes fractions of the panel
+    # heights the layout gives, hence drawn (without rendering) first
     figure.draw_without_rendering()
     for axis in axes.ravel():
         gap = 1.4 * FONT_SIZE / 72 * DPI / axis.get_window_extent().height
-        mine = [(v, t, c) for a, v, t, c in series if a is axis]
-        ends = [(next(((len(v) - 1 - i, w) for i, w in enumerate(reversed(v)) if w == w), None), t, c) for v, t, c in mine]
+        ends = [(_last_drawn(v), t, c) for a, v, t, c in series if a is axis]
         ends = [e for e in ends if e[0] is not None]
         if not ends:
             continue
@@ -410,8 +447,11 @@ def tracking_figure(tracked: dict[str, Any]):
         to_axes = axis.transScale + axis.transLimits
         heights = [float(to_axes.transform((xi, yi))[1]) for (xi, yi), _, _ in ends]
         for ((xi, yi), token, color), place in zip(ends, spread(heights, gap, 0.03, 0.97)):
-            axis.annotate(f"'{token}'", xy=(xi, yi), xytext=(len(records) - 1 + 0.55, place), textcoords=("data", "axes fraction"),
+            axis.annotate(f"'{token}'", xy=(xi, yi), xytext=(text_x, place), textcoords=("data", "axes fraction"),
                           va="center", color=color, fontsize=FONT_SIZE,
                           arrowprops={"arrowstyle": "-", "color": color, "lw": 0.6, "shrinkA": 0, "shrinkB": 3})
-    figure.suptitle(f"Followed tokens over training; L·α below {FLOOR:g} drawn at {FLOOR:g}")
-    return figure
+
+
+def _last_drawn(values: list[float]) -> tuple[int, float] | None:
+    """(index, value) of the last value that is not NaN, or None."""
+    return next(((len(values) - 1 - i, w) for i, w in enumerate(reversed(values)) if w == w), None)
