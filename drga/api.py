@@ -77,32 +77,9 @@ class TextData:
         an error; an empty text is dropped and counted. ``pretrained_tokenizer`` (a Hugging Face
         tokenizer, for ``HFEncoderClassifier``): the words become that tokenizer's subword ids, special
         tokens included, ``max_length`` counting subwords; the vocabulary is the tokenizer's."""
-        parts = {
-            "train": _pairs(train),
-            "dev": _pairs(dev) if dev is not None else None,
-            "test": _pairs(test) if test is not None else None,
-        }
-        if (parts["dev"] is None) != (parts["test"] is None):
-            raise ConfigError("give both dev and test pairs, or neither (then the training pairs are split 80/10/10)")
-        labels = sorted({_label(pair, "train", i) for i, pair in enumerate(parts["train"])}, key=str)
-        if len(labels) < 2:
-            raise ConfigError(f"the training pairs need at least two distinct labels, found {labels}")
-        index = {label: i for i, label in enumerate(labels)}
-        dropped, examples = 0, {}
-        for name, pairs in parts.items():
-            if pairs is None:
-                continue
-            examples[name] = []
-            for position, pair in enumerate(pairs):
-                label = _label(pair, name, position)
-                if label not in index:
-                    raise ConfigError(f"{name} pair {position}: label {label!r} never occurs in the training pairs")
-                text = pair[0]
-                tokens = tokenizer(text) if isinstance(text, str) else [str(token) for token in text]
-                if not tokens:
-                    dropped += 1
-                    continue
-                examples[name].append(TextExample(tokens, index[label]))
+        parts = _pair_lists(train, dev, test)
+        labels = _training_labels(parts["train"])
+        examples, dropped = _text_examples(parts, {label: i for i, label in enumerate(labels)}, tokenizer)
         notes = [
             f"python: {len(parts['train'])} training pairs"
             + ("" if dev is not None else f", stratified 80/10/10 with split seed {split_seed}")
@@ -116,17 +93,64 @@ class TextData:
             vocab = SubwordVocabulary(pretrained_tokenizer)
         else:
             vocab = Vocabulary.build((example.tokens for example in splits.train), min_freq=min_freq)
-        encoded, reports = {}, list(notes)
-        for name in ("train", "dev", "test"):
-            if not getattr(splits, name):
-                raise ConfigError(f"the {name} split is empty; give more pairs")
-            examples = getattr(splits, name)
-            if isinstance(vocab, SubwordVocabulary):
-                encoded[name], report = vocab.encode_examples(examples, max_length)
-            else:
-                encoded[name], report = encode_examples(examples, vocab, max_length)
-            reports.append(report.describe(name))
-        return cls(PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports))
+        return cls(_encoded(splits, vocab, max_length, notes))
+
+
+def _pair_lists(train: Iterable[Pair], dev: Iterable[Pair] | None, test: Iterable[Pair] | None) -> dict[str, list[Pair] | None]:
+    """Each split's pairs as a list (None for dev and test when the training pairs are to be split)."""
+    parts = {
+        "train": _pairs(train),
+        "dev": _pairs(dev) if dev is not None else None,
+        "test": _pairs(test) if test is not None else None,
+    }
+    if (parts["dev"] is None) != (parts["test"] is None):
+        raise ConfigError("give both dev and test pairs, or neither (then the training pairs are split 80/10/10)")
+    return parts
+
+
+def _training_labels(pairs: list[Pair]) -> list[Any]:
+    """The training pairs' distinct labels sorted as strings (class i is the i-th)."""
+    labels = sorted({_label(pair, "train", i) for i, pair in enumerate(pairs)}, key=str)
+    if len(labels) < 2:
+        raise ConfigError(f"the training pairs need at least two distinct labels, found {labels}")
+    return labels
+
+
+def _text_examples(
+    parts: dict[str, list[Pair] | None], index: dict[Any, int], tokenizer: Callable[[str], list[str]]
+) -> tuple[dict[str, list[TextExample]], int]:
+    """Each given split's pairs tokenized, their labels as class indices; and how many empty texts were dropped."""
+    dropped, examples = 0, {}
+    for name, pairs in parts.items():
+        if pairs is None:
+            continue
+        examples[name] = []
+        for position, pair in enumerate(pairs):
+            label = _label(pair, name, position)
+            if label not in index:
+                raise ConfigError(f"{name} pair {position}: label {label!r} never occurs in the training pairs")
+            text = pair[0]
+            tokens = tokenizer(text) if isinstance(text, str) else [str(token) for token in text]
+            if not tokens:
+                dropped += 1
+                continue
+            examples[name].append(TextExample(tokens, index[label]))
+    return examples, dropped
+
+
+def _encoded(splits: DatasetSplits, vocab: Vocabulary, max_length: int, notes: list[str]) -> PreparedData:
+    """The splits encoded with ``vocab``, each split's encoding report after ``notes``."""
+    encoded, reports = {}, list(notes)
+    for name in ("train", "dev", "test"):
+        if not getattr(splits, name):
+            raise ConfigError(f"the {name} split is empty; give more pairs")
+        examples = getattr(splits, name)
+        if isinstance(vocab, SubwordVocabulary):
+            encoded[name], report = vocab.encode_examples(examples, max_length)
+        else:
+            encoded[name], report = encode_examples(examples, vocab, max_length)
+        reports.append(report.describe(name))
+    return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports)
 
 
 def _pairs(items: Iterable[Pair]) -> list[Pair]:

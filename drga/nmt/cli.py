@@ -10,8 +10,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from drga.config import ConfigError, flag_overrides
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from drga.data.parallel import EncodedPair, ParallelBatchIterator
+    from drga.nmt.config import NMTConfig
+    from drga.nmt.pretrained import TranslationModel
 
 
 def register(commands) -> dict:
@@ -83,32 +91,18 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
     is the run's unless ``--dataset`` / ``--data-dir`` say otherwise; the checkpoint's subword
     models encode it.
     """
-    from drga.data.parallel import ParallelBatchIterator, encode_pairs
-    from drga.nmt.data import load_translation_splits
-    from drga.nmt.evaluation import MODES, evaluate_translation, teacher_forced_scores
-    from drga.nmt.pretrained import load_translation_model
+    from drga.data.parallel import ParallelBatchIterator
+    from drga.nmt.evaluation import MODES
 
     if getattr(args, "tsv", None) is not None:
         raise ConfigError("--tsv is for classification data; a translation checkpoint reads parallel text (--dataset, --data-dir)")
-    model = load_translation_model(args.checkpoint, device=args.device or "cpu", payload=payload)
-    config = model.config
-    data = config.experiment.data
-    for flag, key in (("dataset", "dataset"), ("data_dir", "data_dir")):
-        if getattr(args, flag, None) is not None:
-            setattr(data, key, getattr(args, flag))
-    nmt = config.nmt
-    beam = args.beam if getattr(args, "beam", None) is not None else (nmt.beam_size if nmt.final_beam else 1)
-    if beam < 1:
-        raise ConfigError(f"--beam must be at least 1, got {beam}")
-    splits = load_translation_splits(config)
-    raw = splits.test if args.split == "test" else splits.dev
-    pairs, report = encode_pairs(raw, model.source_tokenizer, model.target_tokenizer, data.max_length, data.max_length, drop_long=False)
-    if not pairs:
-        raise ConfigError(f"data set '{data.dataset}' has no usable {args.split} pair")
-    references = [raw[p.index].target for p in pairs]
+    model = _model_on_requested_data(args, payload)
+    data = model.config.experiment.data
+    beam = _evaluation_beam(args, model.config.nmt)
+    pairs, references, description = _evaluation_pairs(model, args.split)
     batches = ParallelBatchIterator(pairs, data.batch_size * 2, shuffle=False)
     progress = sys.stderr.isatty()
-    print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {splits.name} {report.describe(args.split)}")
+    print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {description}")
     searches = [1] + ([beam] if beam > 1 else [])
     header = "".join(f"  {'BLEU ' + name:>11s}  {'chrF ' + name:>11s}" for name in ("greedy" if b == 1 else f"beam{b}" for b in searches))
     print(f"  {'mode':10s}  {'ppl':>7s}{header}  {'reward':>8s}  {'N/L':>5s}")
@@ -118,27 +112,81 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
         if mode == "with-agent" and not model.has_agent:
             print(f"  {mode:10s}  -  (this checkpoint has no trained agent)")
             continue
-        forced = teacher_forced_scores(model.network, batches, config, mode, model.policy, beta, model.device)
-        cells = []
-        for size in searches:
-            result, _ = evaluate_translation(
-                model.network,
-                batches,
-                config,
-                mode,
-                model.policy,
-                beta,
-                model.device,
-                decode=(pairs, references, model.target_tokenizer),
-                beam_size=size,
-                progress=progress,
-                forced=forced,
-            )
-            cells.append(f"  {result.bleu:11.2f}  {result.chrf:11.2f}")
-            signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
-        print(f"  {mode:10s}  {forced['perplexity']:7.2f}{''.join(cells)}  {forced['reward']:8.3f}  {forced['highlighted_fraction']:5.3f}")
+        row, signature = _mode_scores(model, batches, mode, beta, searches, pairs, references, progress)
+        print(f"  {mode:10s}  {row}")
     print(f"sacrebleu: {signature}")
     return 0
+
+
+def _model_on_requested_data(args: argparse.Namespace, payload: dict | None) -> TranslationModel:
+    """The checkpoint's translation model, its data set replaced by ``--dataset`` / ``--data-dir`` where given."""
+    from drga.nmt.pretrained import load_translation_model
+
+    model = load_translation_model(args.checkpoint, device=args.device or "cpu", payload=payload)
+    data = model.config.experiment.data
+    for flag, key in (("dataset", "dataset"), ("data_dir", "data_dir")):
+        if getattr(args, flag, None) is not None:
+            setattr(data, key, getattr(args, flag))
+    return model
+
+
+def _evaluation_beam(args: argparse.Namespace, nmt: NMTConfig) -> int:
+    """``--beam``, else the run's final-report beam (``nmt.beam_size`` when ``nmt.final_beam``, else 1: greedy only)."""
+    beam = args.beam if getattr(args, "beam", None) is not None else (nmt.beam_size if nmt.final_beam else 1)
+    if beam < 1:
+        raise ConfigError(f"--beam must be at least 1, got {beam}")
+    return beam
+
+
+def _evaluation_pairs(model: TranslationModel, split: str) -> tuple[list[EncodedPair], list[str], str]:
+    """The split's pairs encoded by the checkpoint's subword models (none dropped for length), their
+    reference translations and a line describing them."""
+    from drga.data.parallel import encode_pairs
+    from drga.nmt.data import load_translation_splits
+
+    data = model.config.experiment.data
+    splits = load_translation_splits(model.config)
+    raw = splits.test if split == "test" else splits.dev
+    pairs, report = encode_pairs(raw, model.source_tokenizer, model.target_tokenizer, data.max_length, data.max_length, drop_long=False)
+    if not pairs:
+        raise ConfigError(f"data set '{data.dataset}' has no usable {split} pair")
+    return pairs, [raw[p.index].target for p in pairs], f"{splits.name} {report.describe(split)}"
+
+
+def _mode_scores(
+    model: TranslationModel,
+    batches: ParallelBatchIterator,
+    mode: str,
+    beta: Tensor,
+    searches: list[int],
+    pairs: list[EncodedPair],
+    references: list[str],
+    progress: bool,
+) -> tuple[str, str]:
+    """One mode's row (perplexity, BLEU and chrF of each search, reward, N/L) and the sacrebleu signatures."""
+    from drga.nmt.evaluation import evaluate_translation, teacher_forced_scores
+
+    config = model.config
+    forced = teacher_forced_scores(model.network, batches, config, mode, model.policy, beta, model.device)
+    cells, signature = [], ""
+    for size in searches:
+        result, _ = evaluate_translation(
+            model.network,
+            batches,
+            config,
+            mode,
+            model.policy,
+            beta,
+            model.device,
+            decode=(pairs, references, model.target_tokenizer),
+            beam_size=size,
+            progress=progress,
+            forced=forced,
+        )
+        cells.append(f"  {result.bleu:11.2f}  {result.chrf:11.2f}")
+        signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
+    row = f"{forced['perplexity']:7.2f}{''.join(cells)}  {forced['reward']:8.3f}  {forced['highlighted_fraction']:5.3f}"
+    return row, signature
 
 
 def is_translation_request(args: argparse.Namespace) -> bool:
