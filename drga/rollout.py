@@ -43,6 +43,7 @@ class Rollout:
         return self.network.log_likelihood(self.output, self.labels)
 
 
+# Over ~60 lines on purpose: the whole DRGA pass, eqs. 1–5 in the paper's order, reads on one screen.
 def rollout(
     network: AttentionNetwork,
     policy: AgentPolicy,

@@ -133,18 +133,42 @@ def _read(path: Path, vocab: Vocabulary, dim: int, seed: int) -> PretrainedVecto
     by_lowercase: dict[str, list[int]] = {}
     for word, index in exact.items():
         by_lowercase.setdefault(word.lower(), []).append(index)
-    rows: dict[int, list[float]] = {}
-    exact_hits: set[int] = set()
-    bad_lines: list[int] = []
-    bad_rows = 0
+    scan = _scan_rows(path, dim, exact, by_lowercase)
+    _report_bad_rows(path, scan)
+    matrix = _random_rows(len(vocab), dim, seed, scan.rows)
+    for index, values in scan.rows.items():
+        matrix[index] = torch.tensor(values)
+    matrix[:2] = 0.0  # <pad>, and <unk>: no training word is unknown, so nothing would train a random one
+    return PretrainedVectors(
+        matrix=matrix,
+        source=str(path),
+        found_exact=len(scan.exact_hits),
+        found_lowercase=len(scan.rows) - len(scan.exact_hits),
+        vocabulary_size=len(exact),
+        bad_rows=scan.bad_rows,
+        bad_row_lines=scan.bad_lines,
+    )
+
+
+@dataclass
+class _RowScan:
+    """What one pass over a vector file found for a vocabulary."""
+
+    rows: dict[int, list[float]] = field(default_factory=dict)  #: vocabulary index → its vector
+    exact_hits: set[int] = field(default_factory=set)  #: indices whose row matched the word exactly
+    bad_rows: int = 0
+    bad_lines: list[int] = field(default_factory=list)  #: the first 5 bad rows' line numbers
+
+    def skip(self, line_number: int) -> None:
+        self.bad_rows += 1
+        if len(self.bad_lines) < 5:
+            self.bad_lines.append(line_number)
+
+
+def _scan_rows(path: Path, dim: int, exact: dict[str, int], by_lowercase: dict[str, list[int]]) -> _RowScan:
+    """The rows of the vocabulary's words, each word's exact row winning over a lowercase match."""
+    scan = _RowScan()
     width_checked = False
-
-    def skip(line_number: int) -> None:
-        nonlocal bad_rows
-        bad_rows += 1
-        if len(bad_lines) < 5:
-            bad_lines.append(line_number)
-
     with _open_text(path) as handle:
         for line_number, line in enumerate(handle, start=1):
             fields = line.rstrip("\r\n").rstrip(" ").rsplit(" ", dim)
@@ -154,43 +178,44 @@ def _read(path: Path, vocab: Vocabulary, dim: int, seed: int) -> PretrainedVecto
                 _check_width(path, line_number, line, dim)
                 width_checked = True
             if len(fields) != dim + 1 or not fields[0]:
-                skip(line_number)
+                scan.skip(line_number)
                 continue
             key = fields[0]
             exact_index = exact.get(key)
-            lowercase_indices = [i for i in by_lowercase.get(key, ()) if i not in exact_hits and i != exact_index]
+            lowercase_indices = [i for i in by_lowercase.get(key, ()) if i not in scan.exact_hits and i != exact_index]
             if exact_index is None and not lowercase_indices:
-                continue
-            try:
-                values = [float(x) for x in fields[1:]]
-            except ValueError:
-                values = []
-            if len(values) != dim or not all(math.isfinite(v) for v in values):
-                skip(line_number)
+                continue  # parsing only the vocabulary's rows keeps a 400,000-row file fast
+            values = _finite_values(fields[1:], dim)
+            if values is None:
+                scan.skip(line_number)
                 continue
             if exact_index is not None:
-                rows[exact_index] = values
-                exact_hits.add(exact_index)
+                scan.rows[exact_index] = values
+                scan.exact_hits.add(exact_index)
             for index in lowercase_indices:  # an exact row met later replaces this one
-                rows[index] = values
-    if not rows and bad_rows:
-        raise VectorFileError(f"{path}: no usable row for this vocabulary ({bad_rows} unusable rows)")
-    if bad_rows:
-        where = ", ".join(map(str, bad_lines)) + (", ..." if bad_rows > len(bad_lines) else "")
-        warnings.warn(f"{path}: skipped {bad_rows} unusable rows (lines {where})", stacklevel=3)
-    matrix = _random_rows(len(vocab), dim, seed, rows)
-    for index, values in rows.items():
-        matrix[index] = torch.tensor(values)
-    matrix[:2] = 0.0  # <pad>, and <unk>: no training word is unknown, so nothing would train a random one
-    return PretrainedVectors(
-        matrix=matrix,
-        source=str(path),
-        found_exact=len(exact_hits),
-        found_lowercase=len(rows) - len(exact_hits),
-        vocabulary_size=len(exact),
-        bad_rows=bad_rows,
-        bad_row_lines=bad_lines,
-    )
+                scan.rows[index] = values
+    return scan
+
+
+def _finite_values(fields: list[str], dim: int) -> list[float] | None:
+    """The ``dim`` numbers of a row, or None when one is no number, NaN or inf."""
+    try:
+        values = [float(x) for x in fields]
+    except ValueError:
+        values = []
+    if len(values) != dim or not all(math.isfinite(v) for v in values):
+        return None
+    return values
+
+
+def _report_bad_rows(path: Path, scan: _RowScan) -> None:
+    """A file with bad rows and no usable one is an error; a few bad rows among good ones, a warning."""
+    if not scan.rows and scan.bad_rows:
+        raise VectorFileError(f"{path}: no usable row for this vocabulary ({scan.bad_rows} unusable rows)")
+    if scan.bad_rows:
+        where = ", ".join(map(str, scan.bad_lines)) + (", ..." if scan.bad_rows > len(scan.bad_lines) else "")
+        # stacklevel: past this function, _read and load_vectors, to the code that asked for the vectors
+        warnings.warn(f"{path}: skipped {scan.bad_rows} unusable rows (lines {where})", stacklevel=4)
 
 
 def _check_width(path: Path, line_number: int, line: str, dim: int) -> None:
