@@ -122,7 +122,7 @@ def cell_widths(widest: int, fixed: float, largest: float = 0.45) -> float:
 def add_colorbar(figure, image, axis_box: tuple[float, float, float, float], label: str = "weight"):
     """A colour bar right of an axes placed at ``axis_box`` (figure fractions), titled ``label``."""
     x0, y0, w, h = axis_box
-    width_in, height_in = figure.get_size_inches()
+    width_in = figure.get_size_inches()[0]
     cax = figure.add_axes((x0 + w + 0.12 / width_in, y0, 0.14 / width_in, h))
     colorbar = figure.colorbar(image, cax=cax)
     colorbar.locator = MaxNLocator(3)

@@ -46,7 +46,6 @@ from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary, collate
 
 GROUPS = ("positive", "negative", "neutral")
-GROUP_COLORS = {"positive": "#c44e52", "negative": "#4c72b0", "neutral": "#8c8c8c"}
 
 
 @dataclass
