@@ -43,9 +43,13 @@ import torch
 
 from drga.allocator import keep_freed_memory
 from drga.config import ConfigError, load_config
+from drga.rollout import predict_fewer_gradients
+from drga.state import agent_state
 from drga.trainer import Trainer
 
 PHASES = ("baseline", "cotrain")
+#: The two parts of co-training's floor (--floor): what the network and the agent must compute.
+FLOOR_PARTS = ("floor network", "floor agent")
 #: The data set each network is benchmarked on (its family's main data set in the issue).
 DEFAULT_DATASET = {
     "lstm-sa": "subj", "cnn-sa": "subj", "transformer": "subj", "disan": "subj",
@@ -151,6 +155,34 @@ def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 
     return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
 
+def floor_network_step(trainer: Trainer, batch: Any) -> Any:
+    """The network's share of a co-training step with nothing of DRGA's own around it: encode, K
+    predictions from α (what the K revisions cost the network: repeated, re-pooled or re-run, and
+    with the gradient through as many samples as co-training carries), eq. 12, backward, Adam.
+    Returns the encoding, for :func:`floor_agent_step`, and the loss."""
+    network, k, n = trainer.network, trainer.config.agent.samples, trainer.config.train.task_loss_samples
+    encoding = network.encode(batch)
+    revised = [site.attention.repeat_interleave(k, dim=0) for site in encoding.sites]
+    if 0 < n < k:
+        output = predict_fewer_gradients(network, encoding, revised, k, n)
+    else:
+        output = network.predict(encoding.repeat_interleave(k), revised)
+    loss = -network.log_likelihood(output, batch.labels.repeat_interleave(k, dim=0)).mean()
+    trainer.step(trainer.net_optimizer, loss, network.parameters())
+    return encoding, loss.detach()
+
+
+def floor_agent_step(trainer: Trainer, encoding: Any) -> None:
+    """The agent's share: eq. 1's states of the real tokens, the policy MLP forward and backward
+    (through μ and σ, as REINFORCE's loss is), Adam."""
+    loss = 0.0
+    for site in encoding.sites:
+        rows = site.mask.flatten().nonzero().squeeze(1)
+        dist = trainer.policy.distribution(agent_state(site).detach().select(rows))
+        loss = loss + dist.mean.square().mean() + dist.stddev.mean()
+    trainer.step(trainer.agent_optimizer, loss, trainer.policy.parameters())
+
+
 def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
     """Seconds of each phase's steps per epoch, the two phases stepped batch by batch in turn."""
     overrides = run_overrides(net, dataset, args)
@@ -161,26 +193,44 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
             config = load_config(None, [*overrides, f"run.logdir={logdir}/{phase}"])
             trainers[phase] = Trainer(config, log=lambda _: None)  # the same seed: the same initial weights
         device = trainers["baseline"].device
-        seconds: dict[str, list[float]] = {phase: [] for phase in PHASES}
+        if args.floor:  # a third copy, stepped through the floor's two parts only
+            trainers["floor"] = Trainer(load_config(None, [*overrides, f"run.logdir={logdir}/floor"]), log=lambda _: None)
+        seconds: dict[str, list[float]] = {part: [] for part in (*PHASES, *(FLOOR_PARTS if args.floor else ()))}
+
+        def timed(part: str, work: Any, *inputs: Any) -> Any:
+            started = clock()
+            result = work(*inputs)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            seconds[part][-1] += clock() - started
+            return result
+
         for repeat in range(args.repeats):
             begun = {}
             for phase, trainer in trainers.items():
-                begun[phase] = trainer.begin_phase(phase)
-                seconds[phase].append(0.0)
+                begun[phase] = trainer.begin_phase("cotrain" if phase == "floor" else phase)
+            for part in seconds:
+                seconds[part].append(0.0)
             batches = trainers["baseline"].train_batches
             batches.set_epoch(repeat + 1)
             for step, batch in enumerate(batches):
+                batch = batch.to(device)
                 # which phase goes first alternates, so neither always follows the other
                 for phase in PHASES if step % 2 == 0 else PHASES[::-1]:
-                    started = clock()
-                    trainers[phase].train_step(begun[phase], batch.to(device))
-                    if device.type == "cuda":
-                        torch.cuda.synchronize()
-                    seconds[phase][-1] += clock() - started
+                    timed(phase, trainers[phase].train_step, begun[phase], batch)
+                if args.floor:
+                    encoding, _ = timed("floor network", floor_network_step, trainers["floor"], batch)
+                    timed("floor agent", floor_agent_step, trainers["floor"], encoding)
         for trainer in trainers.values():
             trainer.writer.close()
     ratios = [c / b for b, c in zip(seconds["baseline"], seconds["cotrain"])]
-    return {"sequences": len(trainers["baseline"].data.train), "samples": config.agent.samples,
+    floor = {}
+    if args.floor:
+        baseline = sum(seconds["baseline"])
+        floor = {"floor": (sum(seconds["floor network"]) + sum(seconds["floor agent"])) / baseline,
+                 "predictions_share": sum(seconds["floor network"]) / baseline - 1,
+                 "agent_share": sum(seconds["floor agent"]) / baseline}
+    return {**floor, "sequences": len(trainers["baseline"].data.train), "samples": config.agent.samples,
             "gradient_samples": config.train.task_loss_samples or config.agent.samples,
             "baseline": statistics.mean(seconds["baseline"]), "cotrain": statistics.mean(seconds["cotrain"]),
             "ratio": sum(seconds["cotrain"]) / sum(seconds["baseline"]), "low": min(ratios), "high": max(ratios)}
@@ -202,6 +252,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per network instead of the table")
     parser.add_argument("--memory", action="store_true", help="add each phase's peak step memory (each in a fresh process)")
     parser.add_argument("--profile", action="store_true", help="print torch.profiler's operator table of co-training steps instead")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time co-training's floor: the network with its K predictions, and the agent's MLP, each alone")
     parser.add_argument("--memory-of", choices=PHASES, help=argparse.SUPPRESS)  # the child process of --memory
     args = parser.parse_args()
     kept = keep_freed_memory()  # as drga train does (drga/allocator.py); DRGA_KEEP_FREED_MEMORY=0 leaves malloc alone
@@ -234,9 +286,10 @@ def main() -> None:
           f"{platform.processor() or platform.machine()}, freed memory {'kept' if kept else 'returned (malloc defaults)'}"
           + (f"; overrides {' '.join(args.set)}" if args.set else ""))
     memory_columns = " | step memory baseline (MiB) | step memory co-training (MiB)" if args.memory else ""
+    floor_columns = " | floor: K predictions + agent | floor | rest (rollout, reward, statistics)" if args.floor else ""
     print("| network | data set | training sequences | K (gradient through) | baseline epoch (s) | co-training epoch (s) "
-          f"| baseline seq/s | co-training seq/s | ratio (budget 2.5x) | per-epoch ratios{memory_columns} |")
-    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.memory else ""))
+          f"| baseline seq/s | co-training seq/s | ratio (budget 2.5x) | per-epoch ratios{floor_columns}{memory_columns} |")
+    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if args.floor else "") + ("---|---|" if args.memory else ""))
     for net in nets:
         dataset = args.dataset or DEFAULT_DATASET[net]
         m = measure(net, dataset, args)
@@ -244,6 +297,8 @@ def main() -> None:
             f"| {net} | {dataset} | {m['sequences']} | {m['samples']} ({m['gradient_samples']}) | {m['baseline']:.1f} | {m['cotrain']:.1f} "
             f"| {m['sequences'] / m['baseline']:.0f} | {m['sequences'] / m['cotrain']:.0f} "
             f"| {m['ratio']:.2f}x{'' if m['ratio'] <= 2.5 else ' OVER'} | {m['low']:.2f}-{m['high']:.2f} |"
+            + (f" +{m['predictions_share']:.2f} + {m['agent_share']:.2f} | {m['floor']:.2f}x | +{m['ratio'] - m['floor']:.2f} |"
+               if args.floor else "")
             + (" {baseline:.0f} | {cotrain:.0f} |".format(**memory_in_fresh_processes(net, dataset, args)) if args.memory else ""),
             flush=True,
         )

@@ -1,0 +1,58 @@
+"""bench/throughput.py --floor: its two parts compute what co-training's network and agent must."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+import drga.baselines as baselines
+from drga.rollout import rollout
+from drga.trainer import Trainer
+from tests.test_trainer import tiny_config
+from tests.tiny_network import TinyAttentionNet
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "throughput.py"
+
+
+@pytest.fixture(autouse=True)
+def register_tiny(monkeypatch):
+    monkeypatch.setitem(baselines.NETWORKS, "tiny", TinyAttentionNet)
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("throughput_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def parameters(module):
+    return [p.detach().clone() for p in module.parameters()]
+
+
+def changed(before, module):
+    return any(not torch.equal(a, b) for a, b in zip(before, module.parameters()))
+
+
+def test_floor_network_part_is_eq_12_on_the_k_unrevised_samples(bench, tmp_path):
+    trainer = Trainer(tiny_config(tmp_path, **{"agent.samples": 3}), log=lambda _: None)
+    trainer.begin_phase("cotrain")
+    trainer.network.eval()  # no dropout: the rollout and the floor see the same network
+    batch = next(iter(trainer.train_batches))
+    # β = 0: eqs. 3–4 leave α as it is, so co-training's eq. 12 over the B·K rows is the floor's loss
+    r = rollout(trainer.network, trainer.policy, batch, torch.zeros(()), reward=trainer.config.reward, samples=3)
+    expected = -r.log_likelihood.mean().item()
+    network, policy = parameters(trainer.network), parameters(trainer.policy)
+    rows = []
+    predict = trainer.network.predict
+    trainer.network.predict = lambda encoding, revised: rows.append(revised[0].shape[0]) or predict(encoding, revised)
+    encoding, loss = bench.floor_network_step(trainer, batch)
+    assert rows == [3 * batch.size]  # the network pays for all K predictions
+    assert loss.item() == pytest.approx(expected, rel=1e-6)
+    assert changed(network, trainer.network) and not changed(policy, trainer.policy)
+
+    network, policy = parameters(trainer.network), parameters(trainer.policy)
+    bench.floor_agent_step(trainer, encoding)
+    assert changed(policy, trainer.policy) and not changed(network, trainer.network)
