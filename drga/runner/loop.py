@@ -35,7 +35,7 @@ from drga.learners.reinforce import drga_update
 from drga.monitor import ARMS, NullWriters
 from drga.runner import checkpoints
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
-from drga.runner.optim import clip_gradients, network_parameter_groups, reduce_learning_rate, warmup_linear_factor
+from drga.runner.optim import adam, clip_gradients, network_parameter_groups, reduce_learning_rate, warmup_linear_factor
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, log_info, open_run_folder, prepare_run_dir
 from drga.runner.task import ReportCell, Task
@@ -192,9 +192,11 @@ class PhaseRunner:
                       for p in module.parameters() if p.requires_grad]
         train = self.config.train
         groups = network_parameter_groups(self.network, net_params, train.pretrained_lr)
-        self.net_optimizer = None if phase.network_frozen else torch.optim.Adam(groups, lr=train.lr, weight_decay=train.weight_decay)
+        self.net_optimizer = None if phase.network_frozen else \
+            adam(groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
         self.base_lrs = [group["lr"] for group in self.net_optimizer.param_groups] if self.net_optimizer is not None else []
-        self.agent_optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.config.agent.lr) if phase.has_agent else None
+        self.agent_optimizer = \
+            adam(list(self.policy.parameters()), self.config.agent.lr, train.fused_adam, self.log) if phase.has_agent else None
         self.replica = distributed.replicate(self.modules.trained_by(phase.trains), self.device)
 
     def epoch_batches(self, phase: Phase) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -16,6 +16,18 @@ def clip_gradients(params: Iterable[nn.Parameter], grad_clip: float) -> Tensor:
     if not with_grad:
         return torch.zeros(())
     return nn.utils.clip_grad_norm_(with_grad, grad_clip if grad_clip > 0 else float("inf"))
+
+
+def adam(params: list[Any], lr: float, fused: bool, log: Callable[[str], None] | None = None, **options: Any) -> torch.optim.Adam:
+    """Adam over ``params`` (parameters or parameter groups); with ``fused`` its fused kernel where this
+    torch has one for their device, else the for-each Adam, saying why through ``log``."""
+    if fused:
+        try:
+            return torch.optim.Adam(params, lr=lr, fused=True, **options)
+        except (RuntimeError, TypeError) as error:  # a torch without the fused kernel for this device
+            if log is not None:
+                log(f"train.fused_adam: {error}; using the for-each Adam")
+    return torch.optim.Adam(params, lr=lr, **options)
 
 
 def reduce_learning_rate(optimizer: torch.optim.Optimizer | None, factor: float) -> None:
