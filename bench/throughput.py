@@ -109,7 +109,7 @@ def step_memory(net: str, dataset: str, phase: str, args: argparse.Namespace) ->
     before the first step, in a fresh process whose malloc maps every buffer of 128 KiB or more
     on its own and returns it when freed (so that resident memory follows the live tensors)."""
     with tempfile.TemporaryDirectory() as logdir:
-        trainer = Trainer(load_config(None, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
+        trainer = Trainer(load_config(args.config, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
         running = trainer.begin_phase(phase)
         batches = [batch.to(trainer.device) for batch in list(trainer.train_batches)[:8]]
         if trainer.device.type == "cuda":
@@ -131,7 +131,8 @@ def memory_in_fresh_processes(net: str, dataset: str, args: argparse.Namespace) 
     for phase in PHASES:
         command = [sys.executable, __file__, "--memory-of", phase, "--net", net, "--dataset", dataset, "--train-fraction",
                    str(args.train_fraction), "--seed", str(args.seed), "--device", args.device,
-                   *(["--samples", str(args.samples)] if args.samples else []), *(f"--set={item}" for item in args.set)]
+                   *(["--samples", str(args.samples)] if args.samples else []), *(["--config", args.config] if args.config else []),
+                   *(f"--set={item}" for item in args.set)]
         environment = {**os.environ, "DRGA_KEEP_FREED_MEMORY": "0", "MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
         output = subprocess.run(command, capture_output=True, text=True, check=True, env=environment).stdout
         peaks[phase] = float(output.strip().splitlines()[-1])
@@ -143,7 +144,7 @@ def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 
     from torch.profiler import ProfilerActivity, profile
 
     with tempfile.TemporaryDirectory() as logdir:
-        trainer = Trainer(load_config(None, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
+        trainer = Trainer(load_config(args.config, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
         running = trainer.begin_phase("cotrain")
         batches = [batch.to(trainer.device) for batch in list(trainer.train_batches)[:10]]
         for batch in batches[:2]:
@@ -190,11 +191,11 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as logdir:
         trainers = {}
         for phase in PHASES:
-            config = load_config(None, [*overrides, f"run.logdir={logdir}/{phase}"])
+            config = load_config(args.config, [*overrides, f"run.logdir={logdir}/{phase}"])
             trainers[phase] = Trainer(config, log=lambda _: None)  # the same seed: the same initial weights
         device = trainers["baseline"].device
         if args.floor:  # a third copy, stepped through the floor's two parts only
-            trainers["floor"] = Trainer(load_config(None, [*overrides, f"run.logdir={logdir}/floor"]), log=lambda _: None)
+            trainers["floor"] = Trainer(load_config(args.config, [*overrides, f"run.logdir={logdir}/floor"]), log=lambda _: None)
         seconds: dict[str, list[float]] = {part: [] for part in (*PHASES, *(FLOOR_PARTS if args.floor else ()))}
 
         def timed(part: str, work: Any, *inputs: Any) -> Any:
@@ -248,6 +249,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall seconds, or the process's CPU seconds (for a busy machine; CPU device only)")
+    parser.add_argument("--config", default=None, help="a TOML configuration (e.g. experiments/configs/paper_regime.toml)")
     parser.add_argument("--set", action="append", default=[], help="extra config overrides section.key=value")
     parser.add_argument("--json", action="store_true", help="one JSON object per network instead of the table")
     parser.add_argument("--memory", action="store_true", help="add each phase's peak step memory (each in a fresh process)")
@@ -284,7 +286,7 @@ def main() -> None:
     print(f"# K = {samples}, train fraction {args.train_fraction}, {args.repeats} epochs each, stepped batch by batch in turn, "
           f"{args.clock} clock, device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{platform.processor() or platform.machine()}, freed memory {'kept' if kept else 'returned (malloc defaults)'}"
-          + (f"; overrides {' '.join(args.set)}" if args.set else ""))
+          + (f"; config {args.config}" if args.config else "") + (f"; overrides {' '.join(args.set)}" if args.set else ""))
     memory_columns = " | step memory baseline (MiB) | step memory co-training (MiB)" if args.memory else ""
     floor_columns = " | floor: K predictions + agent | floor | rest (rollout, reward, statistics)" if args.floor else ""
     print("| network | data set | training sequences | K (gradient through) | baseline epoch (s) | co-training epoch (s) "
