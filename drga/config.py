@@ -195,7 +195,7 @@ class TrainConfig:
     """Adam learning rate of the network (and β)."""
     weight_decay: float = 0.0
     """Adam weight decay of the network."""
-    fused_adam: bool = False
+    fused_adam: bool = True
     """Network and agent optimisers: PyTorch's fused Adam kernel (CPU and CUDA, torch ≥ 2.4; older torch falls back, saying so),
     one pass over the parameters instead of several (docs/RESULTS.md, "Throughput"). It rounds differently from the for-each
     Adam, so a run's numbers differ from one with it off in the last bits, then wherever training amplifies them.

@@ -22,6 +22,7 @@ STATUS=0
 sweep() { "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --logdir "${LOGDIR:-runs/families-regime}" \
             --results "$RESULTS" --jobs "${JOBS:-2}" --threads-per-run 1 --seeds $SEEDS "$@" || STATUS=$?; }
 sweep --nets atae-lstm ian --datasets semeval14-laptop semeval14-restaurant semeval15-restaurant
-sweep --nets disan --datasets mr subj
-sweep --nets han --datasets movie-reviews
+# DiSAN and HAN had not started when train.fused_adam became the default: they run with it
+sweep --nets disan --datasets mr subj --set train.fused_adam=true
+sweep --nets han --datasets movie-reviews --set train.fused_adam=true
 exit $STATUS
