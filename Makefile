@@ -3,7 +3,7 @@
 #   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
 #   make lint       ruff and the import-linter layer contract only
 #   make test-slow  the slow tests too
-#   make bench      baseline vs co-training throughput of every network (docs/RESULTS.md)
+#   make bench      baseline vs co-training throughput of every network, its measured floor and memory (docs/RESULTS.md)
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
 #   make study      the reproduction study: every family, 3-10 seeds (hours; resumable)
 #   make regime     the paper-regime study (docs/RESULTS.md; hours; resumable from committed result files)
@@ -57,7 +57,7 @@ test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"
 
 bench: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python bench/throughput.py --net all --train-fraction 0.25 --repeats 2 --clock cpu --samples 5 --memory
+	OMP_NUM_THREADS=1 $(BIN)/python bench/throughput.py --net all --train-fraction 0.25 --repeats 2 --clock cpu --samples 5 --floor --memory
 
 results: $(STAMP)
 	$(BIN)/python experiments/lstm_sa_study.py
