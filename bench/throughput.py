@@ -299,7 +299,7 @@ def main() -> None:
             f"| {net} | {dataset} | {m['sequences']} | {m['samples']} ({m['gradient_samples']}) | {m['baseline']:.1f} | {m['cotrain']:.1f} "
             f"| {m['sequences'] / m['baseline']:.0f} | {m['sequences'] / m['cotrain']:.0f} "
             f"| {m['ratio']:.2f}x{'' if m['ratio'] <= 2.5 else ' OVER'} | {m['low']:.2f}-{m['high']:.2f} |"
-            + (f" +{m['predictions_share']:.2f} + {m['agent_share']:.2f} | {m['floor']:.2f}x | +{m['ratio'] - m['floor']:.2f} |"
+            + (f" {m['predictions_share']:+.2f} {m['agent_share']:+.2f} | {m['floor']:.2f}x | {m['ratio'] - m['floor']:+.2f} |"
                if args.floor else "")
             + (" {baseline:.0f} | {cotrain:.0f} |".format(**memory_in_fresh_processes(net, dataset, args)) if args.memory else ""),
             flush=True,
