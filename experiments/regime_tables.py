@@ -138,8 +138,11 @@ def drga_table(cells: dict) -> list[str]:
             pairs = [(test_accuracy(r, *reference), test_accuracy(r, *ours)) for r in cells[key].values()]
             pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
             differences = [b - a for a, b in pairs]
-            _, p = paired_t_test([a for a, _ in pairs], [b for _, b in pairs]) if len(pairs) > 1 else (None, float("nan"))
-            entries.append({"key": key, "n": len(pairs), "diff": differences, "p": p})
+            # identical differences (two seeds a test example apart each, say) have no spread for a t-test to
+            # judge by: no p, and left out of Holm's family, rather than t = ±inf and p = 0
+            spread = len({round(d, 9) for d in differences}) > 1  # accuracies are k/n: equal up to float rounding
+            _, p = paired_t_test([a for a, _ in pairs], [b for _, b in pairs]) if len(pairs) > 1 and spread else (None, float("nan"))
+            entries.append({"key": key, "n": len(pairs), "diff": differences, "p": p, "spread": spread})
         for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
             entry["holm"] = adjusted
         stats[title] = entries
@@ -175,8 +178,12 @@ def drga_table(cells: dict) -> list[str]:
                     + " | - | - | - | too few seeds |"
                 )
                 continue
-            low, high = t_interval(entry["diff"])
             mean = statistics.mean(entry["diff"])
+            if not entry["spread"]:
+                lines.append(f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | {mean:+.2f} | - | - | - "
+                             "| no spread (every seed differs by the same) |")
+                continue
+            low, high = t_interval(entry["diff"])
             verdict = "tie" if not entry["holm"] < 0.05 else ("better" if mean > 0 else "worse")
             lines.append(
                 f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | {mean:+.2f} | [{low:+.2f}, {high:+.2f}] "

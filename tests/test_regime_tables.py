@@ -42,6 +42,24 @@ def main_study(folder: Path) -> None:
         })
 
 
+def test_regime_tables_identical_differences_get_no_p_value(tmp_path):
+    regime = load_script("regime_tables")
+    # two seeds, DRGA with agent 0.2 under the equal-budget baseline in both: no spread, so no t-test
+    for seed, baseline in enumerate([92.0, 92.2]):
+        write_result(tmp_path / "study", seed, {
+            "baseline (pretrain only)": {"net-only": baseline}, "baseline (equal budget)": {"net-only": baseline},
+            "DRGA (co-trained)": {"with-agent": baseline - 0.2, "net-only": baseline + seed},
+        })
+    out = tmp_path / "table.md"
+    assert regime.main([str(tmp_path / "study"), "--out", str(out)]) == 0
+    with_agent = out.read_text().split("**DRGA with agent − equal-budget baseline**")[1]
+    assert table_row(with_agent, "| lstm-sa | subj |") == ["lstm-sa", "subj", "2", "-0.20", "-", "-", "-",
+                                                           "no spread (every seed differs by the same)"]
+    net_only = out.read_text().split("**DRGA net-only − equal-budget baseline**")[1]
+    # differences 0 and +1: a t-test with 1 df, mean +0.50, sd 0.707 → t = 1, p = 0.5
+    assert table_row(net_only, "| lstm-sa | subj |")[3:8] == ["+0.50", "[-5.85, +6.85]", "0.500", "0.500", "tie"]
+
+
 def table_row(text: str, start: str) -> list[str]:
     line = next(line for line in text.splitlines() if line.startswith(start))
     return [cell.strip() for cell in line.strip("|").split("|")]
