@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -165,7 +166,8 @@ def drga_table(cells: dict) -> list[str]:
     for title, entries in stats.items():
         lines += [
             "",
-            f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the {len(entries)} cells):",
+            f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
+            f"{sum(not math.isnan(e['p']) for e in entries)} cells with a test):",
             "",
             "| network | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |",
             "|---|---|---|---|---|---|---|---|",
