@@ -6,8 +6,6 @@ Every figure is built from hand-built inputs (no training), so these tests take 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -22,6 +20,7 @@ from drga.analysis import explainability, highlighted, modified_words, polarity,
 from drga.analysis.maps import MapItem, heatmap_figure
 from drga.analysis.modified_words import WordChange
 from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, DPI, FONT_SIZE, figure_to_array, save_png
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKENS = [("--", "positive"), ("me", "positive"), ("amusing", "positive"), ("film's", "positive"),
@@ -278,10 +277,7 @@ def test_spread_keeps_order_and_gap():
 
 def test_sb3_reward_curves_legend_lies_below_the_panels(tmp_path):
     pytest.importorskip("tensorboard")
-    spec = importlib.util.spec_from_file_location("sb3_compare", ROOT / "experiments" / "sb3_compare.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("sb3_compare", module)
-    spec.loader.exec_module(module)
+    module = load_script("experiments/sb3_compare.py")
     rng = np.random.default_rng(0)
     curves = {
         agent: {

@@ -1,7 +1,5 @@
 """bench/throughput.py --floor: its two parts compute what co-training's network and agent must."""
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 import torch
@@ -9,10 +7,9 @@ import torch
 import drga.baselines as baselines
 from drga.rollout import rollout
 from drga.trainer import Trainer
+from tests.scripts import load_script
 from tests.test_trainer import tiny_config
 from tests.tiny_network import TinyAttentionNet
-
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "throughput.py"
 
 
 @pytest.fixture(autouse=True)
@@ -22,10 +19,7 @@ def register_tiny(monkeypatch):
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("throughput_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/throughput.py", "throughput_bench")
 
 
 def parameters(module):

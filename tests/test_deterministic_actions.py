@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import torch
 from torch.distributions import Normal
 
 from drga.baselines.protocol import AttentionSite
+from tests.scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "deterministic_actions.py"
 
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("deterministic_actions", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def deterministic_actions():
+    return load_script("experiments/deterministic_actions.py")
 
 
 class SaturatedPolicy:
@@ -29,7 +22,7 @@ class SaturatedPolicy:
 
 
 def test_a_saturated_action_leaves_all_non_positive_arrays_unchanged_and_keeps_only_weights_above_beta():
-    script = load_script()
+    script = deterministic_actions()
     alpha = torch.tensor([[[0.5, 0.5]], [[0.9, 0.1]]])  # [B = 2, K = 1, T = 2]
     words, hidden, query = torch.randn(2, 1, 2, 3), torch.randn(2, 1, 2, 4), torch.randn(2, 1, 4)
     site = AttentionSite(words, hidden, query, torch.ones(2, 1, 2, dtype=torch.bool), alpha)

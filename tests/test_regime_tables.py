@@ -3,20 +3,16 @@ statistics by hand, the borrowed baselines and their checksum check, Holm across
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+from tests.scripts import load_script
 
 
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, EXPERIMENTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def experiment(name: str):
+    return load_script(f"experiments/{name}.py")
 
 
 def write_result(folder: Path, seed: int, rows: dict[str, dict[str, float]], checksum: str = "net", dataset: str = "subj") -> None:
@@ -43,7 +39,7 @@ def main_study(folder: Path) -> None:
 
 
 def test_regime_tables_identical_differences_get_no_p_value(tmp_path):
-    regime = load_script("regime_tables")
+    regime = experiment("regime_tables")
     # two seeds, DRGA with agent 0.2 under the equal-budget baseline in both: no spread, so no t-test
     for seed, baseline in enumerate([92.0, 92.2]):
         write_result(tmp_path / "study", seed, {
@@ -66,7 +62,7 @@ def table_row(text: str, start: str) -> list[str]:
 
 
 def test_regime_tables_paired_difference_by_hand(tmp_path):
-    regime = load_script("regime_tables")
+    regime = experiment("regime_tables")
     main_study(tmp_path / "study")
     out = tmp_path / "table.md"
     assert regime.main([str(tmp_path / "study"), "--out", str(out)]) == 0
@@ -78,7 +74,7 @@ def test_regime_tables_paired_difference_by_hand(tmp_path):
 
 
 def test_borrowed_baselines_need_the_same_pretrained_network(tmp_path):
-    regime = load_script("regime_tables")
+    regime = experiment("regime_tables")
     main_study(tmp_path / "study")
     for seed in range(3):  # a variant run from the study's pretrained network: no baseline rows of its own
         write_result(tmp_path / "variant", seed, {"DRGA (co-trained)": {"with-agent": 95, "net-only": 94}})
@@ -90,7 +86,7 @@ def test_borrowed_baselines_need_the_same_pretrained_network(tmp_path):
 
 
 def test_variant_table_reads_each_variant_against_the_same_seeds_baseline_with_holm_over_all_rows(tmp_path):
-    variants = load_script("variant_tables")
+    variants = experiment("variant_tables")
     main_study(tmp_path / "study")
     # closeness: DRGA with agent 90.4, 91.5, 92.6 against the study's baselines 90, 91, 92: +0.4, +0.5, +0.6,
     # mean +0.50, sd 0.1, t = 0.5/(0.1/√3) = 8.660 with 2 df → p = 1 − t/√(t² + 2) = 0.0131

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "study_tables.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def study_tables():
-    spec = importlib.util.spec_from_file_location("study_tables", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("experiments/study_tables.py")
 
 
 def write_run(root: Path, net: str, dataset: str, seed: int, baseline: float, drga: float, wall: float) -> None:

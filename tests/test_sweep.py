@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripts import load_script
+
 SWEEP = Path(__file__).resolve().parents[1] / "experiments" / "sweep.py"
 
 FAKE_TRAIN = r"""
@@ -251,12 +253,7 @@ def test_set_values_name_the_runs_seed_dataset_and_net(tmp_path, fake_cli):
 
 
 def test_a_sweep_projects_its_compute_from_the_measured_runs_of_the_same_cells(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sweep_module", SWEEP)
-    sweep = importlib.util.module_from_spec(spec)
-    sys.modules["sweep_module"] = sweep  # dataclasses look their module up there
-    spec.loader.exec_module(sweep)
+    sweep = load_script("experiments/sweep.py", "sweep_module")
     results = tmp_path / "results"
     results.mkdir()
     runs = sweep.plan(["lstm-sa", "cnn-sa"], ["mr"], [0, 1, 2], tmp_path / "runs", results)

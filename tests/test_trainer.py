@@ -12,6 +12,7 @@ from drga.checkpoint import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError, load_config
 from drga.trainer import RunExistsError, Trainer
+from tests.scripts import load_script
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
 
@@ -215,11 +216,7 @@ def test_beyond_the_paper_variants_train_and_report(tmp_path):
 
 
 def test_tune_reward_scores_each_setting_on_dev_from_a_finished_pretraining(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tune_reward", Path(__file__).resolve().parents[1] / "experiments" / "tune_reward.py")
-    tune_reward = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tune_reward)
+    tune_reward = load_script("experiments/tune_reward.py")
     config = tiny_config(tmp_path, **{"train.pretrain_epochs": 1, "train.agent_epochs": 0, "train.cotrain_epochs": 0,
                                       "train.fair_baseline": "false"})
     Trainer(config, log=lambda _: None).run()

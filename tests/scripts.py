@@ -1,0 +1,22 @@
+"""Import a script of experiments/ or bench/ (not packages) as a module, for tests."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(relative_path: str, name: str | None = None) -> ModuleType:
+    """The script at ``relative_path`` from the repository root, imported under ``name`` (its stem by
+    default) and registered in sys.modules, where dataclasses and pickling look their module up."""
+    path = ROOT / relative_path
+    name = name or path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
