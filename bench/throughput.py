@@ -282,6 +282,11 @@ def main() -> None:
             dataset = args.dataset or DEFAULT_DATASET[net]
             print(json.dumps({"net": net, "dataset": dataset, "kept": kept, **measure(net, dataset, args)}), flush=True)
         return
+    print_table(nets, args, kept)
+
+
+def print_table(nets: list[str], args: argparse.Namespace, kept: bool) -> None:
+    """The Markdown table: a heading line of the settings, then one row per network as it is measured."""
     samples = args.samples or "each network's default"
     print(f"# K = {samples}, train fraction {args.train_fraction}, {args.repeats} epochs each, stepped batch by batch in turn, "
           f"{args.clock} clock, device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "

@@ -164,33 +164,32 @@ def drga_table(cells: dict) -> list[str]:
             f"| {column(BASELINE, 'net-only')} | {column(DRGA, 'with-agent')} | {column(DRGA, 'net-only')} |"
         )
     for title, entries in stats.items():
-        lines += [
-            "",
-            f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
-            f"{sum(not math.isnan(e['p']) for e in entries)} cells with a test):",
-            "",
-            "| network | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for entry in entries:
-            if entry["n"] < 2:
-                lines.append(
-                    f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | "
-                    + (f"{entry['diff'][0]:+.2f}" if entry["diff"] else "-")
-                    + " | - | - | - | too few seeds |"
-                )
-                continue
-            mean = statistics.mean(entry["diff"])
-            if not entry["spread"]:
-                lines.append(f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | {mean:+.2f} | - | - | - "
-                             "| no spread (every seed differs by the same) |")
-                continue
-            low, high = t_interval(entry["diff"])
-            verdict = "tie" if not entry["holm"] < 0.05 else ("better" if mean > 0 else "worse")
-            lines.append(
-                f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} | {mean:+.2f} | [{low:+.2f}, {high:+.2f}] "
-                f"| {entry['p']:.3f} | {entry['holm']:.3f} | {verdict} |"
-            )
+        lines += comparison_lines(title, entries)
+    return lines
+
+
+def comparison_lines(title: str, entries: list[dict]) -> list[str]:
+    """One comparison's table: per cell the mean difference, its 95% t interval, p, Holm's p and the verdict."""
+    lines = [
+        "",
+        f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
+        f"{sum(not math.isnan(e['p']) for e in entries)} cells with a test):",
+        "",
+        "| network | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for entry in entries:
+        cell = f"| {entry['key'][0]} | {entry['key'][1]} | {entry['n']} |"
+        if entry["n"] < 2:
+            lines.append(cell + (f" {entry['diff'][0]:+.2f}" if entry["diff"] else " -") + " | - | - | - | too few seeds |")
+            continue
+        mean = statistics.mean(entry["diff"])
+        if not entry["spread"]:
+            lines.append(cell + f" {mean:+.2f} | - | - | - | no spread (every seed differs by the same) |")
+            continue
+        low, high = t_interval(entry["diff"])
+        verdict = "tie" if not entry["holm"] < 0.05 else ("better" if mean > 0 else "worse")
+        lines.append(cell + f" {mean:+.2f} | [{low:+.2f}, {high:+.2f}] | {entry['p']:.3f} | {entry['holm']:.3f} | {verdict} |")
     return lines
 
 
