@@ -43,7 +43,7 @@ import torch
 
 from drga.allocator import keep_freed_memory
 from drga.config import ConfigError, load_config
-from drga.rollout import predict_fewer_gradients
+from drga.rollout import predict_samples
 from drga.state import agent_state
 from drga.trainer import Trainer
 
@@ -156,7 +156,7 @@ def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 
     return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
 
-def floor_network_step(trainer: Trainer, batch: Any) -> Any:
+def floor_network_step(trainer: Trainer, batch: Any) -> tuple[Any, torch.Tensor]:
     """The network's share of a co-training step with nothing of DRGA's own around it: encode, K
     predictions from α (what the K revisions cost the network: repeated, re-pooled or re-run, and
     with the gradient through as many samples as co-training carries), eq. 12, backward, Adam.
@@ -164,10 +164,7 @@ def floor_network_step(trainer: Trainer, batch: Any) -> Any:
     network, k, n = trainer.network, trainer.config.agent.samples, trainer.config.train.task_loss_samples
     encoding = network.encode(batch)
     revised = [site.attention.repeat_interleave(k, dim=0) for site in encoding.sites]
-    if 0 < n < k:
-        output = predict_fewer_gradients(network, encoding, revised, k, n)
-    else:
-        output = network.predict(encoding.repeat_interleave(k), revised)
+    output = predict_samples(network, encoding, revised, k, n)
     loss = -network.log_likelihood(output, batch.labels.repeat_interleave(k, dim=0)).mean()
     trainer.step(trainer.net_optimizer, loss, network.parameters())
     return encoding, loss.detach()

@@ -99,11 +99,9 @@ def rollout(
         std_sum = std_sum + dist.stddev.sum()
         entropy_sum = entropy_sum + dist.entropy().sum()
         positions = positions + x.shape[1] * x.shape[-1]
-    output = None
-    if 0 < task_samples < k and torch.is_grad_enabled():
-        output = predict_fewer_gradients(network, encoding, revised, k, task_samples)
     labels = batch.labels.repeat_interleave(k, dim=0)
-    scored = score(network, encoding.repeat_interleave(k) if output is None else encoding, revised, labels, masks, reward, output)
+    output = predict_samples(network, encoding, revised, k, task_samples)
+    scored = score(network, encoding, revised, labels, masks, reward, output)
     positions = max(float(positions), 1.0)
     with torch.no_grad():
         shift = attention_shift(encoding.attention, revised, masks)
@@ -131,6 +129,15 @@ def policy_action(pre_squash: Tensor, multi_dimensional: bool) -> Tensor:
     """Squashed action in the attention's layout: [..., T] for scalar attention, [..., T, H] otherwise."""
     action = squash(pre_squash)
     return action if multi_dimensional else action.squeeze(-1)
+
+
+def predict_samples(network: AttentionNetwork, encoding: NetworkEncoding, revised: list[Tensor], k: int, task_samples: int) -> Tensor:
+    """The network's predictions from the B·k revised attentions (rows [seq0 × k, seq1 × k, ...]):
+    with the gradient through the first ``task_samples`` of each sequence's k when 0 < task_samples < k
+    and gradients are on (:func:`predict_fewer_gradients`), through all of them otherwise."""
+    if 0 < task_samples < k and torch.is_grad_enabled():
+        return predict_fewer_gradients(network, encoding, revised, k, task_samples)
+    return network.predict(encoding.repeat_interleave(k), list(revised))
 
 
 def predict_fewer_gradients(network: AttentionNetwork, encoding: NetworkEncoding, revised: list[Tensor], k: int, n: int) -> Tensor:
