@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_t_test, t_interval  # noqa: E402
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval  # noqa: E402
 
 PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
 
@@ -138,12 +138,9 @@ def drga_table(cells: dict) -> list[str]:
         for key in keys:
             pairs = [(test_accuracy(r, *reference), test_accuracy(r, *ours)) for r in cells[key].values()]
             pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
-            differences = [b - a for a, b in pairs]
-            # identical differences (two seeds a test example apart each, say) have no spread for a t-test to
-            # judge by: no p, and left out of Holm's family, rather than t = ±inf and p = 0
-            spread = len({round(d, 9) for d in differences}) > 1  # accuracies are k/n: equal up to float rounding
-            _, p = paired_t_test([a for a, _ in pairs], [b for _, b in pairs]) if len(pairs) > 1 and spread else (None, float("nan"))
-            entries.append({"key": key, "n": len(pairs), "diff": differences, "p": p, "spread": spread})
+            comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
+            entries.append({"key": key, "n": comparison.n, "diff": list(comparison.differences), "p": comparison.p,
+                            "spread": comparison.spread})
         for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
             entry["holm"] = adjusted
         stats[title] = entries

@@ -28,7 +28,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from drga.analysis.stats import bootstrap_ci, mean_std_text, paired_t_test
+from drga.analysis.stats import bootstrap_ci, mean_std_text, paired_comparison
 from drga.config import tomllib  # the standard library's, or tomli before Python 3.11
 
 #: (row of results.json, evaluation mode) of each model in the tables.
@@ -89,15 +89,14 @@ def paired_cell(runs: dict[int, dict], model: tuple[str, str]) -> str:
     pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
     if not pairs:
         return "-"
-    base, drga = zip(*pairs)
-    differences = [b - a for a, b in pairs]
-    mean = statistics.mean(differences)
-    if len(pairs) < 2:
+    comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
+    mean = statistics.mean(comparison.differences)
+    if comparison.n < 2:
         return f"{mean:+.2f}"
-    _, p = paired_t_test(base, drga)
-    low, high = bootstrap_ci(differences)
-    shown = "n/a, no variation" if p != p else f"{p:.3f}"
-    return f"{mean:+.2f} (p = {shown}; [{low:+.2f}, {high:+.2f}])"
+    if not comparison.spread:
+        return f"{mean:+.2f} (the same in every seed: no spread to test)"
+    low, high = bootstrap_ci(comparison.differences)
+    return f"{mean:+.2f} (p = {comparison.p:.3f}; [{low:+.2f}, {high:+.2f}])"
 
 
 def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
@@ -137,9 +136,12 @@ def summary(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
         pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
         if len(pairs) < 2:
             continue
-        base, drga = zip(*pairs)
-        t, p = paired_t_test(base, drga)
-        verdict = "tie (p ≥ 0.05)" if not p < 0.05 else ("DRGA better" if t > 0 else "baseline better")
+        comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
+        if not comparison.spread:
+            verdict = "no spread (every seed differs by the same)"
+        else:
+            better = statistics.mean(comparison.differences) > 0
+            verdict = "tie (p ≥ 0.05)" if not comparison.p < 0.05 else ("DRGA better" if better else "baseline better")
         verdicts[verdict].append(f"{net}/{dataset}")
     return [f"- {verdict}: {len(names)} cells ({', '.join(sorted(names))})" for verdict, names in sorted(verdicts.items())]
 

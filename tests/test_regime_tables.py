@@ -102,3 +102,21 @@ def test_variant_table_reads_each_variant_against_the_same_seeds_baseline_with_h
     assert paper[3:7] == ["3", "+2.00 [-0.48, +4.48]", "0.074 / 0.074", "tie"]
     # 95% interval 0.5 ± 4.303·0.1/√3 = [+0.25, +0.75]
     assert closeness[3:7] == ["3", "+0.50 [+0.25, +0.75]", "0.013 / 0.026", "**better**"]
+
+
+def test_variant_table_reports_identical_differences_as_no_spread_and_leaves_them_out_of_holm(tmp_path):
+    variants = experiment("variant_tables")
+    main_study(tmp_path / "study")
+    # self-critical: with agent 89.8, 90.8, 91.8 against baselines 90, 91, 92: −0.2 in every seed (up to the
+    # float rounding of 91.8 − 92), so no t-test; net-only +0.4, +0.5, +0.6 as in the closeness test above
+    for seed, (drga, net_only) in enumerate([(89.8, 90.4), (90.8, 91.5), (91.8, 92.6)]):
+        write_result(tmp_path / "variant-self-critical", seed, {"DRGA (co-trained)": {"with-agent": drga, "net-only": net_only}})
+    out = tmp_path / "variants.md"
+    arguments = ["--reference", str(tmp_path / "study"), "--variants", str(tmp_path / "variant-self-critical"), "--out", str(out)]
+    assert variants.main(arguments) == 0
+    text = out.read_text()
+    row = table_row(text, "| subj | lstm-sa | self-critical")
+    assert row[4:7] == ["-0.20 (every seed)", "-", "no spread"]
+    # one row tested in each column (the paper's net-only equals its baseline in every seed): Holm keeps each p
+    assert table_row(text, "| subj | lstm-sa | paper")[5] == "0.074 / 0.074"
+    assert "that have a test (1 with the agent, 1 net-only)" in text

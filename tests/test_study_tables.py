@@ -48,6 +48,19 @@ def test_table_means_and_paired_differences(tmp_path, study_tables):
     assert "tie (p ≥ 0.05): 1 cells (lstm-sa/subj)" in text
 
 
+def test_identical_differences_are_no_spread_not_a_significant_result(tmp_path, study_tables):
+    # DRGA 0.2 points under the baseline in each seed (60.0 − 60.2 and 60.1 − 60.3 differ by 1e-14 in floats)
+    for seed, base in enumerate([0.602, 0.603]):
+        write_run(tmp_path, "cnn-sa", "mr", seed, base, base - 0.002, wall=100)
+    out = tmp_path / "table.md"
+    assert study_tables.main([str(tmp_path), "--out", str(out)]) == 0
+    text = out.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| cnn-sa | mr |"))
+    assert [c.strip() for c in row.strip("|").split("|")][8] == "-0.20 (the same in every seed: no spread to test)"
+    assert "no spread (every seed differs by the same): 1 cells (cnn-sa/mr)" in text
+    assert "baseline better" not in text
+
+
 def test_seeds_option_keeps_only_those_runs(tmp_path, study_tables):
     # Seeds 0 and 2 only: baseline 80, 75 → 77.50 ± 3.54; differences +1, +3 points → mean +2.00,
     # sd √2, t = 2/(√2/√2) = 2 with 1 df (Cauchy): p = 1 − 2·atan(2)/π = 0.295.

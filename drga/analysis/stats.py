@@ -3,13 +3,16 @@
 - :func:`js_divergence` (natural log, so 0 ≤ JS ≤ ln 2) for the explainability test;
 - :func:`kendall_tau` (τ-b, ties handled) for attention vs saliency;
 - :func:`paired_t_test` (two-sided, Student's t via the regularised incomplete beta) and
-  :func:`bootstrap_ci` (percentile) for ``drga compare``.
+  :func:`bootstrap_ci` (percentile) for ``drga compare``;
+- :func:`paired_comparison`, what the study tables report per cell: the differences, whether they
+  have a spread to test, and the t-test's p where they do.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -107,6 +110,36 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]
         return (float("nan"), float("nan")) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
     t = mean / (sd / math.sqrt(len(d)))
     return t, t_two_sided_p(t, len(d) - 1)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Paired differences b − a over seeds and the two-sided p of the paired t-test on them."""
+
+    differences: tuple[float, ...]
+    #: False when every difference is the same (up to float rounding): nothing for a t-test to judge by
+    spread: bool
+    #: NaN where there is no test (fewer than two pairs, or no spread): such a cell stays out of Holm's family
+    p: float
+
+    @property
+    def n(self) -> int:
+        return len(self.differences)
+
+
+def paired_comparison(a: Sequence[float], b: Sequence[float], decimals: int = 9) -> PairedComparison:
+    """The differences b − a, their spread and the paired t-test's p, with no test where there is no spread.
+
+    Accuracies are k/n, so two seeds that each lose exactly 0.2 points differ by 1e-14 after the
+    subtraction; compared at ``decimals`` they are identical, and :func:`paired_t_test` would turn
+    that rounding into t ≈ 1e13 and p ≈ 0 (or, exactly equal, into t = ±inf and p = 0).
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired_comparison needs as many a as b values, got {len(a)} and {len(b)}")
+    differences = tuple(float(y) - float(x) for x, y in zip(a, b))
+    spread = len({round(d, decimals) for d in differences}) > 1
+    p = paired_t_test(a, b)[1] if len(differences) > 1 and spread else float("nan")
+    return PairedComparison(differences, spread, p)
 
 
 def bootstrap_ci(values: Sequence[float], resamples: int = 10000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
