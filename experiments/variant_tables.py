@@ -37,6 +37,7 @@ SETTINGS = {
     "self-critical": "agent.reward_baseline=self-critical",
     "closeness": "reward.closeness=0.5",
     "own-attention": "train.original_attention_loss=0.5",
+    "transformer-all-gradients": "train.task_loss_samples=0",  # the Transformer's default (1) re-measured
 }
 COLUMNS = (("with agent", (regime.DRGA, "with-agent")), ("net-only", (regime.DRGA, "net-only")))
 

@@ -10,7 +10,13 @@
 #   own-attention    train.original_attention_loss=0.5: co-training also trains the network on
 #                    its own attention
 #
-#   bash experiments/variants.sh [VARIANT ...]        # default: all four; SEEDS="0 1 2" to choose seeds,
+# and one that is not a variant of the method but of the Transformer's cost-saving default (issue
+# 21), not in the default list: the Transformer with eq. 12's gradient through all K samples
+# instead of one (its default, train.task_loss_samples = 1), to measure what that default costs:
+#   transformer-all-gradients   train.task_loss_samples=0, on the Transformer
+#   REUSE=runs/paper-regime DATASETS=mr SEEDS="0 1 2" bash experiments/variants.sh transformer-all-gradients
+#
+#   bash experiments/variants.sh [VARIANT ...]        # default: the four above; SEEDS="0 1 2" to choose seeds,
 #                                                     # DATASETS="mr subj" the data sets, RESULTS=DIR where
 #                                                     # the variant-<name>/ folders go (experiments/results)
 #
@@ -33,7 +39,9 @@ declare -A SETTING=(
   [self-critical]="agent.reward_baseline=self-critical"
   [closeness]="reward.closeness=0.5"
   [own-attention]="train.original_attention_loss=0.5"
+  [transformer-all-gradients]="train.task_loss_samples=0"
 )
+declare -A NETWORK=([transformer-all-gradients]=transformer)  # the others run on LSTM+SA
 VARIANTS=${*:-holdout self-critical closeness own-attention}
 REUSED=()
 if [[ -n "${REUSE:-}" ]]; then
@@ -47,7 +55,7 @@ for variant in $VARIANTS; do
     # the SST-5 cells had not started when train.fused_adam became the default: they run with it
     fused=false; [[ $dataset == sst ]] && fused=true
     "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --set "${SETTING[$variant]}" "${reuse[@]}" \
-        --set "train.fused_adam=$fused" --nets lstm-sa --datasets "$dataset" --seeds $SEEDS --jobs "${JOBS:-2}" --threads-per-run 1 \
+        --set "train.fused_adam=$fused" --nets "${NETWORK[$variant]:-lstm-sa}" --datasets "$dataset" --seeds $SEEDS --jobs "${JOBS:-2}" --threads-per-run 1 \
         --logdir "${LOGDIR:-runs/variants}/$variant" --results "${RESULTS:-experiments/results}/variant-$variant"
   done
 done
