@@ -107,9 +107,10 @@ def rollout(
         shift = attention_shift(encoding.attention, revised, masks)
         zeroed, real = revised[0].new_zeros(()), revised[0].new_zeros(())
         for alpha, mask in zip(revised, masks):
-            on_real = mask.unsqueeze(-1).expand_as(alpha) if alpha.dim() > mask.dim() else mask
-            # count_nonzero: a bool tensor's sum() first copies it into int64
-            zeroed, real = zeroed + ((alpha == 0) & on_real).count_nonzero(), real + on_real.count_nonzero()
+            # eqs. 3–4 keep padding at exactly 0, so the zeroed real weights are the real ones less the
+            # non-zero ones: one pass over the sample-sized α′ (count_nonzero: a bool sum() first copies to int64)
+            on_real = mask.count_nonzero() * (alpha.shape[-1] if alpha.dim() > mask.dim() else 1)
+            zeroed, real = zeroed + (on_real - alpha.count_nonzero()), real + on_real
     return Rollout(
         shift=shift,
         zeroed_fraction=zeroed / real.clamp_min(1),

@@ -368,3 +368,19 @@ def test_attention_pool_is_eq_10_for_each_copy():
     assert torch.equal(attention_pool(strided, values, copies=2), torch.tensor([[2.5, 3.5], [1.0, 2.0]]))
     per_dimension = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])  # multi-dimensional α′ [1, T, D]
     assert torch.equal(attention_pool(per_dimension, values), torch.tensor([[1.0, 4.0]]))
+
+
+@pytest.mark.parametrize("name", ["lstm-sa", "disan"])
+def test_zeroed_fraction_counts_the_real_weights_that_eqs_3_4_set_to_zero(name):
+    torch.manual_seed(0)
+    network, batch = build_network(name, vocab_size=20, num_classes=3, dropout=0.0, **SMALL), BATCHES["text"]()
+    assert not batch.mask.all()  # padding, which the count must leave out
+    site = network.encode(batch).sites[0]
+    action_size = site.attention.shape[-1] if site.multi_dimensional else 1
+    policy = GaussianPolicy(agent_state(site).size, action_size, hidden_sizes=(6,), init_log_std=1.0)  # wide: many zeroed
+    r = rollout(network, policy, batch, torch.tensor(0.4), samples=3, reward=RewardConstants(0.2, 0.2, 0.85))
+    alpha, mask = r.revised[0], batch.mask.repeat_interleave(3, dim=0).unsqueeze(1)  # [B·K, 1, T(, H)]
+    real = mask.unsqueeze(-1).expand_as(alpha) if alpha.dim() > mask.dim() else mask.expand_as(alpha)
+    expected = ((alpha == 0) & real).sum() / real.sum()
+    assert 0 < expected < 1
+    assert r.zeroed_fraction.item() == pytest.approx(expected.item())
