@@ -28,7 +28,9 @@ anything raises the ratio.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import platform
 import statistics
@@ -40,16 +42,18 @@ import time
 from typing import Any
 
 import torch
+from torch.distributions import Normal
 
 from drga.allocator import keep_freed_memory
 from drga.config import ConfigError, load_config
-from drga.rollout import predict_samples
+from drga.rollout import predict_samples, sample_and_adjust
 from drga.state import agent_state
 from drga.trainer import Trainer
 
 PHASES = ("baseline", "cotrain")
-#: The two parts of co-training's floor (--floor): what the network and the agent must compute.
-FLOOR_PARTS = ("floor network", "floor agent")
+#: The two parts of co-training's floor (--floor): what the network and the agent must compute;
+#: and, timed beside them, eqs. 2–4 on the K samples, which the rollout adds to both.
+FLOOR_PARTS = ("floor network", "floor agent", "samples")
 #: The data set each network is benchmarked on (its family's main data set in the issue).
 DEFAULT_DATASET = {
     "lstm-sa": "subj", "cnn-sa": "subj", "transformer": "subj", "disan": "subj",
@@ -181,6 +185,25 @@ def floor_agent_step(trainer: Trainer, encoding: Any) -> None:
     trainer.step(trainer.agent_optimizer, loss, trainer.policy.parameters())
 
 
+def sample_work_step(trainer: Trainer, encoding: Any) -> None:
+    """Eqs. 2–4 on the K samples alone, forward and backward (``rollout.sample_and_adjust``, the
+    rollout's own code): the draws, their log-density, the squashing, the adjusting module, from a
+    fixed π (the policy's MLP is the agent's part) and into α (the network's). This is the work
+    that grows with the action's width: [K, tokens, 300] for DiSAN's multi-dimensional attention."""
+    k = trainer.config.agent.samples
+    beta = torch.tensor(trainer.config.adjust.beta0, device=trainer.device)
+    loss = 0.0
+    for site in encoding.sites:
+        rows = site.mask.flatten().nonzero().squeeze(1)
+        action_size = site.attention.shape[-1] if site.multi_dimensional else 1
+        mean = site.attention.new_zeros(len(rows), action_size, requires_grad=True)
+        std = torch.full_like(mean, math.exp(trainer.config.agent.init_log_std)).requires_grad_()
+        revisable = dataclasses.replace(site, attention=site.attention.detach().requires_grad_())
+        log_prob, revised = sample_and_adjust(revisable, rows, Normal(mean, std), beta, k)
+        loss = loss + log_prob.sum() + revised.sum()
+    loss.backward()
+
+
 def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
     """Seconds of each phase's steps per epoch, the two phases stepped batch by batch in turn."""
     overrides = run_overrides(net, dataset, args)
@@ -191,7 +214,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
             config = load_config(args.config, [*overrides, f"run.logdir={logdir}/{phase}"])
             trainers[phase] = Trainer(config, log=lambda _: None)  # the same seed: the same initial weights
         device = trainers["baseline"].device
-        if args.floor:  # a third copy, stepped through the floor's two parts only
+        if args.floor:  # a third copy, stepped through the floor's two parts and eqs. 2–4 on the samples only
             trainers["floor"] = Trainer(load_config(args.config, [*overrides, f"run.logdir={logdir}/floor"]), log=lambda _: None)
         seconds: dict[str, list[float]] = {part: [] for part in (*PHASES, *(FLOOR_PARTS if args.floor else ()))}
 
@@ -219,6 +242,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
                 if args.floor:
                     encoding, _ = timed("floor network", floor_network_step, trainers["floor"], batch)
                     timed("floor agent", floor_agent_step, trainers["floor"], encoding)
+                    timed("samples", sample_work_step, trainers["floor"], encoding)
         for trainer in trainers.values():
             trainer.writer.close()
     ratios = [c / b for b, c in zip(seconds["baseline"], seconds["cotrain"])]
@@ -227,7 +251,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
         baseline = sum(seconds["baseline"])
         floor = {"floor": (sum(seconds["floor network"]) + sum(seconds["floor agent"])) / baseline,
                  "predictions_share": sum(seconds["floor network"]) / baseline - 1,
-                 "agent_share": sum(seconds["floor agent"]) / baseline}
+                 "agent_share": sum(seconds["floor agent"]) / baseline, "samples_share": sum(seconds["samples"]) / baseline}
     return {**floor, "sequences": len(trainers["baseline"].data.train), "samples": config.agent.samples,
             "gradient_samples": config.train.task_loss_samples or config.agent.samples,
             "baseline": statistics.mean(seconds["baseline"]), "cotrain": statistics.mean(seconds["cotrain"]),
@@ -252,7 +276,8 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true", help="add each phase's peak step memory (each in a fresh process)")
     parser.add_argument("--profile", action="store_true", help="print torch.profiler's operator table of co-training steps instead")
     parser.add_argument("--floor", action="store_true",
-                        help="also time co-training's floor: the network with its K predictions, and the agent's MLP, each alone")
+                        help="also time co-training's floor: the network with its K predictions, and the agent's MLP, "
+                             "each alone; and eqs. 2–4 on the K samples alone")
     parser.add_argument("--memory-of", choices=PHASES, help=argparse.SUPPRESS)  # the child process of --memory
     args = parser.parse_args()
     kept = keep_freed_memory()  # as drga train does (drga/allocator.py); DRGA_KEEP_FREED_MEMORY=0 leaves malloc alone
@@ -290,10 +315,11 @@ def print_table(nets: list[str], args: argparse.Namespace, kept: bool) -> None:
           f"{platform.processor() or platform.machine()}, freed memory {'kept' if kept else 'returned (malloc defaults)'}"
           + (f"; config {args.config}" if args.config else "") + (f"; overrides {' '.join(args.set)}" if args.set else ""))
     memory_columns = " | step memory baseline (MiB) | step memory co-training (MiB)" if args.memory else ""
-    floor_columns = " | floor: K predictions + agent | floor | rest (rollout, reward, statistics)" if args.floor else ""
+    floor_columns = (" | floor: K predictions + agent | floor | eqs. 2–4 on the K samples | rest (reward, statistics)"
+                     if args.floor else "")
     print("| network | data set | training sequences | K (gradient through) | baseline epoch (s) | co-training epoch (s) "
           f"| baseline seq/s | co-training seq/s | ratio (budget 2.5x) | per-epoch ratios{floor_columns}{memory_columns} |")
-    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if args.floor else "") + ("---|---|" if args.memory else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if args.floor else "") + ("---|---|" if args.memory else ""))
     for net in nets:
         dataset = args.dataset or DEFAULT_DATASET[net]
         m = measure(net, dataset, args)
@@ -301,7 +327,8 @@ def print_table(nets: list[str], args: argparse.Namespace, kept: bool) -> None:
             f"| {net} | {dataset} | {m['sequences']} | {m['samples']} ({m['gradient_samples']}) | {m['baseline']:.1f} | {m['cotrain']:.1f} "
             f"| {m['sequences'] / m['baseline']:.0f} | {m['sequences'] / m['cotrain']:.0f} "
             f"| {m['ratio']:.2f}x{'' if m['ratio'] <= 2.5 else ' OVER'} | {m['low']:.2f}-{m['high']:.2f} |"
-            + (f" {m['predictions_share']:+.2f} {m['agent_share']:+.2f} | {m['floor']:.2f}x | {m['ratio'] - m['floor']:+.2f} |"
+            + (f" {m['predictions_share']:+.2f} {m['agent_share']:+.2f} | {m['floor']:.2f}x | {m['samples_share']:+.2f} "
+               f"| {m['ratio'] - m['floor'] - m['samples_share']:+.2f} |"
                if args.floor else "")
             + (" {baseline:.0f} | {cotrain:.0f} |".format(**memory_in_fresh_processes(net, dataset, args)) if args.memory else ""),
             flush=True,

@@ -10,10 +10,11 @@ from functools import cached_property
 
 import torch
 from torch import Tensor
+from torch.distributions import Normal
 
 from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import AgentPolicy, gaussian_log_prob, squash
-from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
+from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 from drga.reward import RewardTerms, attention_shift
 from drga.scoring import RewardSettings, score
 from drga.state import agent_state
@@ -78,27 +79,13 @@ def rollout(
         # The agent acts on the real tokens only (padding keeps α = 0 whatever its action, eq. 4):
         # the N = |mask| rows of the states [B, K_site, T, S] of eq. 1, built blockwise (drga/state.py).
         rows = site.mask.flatten().nonzero().squeeze(1)
-        state = agent_state(site).detach().select(rows)
-        dist = policy.distribution(state)  # eq. 2, over [N, A]
-        if deterministic:
-            x = dist.mean.unsqueeze(0)  # [1, N, A]
-        else:  # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
-            noise = dist.mean.new_empty(k, site.mask.numel(), dist.mean.shape[-1]).normal_()
-            x = (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
-        per_sequence = site.mask.numel() // batch.size  # K_site·T
-        sequence = rows // per_sequence
-        log_prob = log_prob + log_prob.new_zeros(k, batch.size).index_add_(1, sequence, gaussian_log_prob(dist, x)).t()
-        # the actions in the layout [B, k, K_site·T, A] (0 on padding) without a transposed copy:
-        # row r of sample j goes to (b·k + j)·K_site·T + r mod K_site·T
-        target = (sequence * k * per_sequence + rows % per_sequence) + torch.arange(k, device=rows.device).unsqueeze(1) * per_sequence
-        action = x.new_zeros(batch.size * k * per_sequence, x.shape[-1]).index_copy_(0, target.flatten(), squash(x).flatten(0, 1))
-        action = action.view(batch.size, k, *site.mask.shape[1:], -1)
-        action = action if site.multi_dimensional else action.squeeze(-1)  # [B, k, K_site, T(, A)]
-        # eqs. 3–4, α [B, 1, K_site, T(, H)] broadcast over the k samples; rows ordered [seq0 × k, seq1 × k, ...]
-        revised.append(adjust_attention(site.attention.unsqueeze(1), action, beta, site.mask.unsqueeze(1)).flatten(0, 1))
+        dist = policy.distribution(agent_state(site).detach().select(rows))  # eq. 2, over [N, A]
+        site_log_prob, site_revised = sample_and_adjust(site, rows, dist, beta, k, deterministic)
+        log_prob = log_prob + site_log_prob
+        revised.append(site_revised)
         std_sum = std_sum + dist.stddev.sum()
         entropy_sum = entropy_sum + dist.entropy().sum()
-        positions = positions + x.shape[1] * x.shape[-1]
+        positions = positions + dist.mean.numel()
     labels = batch.labels.repeat_interleave(k, dim=0)
     output = predict_samples(network, encoding, revised, k, task_samples)
     scored = score(network, encoding, revised, labels, masks, reward, output)
@@ -124,6 +111,32 @@ def rollout(
         network=network,
         labels=labels,
     )
+
+
+def sample_and_adjust(site: AttentionSite, rows: Tensor, dist: Normal, beta: Tensor, k: int, deterministic: bool = False) -> tuple[Tensor, Tensor]:
+    """Eqs. 2–4 on one site: k pre-squash draws x from π = ``dist`` over the site's real tokens
+    (``rows`` of its flattened mask; the mean when ``deterministic``), log π(x) summed per
+    (sequence, sample), [B, k], and the k revised attentions, [B·k, K_site, T(, H)] with the rows
+    ordered [seq0 × k, seq1 × k, ...]. This is the work that grows with the action's width: for
+    a multi-dimensional site every term is [k, tokens, H]."""
+    batch_size = site.mask.shape[0]
+    if deterministic:
+        x = dist.mean.unsqueeze(0)  # [1, N, A]
+    else:  # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
+        noise = dist.mean.new_empty(k, site.mask.numel(), dist.mean.shape[-1]).normal_()
+        x = (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
+    per_sequence = site.mask.numel() // batch_size  # K_site·T
+    sequence = rows // per_sequence
+    token_log_prob = gaussian_log_prob(dist, x)  # [k, N]
+    log_prob = token_log_prob.new_zeros(k, batch_size).index_add_(1, sequence, token_log_prob).t()
+    # the actions in the layout [B, k, K_site·T, A] (0 on padding) without a transposed copy:
+    # row r of sample j goes to (b·k + j)·K_site·T + r mod K_site·T
+    target = (sequence * k * per_sequence + rows % per_sequence) + torch.arange(k, device=rows.device).unsqueeze(1) * per_sequence
+    action = x.new_zeros(batch_size * k * per_sequence, x.shape[-1]).index_copy_(0, target.flatten(), squash(x).flatten(0, 1))
+    action = action.view(batch_size, k, *site.mask.shape[1:], -1)
+    action = action if site.multi_dimensional else action.squeeze(-1)  # [B, k, K_site, T(, A)]
+    # eqs. 3–4, α [B, 1, K_site, T(, H)] broadcast over the k samples
+    return log_prob, adjust_attention(site.attention.unsqueeze(1), action, beta, site.mask.unsqueeze(1)).flatten(0, 1)
 
 
 def policy_action(pre_squash: Tensor, multi_dimensional: bool) -> Tensor:

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import drga.baselines as baselines
-from drga.rollout import rollout
+from drga.rollout import rollout, sample_and_adjust
 from drga.trainer import Trainer
 from tests.scripts import load_script
 from tests.test_trainer import tiny_config
@@ -50,3 +50,24 @@ def test_floor_network_part_is_eq_12_on_the_k_unrevised_samples(bench, tmp_path)
     network, policy = parameters(trainer.network), parameters(trainer.policy)
     bench.floor_agent_step(trainer, encoding)
     assert changed(policy, trainer.policy) and not changed(network, trainer.network)
+
+
+def test_sample_work_is_the_rollouts_eqs_2_to_4_over_every_real_token_and_trains_nothing(bench, tmp_path, monkeypatch):
+    trainer = Trainer(tiny_config(tmp_path, **{"agent.samples": 3}), log=lambda _: None)
+    trainer.begin_phase("cotrain")
+    batch = next(iter(trainer.train_batches))
+    encoding = trainer.network.encode(batch)
+    calls = []
+
+    def recorded(site, rows, dist, beta, k, deterministic=False):
+        log_prob, revised = sample_and_adjust(site, rows, dist, beta, k, deterministic)
+        calls.append((len(rows), k, tuple(revised.shape), site.attention.requires_grad, dist.mean.requires_grad))
+        return log_prob, revised
+
+    monkeypatch.setattr(bench, "sample_and_adjust", recorded)
+    network, policy = parameters(trainer.network), parameters(trainer.policy)
+    bench.sample_work_step(trainer, encoding)
+    attention = encoding.sites[0].attention
+    # as the rollout: K = 3 draws for each real token, B·K revised arrays, the gradient into α and into π
+    assert calls == [(int(batch.mask.sum()), 3, (3 * batch.size, *attention.shape[1:]), True, True)]
+    assert not changed(network, trainer.network) and not changed(policy, trainer.policy)
