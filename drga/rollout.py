@@ -113,7 +113,9 @@ def rollout(
     )
 
 
-def sample_and_adjust(site: AttentionSite, rows: Tensor, dist: Normal, beta: Tensor, k: int, deterministic: bool = False) -> tuple[Tensor, Tensor]:
+def sample_and_adjust(
+    site: AttentionSite, rows: Tensor, dist: Normal, beta: Tensor, k: int, deterministic: bool = False
+) -> tuple[Tensor, Tensor]:
     """Eqs. 2–4 on one site: k pre-squash draws x from π = ``dist`` over the site's real tokens
     (``rows`` of its flattened mask; the mean when ``deterministic``), log π(x) summed per
     (sequence, sample), [B, k], and the k revised attentions, [B·k, K_site, T(, H)] with the rows
