@@ -143,8 +143,9 @@ def memory_in_fresh_processes(net: str, dataset: str, args: argparse.Namespace) 
     return peaks
 
 
-def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 25) -> str:
-    """torch.profiler's operator table of 8 co-training steps (after 2 warm-up steps), by self time."""
+def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 25) -> tuple[int, str]:
+    """torch.profiler's operator table of up to 8 co-training steps (after 2 warm-up steps), by self
+    time, and the number of steps it profiled (fewer on a small --train-fraction)."""
     from torch.profiler import ProfilerActivity, profile
 
     with tempfile.TemporaryDirectory() as logdir:
@@ -157,7 +158,7 @@ def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 
         with profile(activities=activities) as prof:
             for batch in batches[2:]:
                 trainer.train_step(running, batch)
-    return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
+    return len(batches[2:]), prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
 
 def floor_network_step(trainer: Trainer, batch: Any) -> tuple[Any, torch.Tensor]:
@@ -296,8 +297,8 @@ def main() -> None:
     if args.profile:
         for net in nets:
             dataset = args.dataset or DEFAULT_DATASET[net]
-            title = f"## {net} on {dataset}: co-training, K = {args.samples or 'default'}, 8 steps"
-            print(f"{title}\n\n```\n{profile_table(net, dataset, args)}```\n")
+            steps, table = profile_table(net, dataset, args)
+            print(f"## {net} on {dataset}: co-training, K = {args.samples or 'default'}, {steps} steps\n\n```\n{table}```\n")
         return
     if args.json:
         for net in nets:
