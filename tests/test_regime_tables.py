@@ -15,11 +15,12 @@ def experiment(name: str):
     return load_script(f"experiments/{name}.py")
 
 
-def write_result(folder: Path, seed: int, rows: dict[str, dict[str, float]], checksum: str = "net", dataset: str = "subj") -> None:
+def write_result(folder: Path, seed: int, rows: dict[str, dict[str, float]], checksum: str = "net", dataset: str = "subj",
+                 net: str = "lstm-sa") -> None:
     """A result file as experiments/sweep.py --results writes it, with test accuracies given in %."""
     folder.mkdir(parents=True, exist_ok=True)
     result = {
-        "name": f"{dataset}-lstm-sa-seed{seed}", "net": "lstm-sa", "dataset": dataset, "seed": seed, "commit": "abc",
+        "name": f"{dataset}-{net}-seed{seed}", "net": net, "dataset": dataset, "seed": seed, "commit": "abc",
         "wall_seconds": 100.0, "pretrain_checksum": f"{checksum}{seed}",
         "phases": {"pretrain": {"epochs": 10, "max_epochs": 40, "seconds": 60.0, "stopped_early": True}},
         "majority_class": {"label": "a", "dev_accuracy": 0.5, "test_accuracy": 0.5},
@@ -119,4 +120,30 @@ def test_variant_table_reports_identical_differences_as_no_spread_and_leaves_the
     assert row[4:7] == ["-0.20 (every seed)", "-", "no spread"]
     # one row tested in each column (the paper's net-only equals its baseline in every seed): Holm keeps each p
     assert table_row(text, "| subj | lstm-sa | paper")[5] == "0.074 / 0.074"
-    assert "that have a test (1 with the agent, 1 net-only)" in text
+    assert "that have a test (lstm-sa: 1 with the agent, 1 net-only)" in text
+
+
+def test_variant_table_holm_families_are_per_network(tmp_path):
+    variants = experiment("variant_tables")
+    main_study(tmp_path / "study")  # LSTM+SA: with agent +1, +2, +3 → p = 0.074
+    for seed, drga in enumerate([90.4, 91.5, 92.6]):  # an LSTM+SA variant: +0.4, +0.5, +0.6 → p = 0.0131
+        write_result(tmp_path / "variant-closeness", seed, {"DRGA (co-trained)": {"with-agent": drga, "net-only": drga}})
+    # the Transformer in the main study and in a check of one of its settings, both +0.4, +0.5, +0.6 → p = 0.0131
+    for folder in ("study", "variant-transformer-all-gradients"):
+        for seed, drga in enumerate([90.4, 91.5, 92.6]):
+            rows = {"DRGA (co-trained)": {"with-agent": drga, "net-only": drga}}
+            if folder == "study":
+                rows |= {"baseline (pretrain only)": {"net-only": 90 + seed}, "baseline (equal budget)": {"net-only": 90 + seed}}
+            write_result(tmp_path / folder, seed, rows, net="transformer")
+    out = tmp_path / "variants.md"
+    arguments = ["--reference", str(tmp_path / "study"), "--variants", str(tmp_path / "variant-closeness"),
+                 str(tmp_path / "variant-transformer-all-gradients"), "--out", str(out)]
+    assert variants.main(arguments) == 0
+    text = out.read_text()
+    # two families of two tests each, so Holm doubles the smaller p and keeps the larger; one family
+    # of four would have made the smallest 4 · 0.0131 = 0.052, no longer under 0.05
+    assert table_row(text, "| subj | lstm-sa | paper")[5] == "0.074 / 0.074"
+    assert table_row(text, "| subj | lstm-sa | closeness")[5:7] == ["0.013 / 0.026", "**better**"]
+    assert table_row(text, "| subj | transformer | paper")[5] == "0.013 / 0.026"
+    assert table_row(text, "| subj | transformer | transformer-all-gradients")[5] == "0.013 / 0.026"
+    assert "(lstm-sa: 2 with the agent, 1 net-only; transformer: 2 with the agent, 2 net-only)" in text
