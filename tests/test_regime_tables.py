@@ -57,6 +57,14 @@ def test_regime_tables_identical_differences_get_no_p_value(tmp_path):
     assert table_row(net_only, "| lstm-sa | subj |")[3:8] == ["+0.50", "[-5.85, +6.85]", "0.500", "0.500", "tie"]
 
 
+def variant_table(variants, tmp_path: Path, *folders: str) -> str:
+    """variant_tables.py's table of the variant ``folders`` under ``tmp_path`` against its ``study``."""
+    out = tmp_path / "variants.md"
+    arguments = ["--reference", str(tmp_path / "study"), "--variants", *(str(tmp_path / f) for f in folders), "--out", str(out)]
+    assert variants.main(arguments) == 0
+    return out.read_text()
+
+
 def table_row(text: str, start: str) -> list[str]:
     line = next(line for line in text.splitlines() if line.startswith(start))
     return [cell.strip() for cell in line.strip("|").split("|")]
@@ -93,10 +101,7 @@ def test_variant_table_reads_each_variant_against_the_same_seeds_baseline_with_h
     # mean +0.50, sd 0.1, t = 0.5/(0.1/√3) = 8.660 with 2 df → p = 1 − t/√(t² + 2) = 0.0131
     for seed, drga in enumerate([90.4, 91.5, 92.6]):
         write_result(tmp_path / "variant-closeness", seed, {"DRGA (co-trained)": {"with-agent": drga, "net-only": drga}})
-    out = tmp_path / "variants.md"
-    arguments = ["--reference", str(tmp_path / "study"), "--variants", str(tmp_path / "variant-closeness"), "--out", str(out)]
-    assert variants.main(arguments) == 0
-    text = out.read_text()
+    text = variant_table(variants, tmp_path, "variant-closeness")
     paper = table_row(text, "| subj | lstm-sa | paper")
     closeness = table_row(text, "| subj | lstm-sa | closeness")
     # Holm over the 2 rows: the smaller p doubled, 2·0.0131 = 0.026 (< 0.05: better); the larger kept, 0.074
@@ -112,10 +117,7 @@ def test_variant_table_reports_identical_differences_as_no_spread_and_leaves_the
     # float rounding of 91.8 − 92), so no t-test; net-only +0.4, +0.5, +0.6 as in the closeness test above
     for seed, (drga, net_only) in enumerate([(89.8, 90.4), (90.8, 91.5), (91.8, 92.6)]):
         write_result(tmp_path / "variant-self-critical", seed, {"DRGA (co-trained)": {"with-agent": drga, "net-only": net_only}})
-    out = tmp_path / "variants.md"
-    arguments = ["--reference", str(tmp_path / "study"), "--variants", str(tmp_path / "variant-self-critical"), "--out", str(out)]
-    assert variants.main(arguments) == 0
-    text = out.read_text()
+    text = variant_table(variants, tmp_path, "variant-self-critical")
     row = table_row(text, "| subj | lstm-sa | self-critical")
     assert row[4:7] == ["-0.20 (every seed)", "-", "no spread"]
     # one row tested in each column (the paper's net-only equals its baseline in every seed): Holm keeps each p
@@ -135,11 +137,7 @@ def test_variant_table_holm_families_are_per_network(tmp_path):
             if folder == "study":
                 rows |= {"baseline (pretrain only)": {"net-only": 90 + seed}, "baseline (equal budget)": {"net-only": 90 + seed}}
             write_result(tmp_path / folder, seed, rows, net="transformer")
-    out = tmp_path / "variants.md"
-    arguments = ["--reference", str(tmp_path / "study"), "--variants", str(tmp_path / "variant-closeness"),
-                 str(tmp_path / "variant-transformer-all-gradients"), "--out", str(out)]
-    assert variants.main(arguments) == 0
-    text = out.read_text()
+    text = variant_table(variants, tmp_path, "variant-closeness", "variant-transformer-all-gradients")
     # two families of two tests each, so Holm doubles the smaller p and keeps the larger; one family
     # of four would have made the smallest 4 · 0.0131 = 0.052, no longer under 0.05
     assert table_row(text, "| subj | lstm-sa | paper")[5] == "0.074 / 0.074"
