@@ -112,6 +112,11 @@ class AttentionSite:
         return self.attention.dim() == 4
 
     @property
+    def action_size(self) -> int:
+        """The width of the agent's action at each token: H for multi-dimensional attention, else 1."""
+        return int(self.attention.shape[-1]) if self.multi_dimensional else 1
+
+    @property
     def arrays(self) -> int:
         return int(self.attention.shape[1])
 

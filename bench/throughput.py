@@ -196,8 +196,7 @@ def sample_work_step(trainer: Trainer, encoding: Any) -> None:
     loss = 0.0
     for site in encoding.sites:
         rows = site.mask.flatten().nonzero().squeeze(1)
-        action_size = site.attention.shape[-1] if site.multi_dimensional else 1
-        mean = site.attention.new_zeros(len(rows), action_size, requires_grad=True)
+        mean = site.attention.new_zeros(len(rows), site.action_size, requires_grad=True)
         std = torch.full_like(mean, math.exp(trainer.config.agent.init_log_std)).requires_grad_()
         revisable = dataclasses.replace(site, attention=site.attention.detach().requires_grad_())
         log_prob, revised = sample_and_adjust(revisable, rows, Normal(mean, std), beta, k)

@@ -175,8 +175,7 @@ def state_and_action_size(network: AttentionNetwork, batch: Batch) -> tuple[int,
     sizes = set()
     for site in encoding.sites:
         site.validate()
-        action = site.attention.shape[-1] if site.multi_dimensional else 1
-        sizes.add((agent_state(site).size, action))  # S of eq. 1, without building the states
+        sizes.add((agent_state(site).size, site.action_size))  # S of eq. 1, without building the states
     if len(sizes) != 1:
         raise ValueError(
             f"the network's attention sites give different state/action sizes {sorted(sizes)}; "

@@ -140,7 +140,7 @@ class AttentionRetrofitEnv(gym.Env):
         for s, site in enumerate(encoding.sites):
             site.validate()
             site_states = build_agent_state(site)  # eq. 1, [1, K, T, S]
-            size = site.attention.shape[-1] if site.multi_dimensional else 1
+            size = site.action_size
             if action_size not in (None, size):
                 raise ValueError("all attention sites of a network must take the same action size")
             action_size = size

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import statistics
 from pathlib import Path
 
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     entries = variant_rows(args.reference, variants)
     networks = sorted({e["key"][0] for e in entries})
     tested = {
-        network: {column: sum(e["columns"][column]["p"] == e["columns"][column]["p"] for e in entries if e["key"][0] == network)
+        network: {column: sum(not math.isnan(e["columns"][column]["p"]) for e in entries if e["key"][0] == network)
                   for column, _ in COLUMNS}
         for network in networks
     }

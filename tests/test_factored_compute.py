@@ -310,7 +310,7 @@ def test_rollout_equals_the_plain_rollout_values_and_gradients(name):
         network = build_network(name, vocab_size=20, num_classes=3, dropout=0.0, **SMALL)
         batch = BATCHES[NETWORK_INPUTS[name]]()
     site = network.encode(batch).sites[0]
-    policy = GaussianPolicy(agent_state(site).size, site.attention.shape[-1] if site.multi_dimensional else 1, hidden_sizes=(7,))
+    policy = GaussianPolicy(agent_state(site).size, site.action_size, hidden_sizes=(7,))
     beta, k = torch.tensor(0.4, requires_grad=True), 3
     params = list(network.parameters()) + list(policy.parameters()) + [beta]
 
@@ -376,8 +376,7 @@ def test_zeroed_fraction_counts_the_real_weights_that_eqs_3_4_set_to_zero(name):
     network, batch = build_network(name, vocab_size=20, num_classes=3, dropout=0.0, **SMALL), BATCHES["text"]()
     assert not batch.mask.all()  # padding, which the count must leave out
     site = network.encode(batch).sites[0]
-    action_size = site.attention.shape[-1] if site.multi_dimensional else 1
-    policy = GaussianPolicy(agent_state(site).size, action_size, hidden_sizes=(6,), init_log_std=1.0)  # wide: many zeroed
+    policy = GaussianPolicy(agent_state(site).size, site.action_size, hidden_sizes=(6,), init_log_std=1.0)  # wide: many zeroed
     r = rollout(network, policy, batch, torch.tensor(0.4), samples=3, reward=RewardConstants(0.2, 0.2, 0.85))
     alpha, mask = r.revised[0], batch.mask.repeat_interleave(3, dim=0).unsqueeze(1)  # [B·K, 1, T(, H)]
     real = mask.unsqueeze(-1).expand_as(alpha) if alpha.dim() > mask.dim() else mask.expand_as(alpha)
