@@ -54,12 +54,22 @@ PAPER = {
 
 
 def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
-    """(net, dataset) → seed → result file content."""
+    """(net, dataset) → seed → result file content.
+
+    A seed may have a file in two folders: a pretrain-only run (``paper-regime-pretrain-only``)
+    and the full run that repeats its pretraining. The one with more rows is kept, and both must
+    have pretrained the same network (equal ``pretrain_checksum``), else the tables would mix runs."""
     cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
     for folder in folders:
         for path in sorted(folder.glob("*.json")):
             result = json.loads(path.read_text(encoding="utf-8"))
-            cells[(result["net"], result["dataset"])][int(result["seed"])] = result
+            runs, seed = cells[(result["net"], result["dataset"])], int(result["seed"])
+            if seed in runs:
+                if runs[seed].get("pretrain_checksum") != result.get("pretrain_checksum"):
+                    raise SystemExit(f"{path}: seed {seed} has another result file whose pretrained network differs")
+                if len(runs[seed]["rows"]) >= len(result["rows"]):
+                    continue
+            runs[seed] = result
     return dict(cells)
 
 

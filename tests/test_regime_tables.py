@@ -94,6 +94,25 @@ def test_borrowed_baselines_need_the_same_pretrained_network(tmp_path):
         regime.main([str(tmp_path / "variant"), "--reference", str(tmp_path / "study")])
 
 
+
+def test_pretrain_only_runs_fill_the_baseline_table_and_give_way_to_full_runs_of_their_seed(tmp_path):
+    regime = experiment("regime_tables")
+    main_study(tmp_path / "study")  # pretrain-only 89, 90, 91
+    # pretrain-only runs of seeds 2 and 3 (seed 2 also has its full run, from the same network)
+    for seed, accuracy in ((2, 91), (3, 95)):
+        write_result(tmp_path / "pretrain", seed, {"baseline (pretrain only)": {"net-only": accuracy}})
+    out = tmp_path / "t.md"
+    assert regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study"), "--out", str(out)]) == 0
+    baselines = out.read_text().split("### DRGA against its baselines")[0]
+    # four seeds' pretrain-only accuracy: 89, 90, 91, 95 → mean 91.25, sd 2.63
+    assert table_row(baselines, "| lstm-sa | subj |")[2:5] == ["4", "50.00", "91.25 ± 2.63"]
+    # the DRGA comparison still pairs only the three full runs
+    with_agent = out.read_text().split("**DRGA with agent − equal-budget baseline**")[1]
+    assert table_row(with_agent, "| lstm-sa | subj |")[2:4] == ["3", "+2.00"]
+    write_result(tmp_path / "pretrain", 1, {"baseline (pretrain only)": {"net-only": 90}}, checksum="other")
+    with pytest.raises(SystemExit, match="pretrained network differs"):
+        regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study")])
+
 def test_variant_table_reads_each_variant_against_the_same_seeds_baseline_with_holm_over_all_rows(tmp_path):
     variants = experiment("variant_tables")
     main_study(tmp_path / "study")

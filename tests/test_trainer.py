@@ -357,6 +357,19 @@ def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, mo
         tiny_config(tmp_path / "x", **{"data.agent_holdout": 0.6})
 
 
+def test_a_pretrain_only_run_pretrains_the_network_a_full_run_of_its_seed_pretrains(tmp_path):
+    # The study's pretrain-only runs (experiments/paper_regime.sh, the Transformer's SST-5) stand for
+    # the pretraining of full runs of the same seed: the phases after pretraining must not change it.
+    full = Trainer(tiny_config(tmp_path / "full"), log=lambda _: None).run()
+    only = tiny_config(tmp_path / "only", **{"train.agent_epochs": 0, "train.cotrain_epochs": 0, "train.fair_baseline": "false"})
+    pretrained = Trainer(only, log=lambda _: None).run()
+    assert [h["phase"] for h in pretrained["history"]] == ["pretrain", "pretrain"]
+    assert set(pretrained["results"]) == {"baseline (pretrain only)"}
+    assert pretrained["pretrain_checksum"] == full["pretrain_checksum"] is not None
+    for split in ("dev_net-only", "test_net-only"):
+        assert pretrained["results"]["baseline (pretrain only)"][split] == full["results"]["baseline (pretrain only)"][split]
+
+
 def test_a_run_can_start_from_another_runs_pretrained_network(tmp_path):
     first = Trainer(tiny_config(tmp_path / "a", **{"train.cotrain_epochs": 1}), log=lambda _: None).run()
     source = tmp_path / "a" / "runs" / "tsv-tiny-seed3" / "pretrain_best.pt"
