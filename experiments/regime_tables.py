@@ -4,7 +4,9 @@
         [--out docs/results/paper-regime.md] [--curves docs/results/paper-regime-curves.png]
 
 Reads every ``<dataset>-<net>-seed<k>.json`` that ``experiments/sweep.py --results`` wrote and
-prints three tables (markdown):
+prints three tables (markdown). A folder of pretrain-only runs (the Transformer's SST-5 in
+``experiments/paper_regime.sh``) adds to the first table only, its seeds counted as such; a full
+run of the same seed replaces its pretrain-only file.
 
 1. **Baselines and convergence**: test accuracy of the pretrained network (mean ± std over
    seeds) beside issue 15's targets and the paper's number, the pretraining epochs early
@@ -125,8 +127,10 @@ def baseline_table(cells: dict) -> list[str]:
         gain_text = f"{statistics.mean(gains):+.2f} ({mean_std_text(gains)})" if gains else "-"
         majority = next((r["majority_class"]["test_accuracy"] for r in runs.values() if r.get("majority_class")), None)
         majority_text = f"{100 * majority:.2f}" if majority is not None else "-"
+        pretrain_only = sum(set(r["rows"]) == {PRETRAIN} for r in runs.values())
+        seeds_text = f"{len(runs)} ({pretrain_only} pretrain-only)" if pretrain_only else f"{len(runs)}"
         lines.append(
-            f"| {key[0]} | {key[1]} | {len(runs)} | {majority_text} | {mean_std_text(pretrain)} | {target if target else '-'}{met} "
+            f"| {key[0]} | {key[1]} | {seeds_text} | {majority_text} | {mean_std_text(pretrain)} | {target if target else '-'}{met} "
             f"| {paper if paper else '-'} | {epoch_text} | {gain_text} |"
         )
     return lines

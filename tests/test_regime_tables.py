@@ -105,7 +105,7 @@ def test_pretrain_only_runs_fill_the_baseline_table_and_give_way_to_full_runs_of
     assert regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study"), "--out", str(out)]) == 0
     baselines = out.read_text().split("### DRGA against its baselines")[0]
     # four seeds' pretrain-only accuracy: 89, 90, 91, 95 → mean 91.25, sd 2.63
-    assert table_row(baselines, "| lstm-sa | subj |")[2:5] == ["4", "50.00", "91.25 ± 2.63"]
+    assert table_row(baselines, "| lstm-sa | subj |")[2:5] == ["4 (1 pretrain-only)", "50.00", "91.25 ± 2.63"]
     # the DRGA comparison still pairs only the three full runs
     with_agent = out.read_text().split("**DRGA with agent − equal-budget baseline**")[1]
     assert table_row(with_agent, "| lstm-sa | subj |")[2:4] == ["3", "+2.00"]
