@@ -7,7 +7,8 @@ Each variant folder holds the runs of ``experiments/variants.sh <name>``; a run 
 the main study's pretrained network (``REUSE=``) takes its pretrain-only and equal-budget rows from
 the reference folder's run of the same seed (checked by the networks' checksums, as
 ``regime_tables.py --reference`` does). The paper's method itself (the reference folder's own
-DRGA rows) is the first row of every data set, so that each variant is read against it.
+DRGA rows) is the first row of every data set, on the seeds the variants of that data set ran,
+so that each variant is read against it.
 
 For every (variant, data set): the seeds, DRGA with the agent − the equal-budget baseline and DRGA
 net-only − the equal-budget baseline (test accuracy points, mean over seeds, 95% t interval,
@@ -60,11 +61,17 @@ def variant_rows(reference: Path, variants: list[Path]) -> list[dict]:
     entries = []
     for name, cells in groups:
         for key in regime.order(cells):
-            if name == "paper" and not any(key in c for _, c in groups[1:]):
-                continue  # only the cells some variant ran
+            runs = cells[key]
+            if name == "paper":
+                # only the cells some variant ran, and only the seeds the variants ran: every row of a
+                # cell is then read on the same seeds (the main study may have more by now)
+                seeds = {seed for _, c in groups[1:] for seed in c.get(key, {})}
+                if not seeds:
+                    continue
+                runs = {seed: run for seed, run in runs.items() if seed in seeds}
             entry = {"variant": name, "key": key, "columns": {}}
             for column, ours in COLUMNS:
-                pairs = differences(cells[key], ours)
+                pairs = differences(runs, ours)
                 comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
                 entry["columns"][column] = {"n": comparison.n, "diff": list(comparison.differences), "p": comparison.p,
                                             "spread": comparison.spread}

@@ -164,3 +164,18 @@ def test_variant_table_holm_families_are_per_network(tmp_path):
     assert table_row(text, "| subj | transformer | paper")[5] == "0.013 / 0.026"
     assert table_row(text, "| subj | transformer | transformer-all-gradients")[5] == "0.013 / 0.026"
     assert "(lstm-sa: 2 with the agent, 1 net-only; transformer: 2 with the agent, 2 net-only)" in text
+
+
+def test_variant_table_reads_the_papers_row_on_the_variants_seeds(tmp_path):
+    variants = experiment("variant_tables")
+    main_study(tmp_path / "study")  # with agent +1, +2, +3 over seeds 0-2
+    # a fourth seed of the main study, run after the variants: with agent +10, which must not enter their comparison
+    write_result(tmp_path / "study", 3, {
+        "baseline (pretrain only)": {"net-only": 92}, "baseline (equal budget)": {"net-only": 93},
+        "DRGA (co-trained)": {"with-agent": 103, "net-only": 93},
+    })
+    for seed, drga in enumerate([90.4, 91.5, 92.6]):
+        write_result(tmp_path / "variant-closeness", seed, {"DRGA (co-trained)": {"with-agent": drga, "net-only": drga}})
+    paper = table_row(variant_table(variants, tmp_path, "variant-closeness"), "| subj | lstm-sa | paper")
+    # seeds 0-2 only: +1, +2, +3 → +2.00 [−0.48, +4.48] as in test_regime_tables_paired_difference_by_hand
+    assert paper[3:5] == ["3", "+2.00 [-0.48, +4.48]"]
