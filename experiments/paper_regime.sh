@@ -29,7 +29,8 @@ sweep --nets transformer --datasets mr subj
 sweep --nets cnn-sa lstm-sa --datasets sst --set train.fused_adam=true  # no SST-5 run used the for-each Adam
 # The Transformer's SST-5 runs take about 3 hours each on one core. Its pretraining alone (about 1 hour)
 # gives issue 15's baseline: pretrain-only runs, kept in their own folder. A full run of the same seed
-# pretrains the very same network (tests/test_trainer.py; regime_tables.py checks the checksums) and
+# pretrains the very same network at the same thread count (tests/test_trainer.py; regime_tables.py
+# compares the checksums) and
 # replaces it in the tables; it repeats that hour.
 PRETRAIN_ONLY=${PRETRAIN_ONLY:-experiments/results/paper-regime-pretrain-only}
 RESULTS=$PRETRAIN_ONLY LOGDIR=${LOGDIR:-runs/paper-regime}-pretrain-only sweep --nets transformer --datasets sst \

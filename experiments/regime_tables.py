@@ -59,17 +59,24 @@ def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
     """(net, dataset) → seed → result file content.
 
     A seed may have a file in two folders: a pretrain-only run (``paper-regime-pretrain-only``)
-    and the full run that repeats its pretraining. The one with more rows is kept, and both must
-    have pretrained the same network (equal ``pretrain_checksum``), else the tables would mix runs."""
+    and the full run that repeats its pretraining. The one with more rows is kept, whole, so the
+    tables never mix two runs. Both should have pretrained the same network (equal
+    ``pretrain_checksum``); a warning says when they did not (e.g. other thread counts), as the
+    pretrain-only number shown before the full run existed then was not the full run's. Two files
+    of a seed with the same rows are an error: nothing says which to keep."""
     cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
     for folder in folders:
         for path in sorted(folder.glob("*.json")):
             result = json.loads(path.read_text(encoding="utf-8"))
             runs, seed = cells[(result["net"], result["dataset"])], int(result["seed"])
             if seed in runs:
-                if runs[seed].get("pretrain_checksum") != result.get("pretrain_checksum"):
-                    raise SystemExit(f"{path}: seed {seed} has another result file whose pretrained network differs")
-                if len(runs[seed]["rows"]) >= len(result["rows"]):
+                kept = runs[seed]
+                if set(kept["rows"]) == set(result["rows"]):
+                    raise SystemExit(f"{path}: seed {seed} of {result['net']}/{result['dataset']} has two result files of the same kind")
+                if kept.get("pretrain_checksum") != result.get("pretrain_checksum"):
+                    print(f"warning: {path}: seed {seed}'s pretrain-only and full runs pretrained different networks; "
+                          "the full run is used", file=sys.stderr)
+                if len(kept["rows"]) >= len(result["rows"]):
                     continue
             runs[seed] = result
     return dict(cells)

@@ -95,7 +95,7 @@ def test_borrowed_baselines_need_the_same_pretrained_network(tmp_path):
 
 
 
-def test_pretrain_only_runs_fill_the_baseline_table_and_give_way_to_full_runs_of_their_seed(tmp_path):
+def test_pretrain_only_runs_fill_the_baseline_table_and_give_way_to_full_runs_of_their_seed(tmp_path, capsys):
     regime = experiment("regime_tables")
     main_study(tmp_path / "study")  # pretrain-only 89, 90, 91
     # pretrain-only runs of seeds 2 and 3 (seed 2 also has its full run, from the same network)
@@ -109,9 +109,15 @@ def test_pretrain_only_runs_fill_the_baseline_table_and_give_way_to_full_runs_of
     # the DRGA comparison still pairs only the three full runs
     with_agent = out.read_text().split("**DRGA with agent − equal-budget baseline**")[1]
     assert table_row(with_agent, "| lstm-sa | subj |")[2:4] == ["3", "+2.00"]
-    write_result(tmp_path / "pretrain", 1, {"baseline (pretrain only)": {"net-only": 90}}, checksum="other")
-    with pytest.raises(SystemExit, match="pretrained network differs"):
-        regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study")])
+    # a pretrain-only run whose network differs from its full run's: the full run is used, with a warning
+    write_result(tmp_path / "pretrain", 1, {"baseline (pretrain only)": {"net-only": 70}}, checksum="other")
+    assert regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study"), "--out", str(out)]) == 0
+    assert "seed 1's pretrain-only and full runs pretrained different networks" in capsys.readouterr().err
+    assert table_row(out.read_text(), "| lstm-sa | subj |")[4] == "91.25 ± 2.63"  # 89, 90, 91, 95 as before: not 70
+    # two files of one kind for a seed: nothing says which to keep
+    write_result(tmp_path / "more", 1, {"baseline (pretrain only)": {"net-only": 90}})
+    with pytest.raises(SystemExit, match="two result files of the same kind"):
+        regime.main([str(tmp_path / "pretrain"), str(tmp_path / "more")])
 
 def test_variant_table_reads_each_variant_against_the_same_seeds_baseline_with_holm_over_all_rows(tmp_path):
     variants = experiment("variant_tables")
