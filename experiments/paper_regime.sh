@@ -30,8 +30,7 @@ sweep --nets cnn-sa lstm-sa --datasets sst --set train.fused_adam=true  # no SST
 # The Transformer's SST-5 runs take about 3 hours each on one core. Its pretraining alone (about 1 hour)
 # gives issue 15's baseline: pretrain-only runs, kept in their own folder. A full run of the same seed
 # pretrains the very same network at the same thread count (tests/test_trainer.py; regime_tables.py
-# compares the checksums) and
-# replaces it in the tables; it repeats that hour.
+# compares the checksums) and replaces it in the tables; it repeats that hour.
 PRETRAIN_ONLY=${PRETRAIN_ONLY:-experiments/results/paper-regime-pretrain-only}
 RESULTS=$PRETRAIN_ONLY LOGDIR=${LOGDIR:-runs/paper-regime}-pretrain-only sweep --nets transformer --datasets sst \
     --set train.fused_adam=true --set train.agent_epochs=0 --set train.cotrain_epochs=0 --set train.fair_baseline=false
