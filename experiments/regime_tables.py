@@ -16,7 +16,8 @@ run of the same seed replaces its pretrain-only file.
    the agent, and net-only) against the equal-budget baseline and against pretrain-only (the
    paper's own comparison) in separate columns, each with its 95% t interval, the paired t-test
    over seeds and Holm's correction across every cell of that column.
-3. **Runs**: seeds per cell, the commits the runs' code was at, mean wall time.
+3. **Runs**: seeds per cell, the commits the runs' code was at, mean wall time (a run that started
+   from a pretrain-only run's network counts that run's pretraining in both).
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
     """(net, dataset) → seed → result file content.
 
     A seed may have a file in two folders: a pretrain-only run (``paper-regime-pretrain-only``)
-    and the full run that repeats its pretraining. The one with more rows is kept, whole, so the
-    tables never mix two runs. Both should have pretrained the same network (equal
-    ``pretrain_checksum``); a warning says when they did not (e.g. other thread counts), as the
+    and the full run that repeats its pretraining, or that started from the pretrain-only run's
+    network (``train.init_from``). The one with more rows is kept, so the tables never mix two
+    runs' numbers; a full run that started from the other's network takes over its pretraining
+    record (:func:`with_pretraining_of`). Both should hold the same pretrained network (equal
+    ``pretrain_checksum``); a warning says when they do not (e.g. other thread counts), as the
     pretrain-only number shown before the full run existed then was not the full run's. Two files
     of a seed with the same rows are an error: nothing says which to keep."""
     cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
@@ -76,10 +79,28 @@ def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
                 if kept.get("pretrain_checksum") != result.get("pretrain_checksum"):
                     print(f"warning: {path}: seed {seed}'s pretrain-only and full runs pretrained different networks; "
                           "the full run is used", file=sys.stderr)
-                if len(kept["rows"]) >= len(result["rows"]):
-                    continue
+                full, pretrain_only = (kept, result) if len(kept["rows"]) >= len(result["rows"]) else (result, kept)
+                result = with_pretraining_of(full, pretrain_only)
             runs[seed] = result
     return dict(cells)
+
+
+def with_pretraining_of(full: dict, pretrain_only: dict) -> dict:
+    """A full run that skipped pretraining (``train.init_from``) on the pretrain-only run's network,
+    with that run's pretraining added: its epochs and dev curve, its wall time in the run's, its
+    commit in ``pretrained_at``. Any other full run is returned as it is."""
+    pretrain = (pretrain_only.get("phases") or {}).get("pretrain")
+    same_network = full.get("pretrain_checksum") == pretrain_only.get("pretrain_checksum")
+    if not pretrain or not same_network or (full.get("phases") or {}).get("pretrain"):
+        return full
+    pretraining = [entry for entry in pretrain_only.get("history", []) if entry.get("phase") == "pretrain"]
+    return {
+        **full,
+        "phases": {"pretrain": pretrain, **full.get("phases", {})},
+        "history": pretraining + full.get("history", []),
+        "wall_seconds": full.get("wall_seconds", 0.0) + pretrain_only.get("wall_seconds", 0.0),
+        "pretrained_at": pretrain_only.get("commit", "?"),
+    }
 
 
 def borrow_baselines(cells: dict, reference: dict) -> int:
@@ -215,7 +236,8 @@ def runs_table(cells: dict) -> list[str]:
     lines = ["| network | data set | seeds | commits | mean wall time per run (s) |", "|---|---|---|---|---|"]
     for key in order(cells):
         runs = cells[key]
-        commits = sorted({r.get("commit", "?") for r in runs.values()})
+        commits = sorted({r.get("commit", "?") for r in runs.values()}
+                         | {r["pretrained_at"] for r in runs.values() if "pretrained_at" in r})
         walls = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds")]
         lines.append(
             f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | {statistics.mean(walls):.0f} |"

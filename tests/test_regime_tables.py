@@ -185,3 +185,34 @@ def test_variant_table_reads_the_papers_row_on_the_variants_seeds(tmp_path):
     paper = table_row(variant_table(variants, tmp_path, "variant-closeness"), "| subj | lstm-sa | paper")
     # seeds 0-2 only: +1, +2, +3 → +2.00 [−0.48, +4.48] as in test_regime_tables_paired_difference_by_hand
     assert paper[3:5] == ["3", "+2.00 [-0.48, +4.48]"]
+
+
+def test_a_full_run_started_from_a_pretrain_only_runs_network_takes_over_its_pretraining(tmp_path):
+    regime = experiment("regime_tables")
+    write_result(tmp_path / "pretrain", 0, {"baseline (pretrain only)": {"net-only": 89}})
+    write_result(tmp_path / "study", 0, {
+        "baseline (pretrain only)": {"net-only": 89}, "baseline (equal budget)": {"net-only": 90},
+        "DRGA (co-trained)": {"with-agent": 91, "net-only": 90},
+    })
+    # the full run skipped pretraining (train.init_from): no pretrain phase, its own curve starts at the baseline
+    full_path = tmp_path / "study" / "subj-lstm-sa-seed0.json"
+    full = json.loads(full_path.read_text())
+    full.update(commit="def", wall_seconds=300.0, phases={"baseline": {"epochs": 8}},
+                history=[{"phase": "baseline", "epoch": 1, "dev_net-only_accuracy": 0.6}])
+    full_path.write_text(json.dumps(full))
+    cells = regime.load([tmp_path / "pretrain", tmp_path / "study"])
+    merged = cells[("lstm-sa", "subj")][0]
+    assert merged["rows"] == full["rows"]  # the full run's numbers, whole
+    assert merged["phases"]["pretrain"]["epochs"] == 10 and merged["phases"]["baseline"] == {"epochs": 8}
+    assert [entry["phase"] for entry in merged["history"]] == ["pretrain", "baseline"]
+    assert merged["wall_seconds"] == 400.0 and merged["pretrained_at"] == "abc"
+    assert regime.load([tmp_path / "study", tmp_path / "pretrain"]) == cells  # whichever folder comes first
+    runs = regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study"), "--out", str(tmp_path / "t.md")])
+    assert runs == 0
+    text = (tmp_path / "t.md").read_text()
+    assert table_row(text, "| lstm-sa | subj | 1 |")[7].startswith("10.0 (10–10")  # pretraining epochs from the pretrain-only run
+    assert table_row(text.split("### Runs")[1], "| lstm-sa | subj |")[3:5] == ["abc, def", "400"]
+    # a full run that pretrained a different network keeps its own record
+    full["pretrain_checksum"] = "other0"
+    full_path.write_text(json.dumps(full))
+    assert "pretrained_at" not in regime.load([tmp_path / "pretrain", tmp_path / "study"])[("lstm-sa", "subj")][0]
