@@ -191,7 +191,7 @@ def drga_table(cells: dict) -> list[str]:
     )
     lines = [header, "|---|---|---|---|---|---|---|---|"]
     for key in keys:
-        runs = cells[key].values()
+        runs = [r for r in cells[key].values() if DRGA in r["rows"]]  # not the pretrain-only runs of the cell
 
         def column(row: str, mode: str, runs=runs) -> str:
             return mean_std_text([v for r in runs if (v := test_accuracy(r, row, mode)) is not None])
@@ -199,7 +199,7 @@ def drga_table(cells: dict) -> list[str]:
         paper = PAPER.get(key)
         paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
         lines.append(
-            f"| {key[0]} | {key[1]} | {len(cells[key])} | {paper_text} | {column(PRETRAIN, 'net-only')} "
+            f"| {key[0]} | {key[1]} | {len(runs)} | {paper_text} | {column(PRETRAIN, 'net-only')} "
             f"| {column(BASELINE, 'net-only')} | {column(DRGA, 'with-agent')} | {column(DRGA, 'net-only')} |"
         )
     for title, entries in stats.items():
@@ -238,12 +238,11 @@ def runs_table(cells: dict) -> list[str]:
         runs = cells[key]
         commits = sorted({r.get("commit", "?") for r in runs.values()}
                          | {r["pretrained_at"] for r in runs.values() if "pretrained_at" in r})
-        walls = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds")]
-        lines.append(
-            f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | {statistics.mean(walls):.0f} |"
-            if walls
-            else f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | - |"
-        )
+        whole = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and set(r["rows"]) != {PRETRAIN}]
+        pretrain_only = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and set(r["rows"]) == {PRETRAIN}]
+        walls = [f"{statistics.mean(whole):.0f}"] if whole else []
+        walls += [f"{statistics.mean(pretrain_only):.0f} (pretrain-only runs)"] if pretrain_only else []
+        lines.append(f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | {'; '.join(walls) or '-'} |")
     return lines
 
 

@@ -106,9 +106,13 @@ def test_pretrain_only_runs_fill_the_baseline_table_and_give_way_to_full_runs_of
     baselines = out.read_text().split("### DRGA against its baselines")[0]
     # four seeds' pretrain-only accuracy: 89, 90, 91, 95 → mean 91.25, sd 2.63
     assert table_row(baselines, "| lstm-sa | subj |")[2:5] == ["4 (1 pretrain-only)", "50.00", "91.25 ± 2.63"]
-    # the DRGA comparison still pairs only the three full runs
+    # the DRGA comparison still pairs only the three full runs, and its table's columns are theirs alone
     with_agent = out.read_text().split("**DRGA with agent − equal-budget baseline**")[1]
     assert table_row(with_agent, "| lstm-sa | subj |")[2:4] == ["3", "+2.00"]
+    drga = out.read_text().split("### DRGA against its baselines")[1]
+    assert table_row(drga, "| lstm-sa | subj |")[2:6] == ["3", "93.5 → 95.5 (+2.0)", "90.00 ± 1.00", "91.00 ± 1.00"]
+    runs = out.read_text().split("### Runs")[1]
+    assert table_row(runs, "| lstm-sa | subj |")[2:] == ["0, 1, 2, 3", "abc", "100; 100 (pretrain-only runs)"]
     # a pretrain-only run whose network differs from its full run's: the full run is used, with a warning
     write_result(tmp_path / "pretrain", 1, {"baseline (pretrain only)": {"net-only": 70}}, checksum="other")
     assert regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study"), "--out", str(out)]) == 0
