@@ -28,11 +28,12 @@ sweep --nets cnn-sa lstm-sa --datasets mr subj
 sweep --nets transformer --datasets mr subj
 sweep --nets cnn-sa lstm-sa --datasets sst --set train.fused_adam=true  # no SST-5 run used the for-each Adam
 # The Transformer's SST-5 runs take about 2 hours each on one core: pretraining about 40 minutes, the
-# rest about 85 (seed 0's wall_seconds). Its pretraining alone gives issue 15's baseline: pretrain-only
-# runs, kept in their own folder. The full run of a seed starts from its pretrain-only run's network where that run's folder is still on this machine
-# (train.init_from; regime_tables.py adds the pretrain-only run's pretraining to it). Otherwise it
-# repeats that pretraining, which gives the very same network at the same thread count
-# (tests/test_trainer.py; regime_tables.py compares the checksums), and replaces it in the tables.
+# rest about 85 (seed 0's wall_seconds). Its pretraining alone gives issue 15's baseline:
+# pretrain-only runs, kept in their own folder. The full run of a seed starts from its pretrain-only
+# run's network where that run's folder is still on this machine (train.init_from; regime_tables.py
+# adds the pretrain-only run's pretraining to it). Otherwise it repeats that pretraining, which gives
+# the very same network at the same thread count (tests/test_trainer.py; regime_tables.py compares the
+# checksums), and replaces it in the tables.
 PRETRAIN_ONLY=${PRETRAIN_ONLY:-experiments/results/paper-regime-pretrain-only}
 PRETRAIN_LOGDIR=${LOGDIR:-runs/paper-regime}-pretrain-only
 RESULTS=$PRETRAIN_ONLY LOGDIR=$PRETRAIN_LOGDIR sweep --nets transformer --datasets sst \
