@@ -7,6 +7,7 @@
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
 #   make study      the reproduction study: every family, 3-10 seeds (hours; resumable)
 #   make regime     the paper-regime study (docs/RESULTS.md; hours; resumable from committed result files)
+#                   SEEDS="0 1 ... 9" SST_SEEDS="0 1 2 3 4": the issue's 10 seeds, SST-5 at 5
 #   make variants   the variants beyond the paper on LSTM+SA (experiments/variants.sh; hours; resumable)
 #   make families   the other attention families in the paper regime (experiments/families_regime.sh; resumable)
 
