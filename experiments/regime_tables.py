@@ -98,7 +98,7 @@ def with_pretraining_of(full: dict, pretrain_only: dict) -> dict:
         **full,
         "phases": {"pretrain": pretrain, **full.get("phases", {})},
         "history": pretraining + full.get("history", []),
-        "wall_seconds": full.get("wall_seconds", 0.0) + pretrain_only.get("wall_seconds", 0.0),
+        "wall_seconds": (full.get("wall_seconds") or 0.0) + (pretrain_only.get("wall_seconds") or 0.0),
         "pretrained_at": pretrain_only.get("commit", "?"),
     }
 
