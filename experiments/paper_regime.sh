@@ -28,9 +28,8 @@ sweep() { "$PY" experiments/sweep.py --config experiments/configs/paper_regime.t
 sweep --nets cnn-sa lstm-sa --datasets mr subj
 sweep --nets transformer --datasets mr subj
 # SST-5 may stop at 5 seeds (issue 16): SST_SEEDS="0 1 2 3 4" keeps its cells there while SEEDS goes on.
-ALL_SEEDS=$SEEDS
-SEEDS=${SST_SEEDS:-$ALL_SEEDS}
-sweep --nets cnn-sa lstm-sa --datasets sst --set train.fused_adam=true  # no SST-5 run used the for-each Adam
+SST_SEEDS=${SST_SEEDS:-$SEEDS}
+SEEDS=$SST_SEEDS sweep --nets cnn-sa lstm-sa --datasets sst --set train.fused_adam=true  # no SST-5 run used the for-each Adam
 # The Transformer's SST-5 runs take about 2 hours each on one core: pretraining about 40 minutes, the
 # rest about 85 (seed 0's wall_seconds). Its pretraining alone gives issue 15's baseline:
 # pretrain-only runs, kept in their own folder. The full run of a seed starts from its pretrain-only
@@ -40,17 +39,15 @@ sweep --nets cnn-sa lstm-sa --datasets sst --set train.fused_adam=true  # no SST
 # checksums), and replaces it in the tables.
 PRETRAIN_ONLY=${PRETRAIN_ONLY:-experiments/results/paper-regime-pretrain-only}
 PRETRAIN_LOGDIR=${LOGDIR:-runs/paper-regime}-pretrain-only
-RESULTS=$PRETRAIN_ONLY LOGDIR=$PRETRAIN_LOGDIR sweep --nets transformer --datasets sst \
+SEEDS=$SST_SEEDS RESULTS=$PRETRAIN_ONLY LOGDIR=$PRETRAIN_LOGDIR sweep --nets transformer --datasets sst \
     --set train.fused_adam=true --set train.agent_epochs=0 --set train.cotrain_epochs=0 --set train.fair_baseline=false
-SST_SEED_LIST=$SEEDS
-for SEEDS in $SST_SEED_LIST; do
-    network=$PRETRAIN_LOGDIR/sst-transformer-seed$SEEDS/pretrain_best.pt
+for seed in $SST_SEEDS; do
+    network=$PRETRAIN_LOGDIR/sst-transformer-seed$seed/pretrain_best.pt
     if [ -e "$network" ]; then
-        sweep --nets transformer --datasets sst --set train.fused_adam=true --set "train.init_from=$(realpath "$network")"
+        SEEDS=$seed sweep --nets transformer --datasets sst --set train.fused_adam=true --set "train.init_from=$(realpath "$network")"
     else
-        sweep --nets transformer --datasets sst --set train.fused_adam=true
+        SEEDS=$seed sweep --nets transformer --datasets sst --set train.fused_adam=true
     fi
 done
-SEEDS=$ALL_SEEDS
 "$PY" experiments/regime_tables.py "$PRETRAIN_ONLY" "$RESULTS" --out docs/results/paper-regime.md --curves docs/results/paper-regime-curves.png
 exit $STATUS
