@@ -123,6 +123,11 @@ def borrow_baselines(cells: dict, reference: dict) -> int:
     return filled
 
 
+def is_pretrain_only(result: dict) -> bool:
+    """A run of pretraining alone (the Transformer's SST-5 in ``paper-regime-pretrain-only``)."""
+    return set(result["rows"]) == {PRETRAIN}
+
+
 def test_accuracy(result: dict, row: str, mode: str) -> float | None:
     cell = result["rows"].get(row, {}).get(mode)
     return None if cell is None else 100.0 * cell["test"]
@@ -155,7 +160,7 @@ def baseline_table(cells: dict) -> list[str]:
         gain_text = f"{statistics.mean(gains):+.2f} ({mean_std_text(gains)})" if gains else "-"
         majority = next((r["majority_class"]["test_accuracy"] for r in runs.values() if r.get("majority_class")), None)
         majority_text = f"{100 * majority:.2f}" if majority is not None else "-"
-        pretrain_only = sum(set(r["rows"]) == {PRETRAIN} for r in runs.values())
+        pretrain_only = sum(map(is_pretrain_only, runs.values()))
         seeds_text = f"{len(runs)} ({pretrain_only} pretrain-only)" if pretrain_only else f"{len(runs)}"
         lines.append(
             f"| {key[0]} | {key[1]} | {seeds_text} | {majority_text} | {mean_std_text(pretrain)} | {target if target else '-'}{met} "
@@ -238,8 +243,8 @@ def runs_table(cells: dict) -> list[str]:
         runs = cells[key]
         commits = sorted({r.get("commit", "?") for r in runs.values()}
                          | {r["pretrained_at"] for r in runs.values() if "pretrained_at" in r})
-        whole = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and set(r["rows"]) != {PRETRAIN}]
-        pretrain_only = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and set(r["rows"]) == {PRETRAIN}]
+        whole = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and not is_pretrain_only(r)]
+        pretrain_only = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and is_pretrain_only(r)]
         walls = [f"{statistics.mean(whole):.0f}"] if whole else []
         walls += [f"{statistics.mean(pretrain_only):.0f} (pretrain-only runs)"] if pretrain_only else []
         lines.append(f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | {'; '.join(walls) or '-'} |")
