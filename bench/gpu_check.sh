@@ -34,10 +34,10 @@ nvidia-smi -L
 DEMO=(-m drga.cli train --config demo --device cuda --logdir "$RUNS" --overwrite --no-progress)
 SHORT=(--set train.pretrain_epochs=2 --set train.agent_epochs=1 --set train.cotrain_epochs=1)
 
-step tests 240 "$PY" -m pytest -q -p no:cacheprovider tests/test_cuda.py tests/test_device.py
-step demo 300 "$PY" "${DEMO[@]}"
-step evaluate-on-cpu 120 env CUDA_VISIBLE_DEVICES= "$PY" -m drga.cli evaluate "$RUNS/demo-subj-lstm-sa/cotrain_best.pt" --device cpu
-step bf16 180 "$PY" "${DEMO[@]}" --run-name demo-bf16 --set run.precision=bf16 "${SHORT[@]}"
-step torchrun 180 "$PY" -m torch.distributed.run --standalone --nproc_per_node 1 "${DEMO[@]}" --run-name demo-torchrun "${SHORT[@]}"
-step throughput 240 "$PY" bench/throughput.py --net lstm-sa transformer --dataset subj --device cuda --train-fraction 0.5
+step tests 100 "$PY" -m pytest -q -p no:cacheprovider tests/test_cuda.py tests/test_device.py
+step demo 150 "$PY" "${DEMO[@]}"
+step evaluate-on-cpu 45 env CUDA_VISIBLE_DEVICES= "$PY" -m drga.cli evaluate "$RUNS/demo-subj-lstm-sa/cotrain_best.pt" --device cpu
+step bf16 70 "$PY" "${DEMO[@]}" --run-name demo-bf16 --set run.precision=bf16 "${SHORT[@]}"
+step torchrun 70 "$PY" -m torch.distributed.run --standalone --nproc_per_node 1 "${DEMO[@]}" --run-name demo-torchrun "${SHORT[@]}"
+step throughput 100 "$PY" bench/throughput.py --net lstm-sa transformer --dataset subj --device cuda --train-fraction 0.25
 exit $STATUS
