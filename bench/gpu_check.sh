@@ -9,7 +9,7 @@
 #   3. its co-trained network evaluated with the GPU hidden: a checkpoint written on CUDA loads on a CPU-only machine
 #   4. a short demo under run.precision=bf16
 #   5. one process under torchrun: the nccl backend and DistributedDataParallel on CUDA
-#   6. bench/throughput.py on CUDA: co-training steps against plain training steps, side by side
+#   6. bench/throughput.py on CUDA: co-training steps against plain training steps of every network, side by side
 #
 # Every step runs even if one before it failed; the script exits with the last failure's status.
 set -uo pipefail
@@ -39,5 +39,5 @@ step demo 150 "$PY" "${DEMO[@]}"
 step evaluate-on-cpu 45 env CUDA_VISIBLE_DEVICES= "$PY" -m drga.cli evaluate "$RUNS/demo-subj-lstm-sa/cotrain_best.pt" --device cpu
 step bf16 70 "$PY" "${DEMO[@]}" --run-name demo-bf16 --set run.precision=bf16 "${SHORT[@]}"
 step torchrun 70 "$PY" -m torch.distributed.run --standalone --nproc_per_node 1 "${DEMO[@]}" --run-name demo-torchrun "${SHORT[@]}"
-step throughput 100 "$PY" bench/throughput.py --net lstm-sa transformer --dataset subj --device cuda --train-fraction 0.25
+step throughput 150 "$PY" bench/throughput.py --net all --device cuda --train-fraction 0.25
 exit $STATUS

@@ -41,7 +41,7 @@ def test_the_first_loss_on_cuda_equals_the_cpu_loss_and_every_phase_steps(net, d
     first_loss = {}
     for device in ("cpu", "cuda"):
         trainer = trainer_on(device, net, dataset, folder, tmp_path)
-        batch = next(iter(trainer.train_batches))
+        batch = next(iter(trainer.train_batches)).to(trainer.device)  # as the runner's epoch loop moves it
         first_loss[device] = trainer.train_step(trainer.begin_phase("pretrain"), batch)["task_loss"].item()
     assert first_loss["cuda"] == pytest.approx(first_loss["cpu"], rel=1e-3)
 
@@ -56,7 +56,7 @@ def test_the_first_loss_on_cuda_equals_the_cpu_loss_and_every_phase_steps(net, d
 def test_a_mixed_precision_cotraining_step_is_finite_and_updates_the_weights(precision, tmp_path):
     trainer = trainer_on("cuda", "lstm-sa", "subj", "subj", tmp_path, f"run.precision={precision}")
     assert trainer.autocast_dtype == (torch.bfloat16 if precision == "bf16" else torch.float16)
-    batch = next(iter(trainer.train_batches))
+    batch = next(iter(trainer.train_batches)).to(trainer.device)
     before = [p.detach().clone() for p in trainer.network.parameters()]
     phase = trainer.begin_phase("cotrain")
     for _ in range(3):  # fp16's gradient scaler may skip a first step whose scaled gradients overflowed
@@ -70,7 +70,7 @@ def test_a_translation_step_of_every_phase_runs_on_cuda(tmp_path):
     from drga.nmt.trainer import TranslationTrainer
 
     trainer = TranslationTrainer(tiny_translation_config(tmp_path, **{"run.device": "cuda"}), log=lambda _: None)
-    batch = next(iter(trainer.train_batches))
+    batch = next(iter(trainer.train_batches)).to(trainer.device)
     for name in PHASE_NAMES:
         step = trainer.train_step(trainer.begin_phase(name), batch)
         assert_finite(step, name)
