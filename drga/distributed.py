@@ -71,9 +71,9 @@ def setup(device_name: str) -> torch.device:
     GPU) becomes ``cuda:LOCAL_RANK`` and the backend nccl; the CPU uses gloo.
     """
     global _owned
-    device = resolve_device(device_name)
     if not active() and not launched_by_torchrun():
-        return device
+        return resolve_device(device_name)
+    device = resolve_device(device_name.split(":")[0])  # torchrun picks the index: LOCAL_RANK
     if device.type == "cuda":
         device = torch.device("cuda", local_rank())
         torch.cuda.set_device(device)

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from drga.config import load_config
+from drga.config import ConfigError, load_config
 from drga.runner.phases import PHASE_NAMES
+from drga.setup import resolve_device
 from drga.trainer import Trainer
 from tests.conftest import require_data
 from tests.nmt_helpers import tiny_translation_config
@@ -30,6 +31,23 @@ SMALL = ["network.hidden_size=16", "network.embedding_dim=16", "network.attentio
          "network.feedforward_size=16", "network.layers=1", "agent.hidden_sizes=8,8", "agent.samples=3", "run.progress=false"]
 NETWORKS = [("lstm-sa", "subj", "subj"), ("transformer", "subj", "subj"), ("disan", "subj", "subj"),
             ("ian", "semeval14-laptop", "semeval14"), ("han", "movie-reviews", "movie_reviews")]
+
+
+def test_a_cuda_index_beyond_the_visible_devices_is_refused_with_their_range(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    with pytest.raises(ConfigError, match=r"'cuda:7' requested but torch sees 2 CUDA device\(s\): use cuda:0 to cuda:1"):
+        resolve_device("cuda:7")
+    assert resolve_device("cuda:1") == torch.device("cuda", 1)
+    assert resolve_device("cuda") == torch.device("cuda")
+    assert resolve_device("auto") == torch.device("cuda")
+
+
+def test_cuda_without_a_cuda_device_is_refused_and_auto_falls_back_to_the_cpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError, match="torch sees no CUDA device"):
+        resolve_device("cuda:0")
+    assert resolve_device("auto") == torch.device("cpu")
 
 
 def test_a_tensor_created_without_a_device_is_caught():
