@@ -4,6 +4,7 @@
 #   make lint       ruff and the import-linter layer contract only
 #   make test-slow  the slow tests too
 #   make bench      baseline vs co-training throughput of every network, its measured floor and memory (docs/RESULTS.md)
+#   make gpu-check  on a machine with a CUDA GPU (and a CUDA torch: TORCH_SPEC/TORCH_PIP): the GPU checks (docs/gpu.md)
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
 #   make study      the reproduction study: every family, 3-10 seeds (hours; resumable)
 #   make regime     the paper-regime study (docs/RESULTS.md; hours; resumable from committed result files)
@@ -23,7 +24,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint test test-slow bench results study regime variants families clean
+.PHONY: setup demo lint test test-slow bench gpu-check results study regime variants families clean
 
 setup: $(TEST_STAMP)
 
@@ -59,6 +60,9 @@ test-slow: $(TEST_STAMP)
 
 bench: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python bench/throughput.py --net all --train-fraction 0.25 --repeats 2 --clock cpu --samples 5 --floor --memory
+
+gpu-check: $(TEST_STAMP)
+	PYTHON=$(BIN)/python bash bench/gpu_check.sh
 
 results: $(STAMP)
 	$(BIN)/python experiments/lstm_sa_study.py
