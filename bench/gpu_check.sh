@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks in one go, on a machine with a CUDA GPU (about 5 minutes; docs/gpu.md has the last results):
+# The GPU checks in one go, on a machine with a CUDA GPU (about 2 minutes on an H200; docs/gpu.md has the last results):
 #
 #   bash bench/gpu_check.sh [LOG_FOLDER]        # logs in LOG_FOLDER (default runs/gpu-check), runs in $RUNS
 #

@@ -49,8 +49,7 @@ def resolve_device(name: str) -> torch.device:
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device '{name}' requested but torch sees no CUDA device; use --device cpu")
-    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-        count = torch.cuda.device_count()
+    if device.type == "cuda" and device.index is not None and device.index >= (count := torch.cuda.device_count()):
         raise ConfigError(f"device '{name}' requested but torch sees {count} CUDA device(s): use cuda:0 to cuda:{count - 1}")
     return device
 

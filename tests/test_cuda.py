@@ -13,21 +13,16 @@ import math
 import pytest
 import torch
 
-from drga.config import load_config
 from drga.runner.phases import PHASE_NAMES
 from drga.trainer import Trainer
-from tests.conftest import require_data
 from tests.nmt_helpers import tiny_translation_config
-from tests.test_device import NETWORKS, SMALL
+from tests.test_device import NETWORKS, small_trainer
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
 def trainer_on(device: str, net: str, dataset: str, folder: str, tmp_path, *extra: str) -> Trainer:
-    overrides = [f"network.name={net}", f"data.dataset={dataset}", f"data.data_dir={require_data(folder)}",
-                 "data.train_fraction=0.02", "data.max_sentences=6", f"run.logdir={tmp_path / device}",
-                 f"run.device={device}", "network.dropout=0.0", *SMALL, *extra]
-    return Trainer(load_config(None, overrides), log=lambda _: None)
+    return small_trainer(net, dataset, folder, tmp_path / device, f"run.device={device}", "network.dropout=0.0", *extra)
 
 
 def assert_finite(step: dict[str, torch.Tensor], phase: str) -> None:

@@ -87,11 +87,16 @@ def step_every_phase(trainer, batch) -> None:
         assert [call for call in reads.calls if not call.startswith(ALLOWED)] == [], f"{name}: read-backs inside the step"
 
 
+def small_trainer(net: str, dataset: str, folder: str, logdir: Path, *extra: str) -> Trainer:
+    """A seconds-small trainer of ``net`` on a slice of the real data set (also tests/test_cuda.py's)."""
+    overrides = [f"network.name={net}", f"data.dataset={dataset}", f"data.data_dir={require_data(folder)}",
+                 "data.train_fraction=0.02", "data.max_sentences=6", f"run.logdir={logdir}", *SMALL, *extra]
+    return Trainer(load_config(None, overrides), log=lambda _: None)
+
+
 @pytest.mark.parametrize("net,dataset,folder", NETWORKS, ids=[n[0] for n in NETWORKS])
 def test_a_classification_step_creates_every_tensor_on_the_run_device(net, dataset, folder, tmp_path):
-    overrides = [f"network.name={net}", f"data.dataset={dataset}", f"data.data_dir={require_data(folder)}",
-                 "data.train_fraction=0.02", "data.max_sentences=6", f"run.logdir={tmp_path}", *SMALL]
-    trainer = Trainer(load_config(None, overrides), log=lambda _: None)
+    trainer = small_trainer(net, dataset, folder, tmp_path)
     step_every_phase(trainer, next(iter(trainer.train_batches)))
 
 
