@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -16,8 +17,10 @@ CHECK = "from drga.allocator import keep_freed_memory; import torch; print(keep_
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's mallopt exists on Linux only")
 @pytest.mark.parametrize("setting, applied", [("1", "True"), ("0", "False")])
 def test_keep_freed_memory_applies_unless_switched_off(setting, applied):
-    # in a fresh process: the setting is process-wide; a large tensor is allocated and used after it
-    env = {"DRGA_KEEP_FREED_MEMORY": setting, "PATH": ""}
+    # in a fresh process: the setting is process-wide; a large tensor is allocated and used after it.
+    # The rest of the environment is kept: an interpreter may need it to import torch or drga
+    # (PYTHONPATH, LD_LIBRARY_PATH on a CUDA image).
+    env = {**os.environ, "DRGA_KEEP_FREED_MEMORY": setting}
     lines = subprocess.run([sys.executable, "-c", CHECK], env=env, check=True, capture_output=True, text=True).stdout.split()
     assert lines == [applied, "4000000.0"]
 
