@@ -17,7 +17,7 @@ run of the same seed replaces its pretrain-only file.
    paper's own comparison) in separate columns, each with its 95% t interval, the paired t-test
    over seeds and Holm's correction across every cell of that column.
 3. **Runs**: seeds per cell, the commits the runs' code was at, mean wall time (a run that started
-   from a pretrain-only run's network counts that run's pretraining in both).
+   from a pretrain-only run's network counts that run's pretraining in both; see ``run_seconds``).
 """
 
 from __future__ import annotations
@@ -237,14 +237,25 @@ def comparison_lines(title: str, entries: list[dict]) -> list[str]:
     return lines
 
 
+def run_seconds(run: dict) -> float | None:
+    """A run's wall time: its ``wall_seconds``, but at least the sum of its phases' seconds.
+
+    The phases' seconds are saved in every checkpoint and so survive a resume; the sweep's wall time
+    lost the piece of a run that was killed outright until the sweep wrote it as the run went,
+    and a result file from before then under-reports a resumed run."""
+    phases = sum(p.get("seconds") or 0.0 for p in (run.get("phases") or {}).values())
+    seconds = max(run.get("wall_seconds") or 0.0, phases)
+    return seconds or None
+
+
 def runs_table(cells: dict) -> list[str]:
     lines = ["| network | data set | seeds | commits | mean wall time per run (s) |", "|---|---|---|---|---|"]
     for key in order(cells):
         runs = cells[key]
         commits = sorted({r.get("commit", "?") for r in runs.values()}
                          | {r["pretrained_at"] for r in runs.values() if "pretrained_at" in r})
-        whole = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and not is_pretrain_only(r)]
-        pretrain_only = [r["wall_seconds"] for r in runs.values() if r.get("wall_seconds") and is_pretrain_only(r)]
+        whole = [run_seconds(r) for r in runs.values() if run_seconds(r) and not is_pretrain_only(r)]
+        pretrain_only = [run_seconds(r) for r in runs.values() if run_seconds(r) and is_pretrain_only(r)]
         walls = [f"{statistics.mean(whole):.0f}"] if whole else []
         walls += [f"{statistics.mean(pretrain_only):.0f} (pretrain-only runs)"] if pretrain_only else []
         lines.append(f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | {'; '.join(walls) or '-'} |")

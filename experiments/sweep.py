@@ -45,6 +45,8 @@ COLUMNS = [
 ]
 #: Seconds a run gets to save and exit after SIGINT before it is killed.
 STOP_GRACE_SECONDS = 30.0
+#: How often a running run's wall time is written down; a sweep killed outright loses at most this.
+WALL_RECORD_SECONDS = 1.0
 
 
 @dataclass
@@ -58,6 +60,8 @@ class Run:
     status: str = "pending"  #: pending, running, finished, finished earlier, failed, interrupted
     returncode: int | None = None
     started: float = 0.0
+    #: Seconds of this run's earlier pieces (a resumed run), from its ``wall_seconds.txt``.
+    wall_before: float = 0.0
     commit: str = "unknown"
     process: subprocess.Popen | None = field(default=None, repr=False)
 
@@ -179,16 +183,25 @@ def start(run: Run, args: argparse.Namespace) -> None:
         log.flush()
         # Its own session: Ctrl-C reaches the sweep only, which then stops its runs in order.
         run.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=environment, start_new_session=True)
+    wall = run.folder / "wall_seconds.txt"
+    run.wall_before = float(wall.read_text()) if wall.exists() else 0.0
     run.started = time.time()
     run.status = "running"
 
 
+def record_wall(run: Run) -> float:
+    """Write the run's wall time, summed over its resumed pieces, and return this piece's seconds.
+
+    Written while the run goes, not only when it ends: a sweep killed outright (a session's end,
+    SIGKILL) would otherwise lose the whole piece, and a resumed run would under-report its cost."""
+    elapsed = time.time() - run.started
+    (run.folder / "wall_seconds.txt").write_text(f"{run.wall_before + elapsed:.0f}\n")
+    return elapsed
+
+
 def finish(run: Run, interrupted: bool = False) -> None:
     run.returncode = run.process.returncode
-    elapsed = time.time() - run.started
-    wall = run.folder / "wall_seconds.txt"  # summed over a run's resumed pieces
-    previous = float(wall.read_text()) if wall.exists() else 0.0
-    wall.write_text(f"{previous + elapsed:.0f}\n")
+    elapsed = record_wall(run)
     if interrupted and not run.finished:
         run.status = "interrupted"
     elif run.returncode == 0 and run.finished:
@@ -298,6 +311,7 @@ def execute(runs: list[Run], args: argparse.Namespace) -> bool:
             print(" ".join(command(run, args)))
         return True
     running: list[Run] = []
+    recorded = time.time()
     try:
         while todo or running:
             while todo and len(running) < args.jobs:
@@ -305,6 +319,10 @@ def execute(runs: list[Run], args: argparse.Namespace) -> bool:
                 running.append(run)  # before it starts, so that an interruption cannot orphan it
                 start(run, args)
             time.sleep(0.1)
+            if time.time() - recorded >= WALL_RECORD_SECONDS:
+                recorded = time.time()
+                for run in running:
+                    record_wall(run)
             for run in [r for r in running if r.process.poll() is not None]:
                 running.remove(run)
                 finish(run)

@@ -220,3 +220,21 @@ def test_a_full_run_started_from_a_pretrain_only_runs_network_takes_over_its_pre
     full["pretrain_checksum"] = "other0"
     full_path.write_text(json.dumps(full))
     assert "pretrained_at" not in regime.load([tmp_path / "pretrain", tmp_path / "study"])[("lstm-sa", "subj")][0]
+
+
+def test_a_resumed_runs_wall_time_is_at_least_its_phases_seconds(tmp_path):
+    regime = experiment("regime_tables")
+    # seed 0: wall 100 s over 60 s of phases; seed 1 was resumed after a hard kill with a sweep that
+    # recorded only its last piece (100 s) while its phases took 60 + 240 = 300 s: mean (100 + 300) / 2
+    rows = {"baseline (pretrain only)": {"net-only": 90.0}, "baseline (equal budget)": {"net-only": 90.0},
+            "DRGA (co-trained)": {"with-agent": 90.0, "net-only": 90.0}}
+    for seed in (0, 1):
+        write_result(tmp_path / "study", seed, rows)
+    resumed = tmp_path / "study" / "subj-lstm-sa-seed1.json"
+    record = json.loads(resumed.read_text())
+    record["phases"]["cotrain"] = {"epochs": 5, "max_epochs": 5, "seconds": 240.0, "stopped_early": False}
+    resumed.write_text(json.dumps(record))
+    out = tmp_path / "table.md"
+    assert regime.main([str(tmp_path / "study"), "--out", str(out)]) == 0
+    runs = out.read_text().split("### Runs")[1]
+    assert table_row(runs, "| lstm-sa | subj |")[-1] == "200"

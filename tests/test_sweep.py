@@ -38,6 +38,7 @@ folder.mkdir(parents=True, exist_ok=True)
 with open(Path(args.logdir) / "calls.txt", "a") as calls:
     start = "resume" if args.resume else "fresh"
     calls.write(f"{args.run_name} {start} {time.time()} {os.environ['OMP_NUM_THREADS']} {' '.join(args.set)}\n")
+(folder / "pid").write_text(str(os.getpid()))
 last = folder / "last.pt"
 if args.resume != last.exists():
     sys.exit(f"--resume given: {args.resume}, last.pt exists: {last.exists()}")
@@ -169,6 +170,30 @@ def test_an_interrupted_sweep_stops_its_runs_and_the_same_command_resumes(tmp_pa
     assert ("d-a-seed0", "resume") in second and ("d-b-seed1", "fresh") in second
     results = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/results.json")]
     assert len(results) == 4
+
+
+def test_a_sweep_killed_outright_keeps_the_wall_time_its_run_had_so_far(tmp_path, fake_cli):
+    # A session's end kills the sweep and its runs with no chance to clean up; the resumed run's
+    # wall time must still count the killed piece (it once lost it: a 2-hour run reported 1.5).
+    command = [sys.executable, str(SWEEP), "--cli", str(fake_cli), "--logdir", str(tmp_path / "runs"),
+               "--nets", "a", "--datasets", "d", "--seeds", "0"]
+    environment = dict(os.environ, FAKE_EPOCH_SECONDS="1.5")
+    sweep = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    folder = tmp_path / "runs" / "d-a-seed0"
+    deadline = time.time() + 30
+    while not (folder / "last.pt").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.2)  # past a write of the wall time
+    sweep.kill()
+    sweep.communicate(timeout=30)
+    os.killpg(int((folder / "pid").read_text()), signal.SIGKILL)
+    killed_piece = float((folder / "wall_seconds.txt").read_text())
+    assert killed_piece >= 2.0  # at least one epoch of 1.5 s and the 1.2 s after it, to the second
+
+    resumed = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=60)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert ("d-a-seed0", "resume") in starts(tmp_path)
+    assert float((folder / "wall_seconds.txt").read_text()) >= killed_piece + 1.5  # at least one more epoch
 
 
 def test_dry_run_prints_the_commands_of_unfinished_runs(tmp_path, fake_cli):
