@@ -56,9 +56,10 @@ class DataConfig:
     batch_size: int = 64
     """Sentences per batch; under torchrun the global batch, split across the processes (docs/distributed.md)."""
     agent_holdout: float = 0.0
-    """Beyond the paper: hold out this fraction of the training split (stratified by label, seeded by split_seed) from every phase that
-    trains the network; the agent learns on it alone, so its reward log P(y|X) comes from sentences the network has not fit (0: the
-    paper, the agent learns on the training batches).
+    """Beyond the paper: hold out this fraction of the training split (stratified by label, seeded by split_seed; with
+    phrase_level, whole trees: a sentence and all its phrases) from every phase that trains the network; the agent
+    learns on it alone, so its reward log P(y|X) comes from sentences the network has not fit (0: the paper, the
+    agent learns on the training batches).
     """
     train_fraction: float = 1.0
     """Use only this fraction of the training split (quick runs, learning curves)."""

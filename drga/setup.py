@@ -24,9 +24,9 @@ from drga.data import (
     Vocabulary,
     collate,
     encode_examples,
+    holdout_split,
     load_dataset,
     load_vectors,
-    stratified_split,
 )
 from drga.data.embeddings import VectorFileError
 from drga.data.pretrained_vocab import SubwordVocabulary
@@ -105,7 +105,7 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
         train = [train[i] for i in sorted(order)]
     held_out: list = []
     if data.agent_holdout > 0:  # beyond the paper: the agent's own slice of the training split
-        train, held_out, _ = stratified_split(train, data.split_seed + 1, (1.0 - data.agent_holdout, data.agent_holdout, 0.0))
+        train, held_out = holdout_split(train, data.split_seed + 1, data.agent_holdout)
     if config.network.name in PRETRAINED_TOKENIZERS:  # the model's own subwords, not a vocabulary of the training words
         vocab = pretrained_vocabulary(config, vocab.itos if vocab is not None else None)
     elif vocab is None:

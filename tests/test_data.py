@@ -4,6 +4,8 @@ from collections import Counter
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drga.data import (
     BatchIterator,
@@ -12,6 +14,7 @@ from drga.data import (
     TextExample,
     Vocabulary,
     encode_examples,
+    holdout_split,
     load_dataset,
     parse_tree,
     stratified_split,
@@ -172,3 +175,47 @@ def test_stratified_split_keeps_class_proportions():
     train, dev, test = stratified_split(examples, seed=0)
     assert Counter(e.label for e in test) == {0: 8, 1: 2}
     assert len(train) == 80
+
+
+def test_holdout_split_keeps_every_sst_tree_on_one_side():
+    # data.agent_holdout on phrase-level SST: a held-out sentence whose phrases the network trains
+    # on is no held-out sentence, so a tree's phrases go to one side together
+    data = load_dataset("sst", data_dir=require_data("sst"), phrase_level=True)
+    kept, held_out = holdout_split(data.train, seed=1, fraction=0.2)
+    assert len(kept) + len(held_out) == 157_400
+    kept_trees, held_trees = {e.extras["group"] for e in kept}, {e.extras["group"] for e in held_out}
+    assert not kept_trees & held_trees
+    # 12 of the 8,543 trees repeat an earlier tree's every labelled phrase, which are dropped
+    assert len(kept_trees | held_trees) == 8531
+    assert abs(len(held_trees) - 0.2 * 8531) <= 5  # a fifth of each label's trees, rounded per label
+    assert 0.17 < len(held_out) / 157_400 < 0.23  # and about a fifth of the phrases
+
+
+def test_holdout_split_without_groups_is_the_stratified_split():
+    # MR and SUBJ (sentence-level): the same split as before groups existed, so no number moves
+    examples = [TextExample([str(i)], i % 3) for i in range(200)]
+    kept, held_out = holdout_split(examples, seed=5, fraction=0.2)
+    expected_kept, expected_held, _ = stratified_split(examples, 5, (0.8, 0.2, 0.0))
+    assert (kept, held_out) == (expected_kept, expected_held)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    groups=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 6)), min_size=1, max_size=40),
+    fraction=st.floats(0.05, 0.45),
+    seed=st.integers(0, 1000),
+)
+def test_holdout_split_never_splits_a_group(groups, fraction, seed):
+    # groups of 1-6 phrases, the longest (first) one carrying the group's label
+    examples = [
+        TextExample(["w"] * (size - member), label if member == 0 else (label + member) % 3, {"group": number})
+        for number, (label, size) in enumerate(groups)
+        for member in range(size)
+    ]
+    kept, held_out = holdout_split(examples, seed, fraction)
+    assert sorted(map(id, kept + held_out)) == sorted(map(id, examples))  # every example once
+    assert not {e.extras["group"] for e in kept} & {e.extras["group"] for e in held_out}
+    for label in range(3):  # stratified by the group's label, as stratified_split rounds it
+        of_label = [number for number, (group_label, _) in enumerate(groups) if group_label == label]
+        held = {e.extras["group"] for e in held_out} & set(of_label)
+        assert len(held) == len(of_label) - round((1 - fraction) * len(of_label))

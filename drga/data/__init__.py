@@ -15,7 +15,7 @@ _EXPORTS = {
     "DataNotFoundError": "drga.data.locate", "candidate_roots": "drga.data.locate", "find_dataset_dir": "drga.data.locate",
     "DATASETS": "drga.data.registry", "DataFormatError": "drga.data.text", "DatasetSplits": "drga.data.text",
     "TextExample": "drga.data.text", "load_dataset": "drga.data.registry", "parse_tree": "drga.data.text",
-    "stratified_split": "drga.data.text", "Vocabulary": "drga.data.vocab",
+    "stratified_split": "drga.data.text", "holdout_split": "drga.data.text", "Vocabulary": "drga.data.vocab",
 }
 
 __all__ = list(_EXPORTS)

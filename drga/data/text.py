@@ -74,6 +74,37 @@ def stratified_split(
     return parts
 
 
+#: ``TextExample.extras`` key of the examples that must stay on one side of a held-out split:
+#: the index of the SST tree a phrase comes from.
+GROUP = "group"
+
+
+def holdout_split(examples: Sequence[TextExample], seed: int, fraction: float) -> tuple[list[TextExample], list[TextExample]]:
+    """(kept, held out): ``fraction`` of the examples held out, stratified by label (``data.agent_holdout``).
+
+    Examples that share ``extras["group"]`` go to one side together, stratified by the label of the
+    group's longest example: an SST sentence held out while the network trains on its own phrases
+    would not be held out at all. Without groups this is ``stratified_split``'s first two parts.
+    """
+    if not any(GROUP in example.extras for example in examples):
+        kept, held_out, _ = stratified_split(examples, seed, (1.0 - fraction, fraction, 0.0))
+        return kept, held_out
+    members: dict[object, list[int]] = {}
+    for index, example in enumerate(examples):
+        members.setdefault(example.extras.get(GROUP, ("ungrouped", index)), []).append(index)
+    keys = list(members)
+    # one stand-in per group, carrying its position in ``keys``, split as single examples are
+    stand_ins = []
+    for position, key in enumerate(keys):
+        longest = max(members[key], key=lambda i: len(examples[i].tokens))
+        stand_ins.append(TextExample(examples[longest].tokens, examples[longest].label, {"position": position}))
+    _, held_stand_ins, _ = stratified_split(stand_ins, seed, (1.0 - fraction, fraction, 0.0))
+    held_keys = {keys[int(stand_in.extras["position"])] for stand_in in held_stand_ins}
+    held = {index for key in held_keys for index in members[key]}
+    kept = [example for index, example in enumerate(examples) if index not in held]
+    return kept, [example for index, example in enumerate(examples) if index in held]
+
+
 def _read_sentence_files(folder: Path, files: Sequence[str], lowercase: bool) -> tuple[list[TextExample], int]:
     examples, empty = [], 0
     for label, name in enumerate(files):
@@ -200,10 +231,11 @@ def _sst_examples(trees: list[Tree], binary: bool, phrases: bool, lowercase: boo
 
     With ``phrases`` every labelled phrase of every tree is an example, once: a phrase that
     recurs with the same label (single words, common phrases) is kept only at its first
-    occurrence, as in the literature's ~150k training phrases of SST.
+    occurrence, as in the literature's ~150k training phrases of SST. Each phrase's
+    ``extras["group"]`` is its tree's index, so that ``holdout_split`` keeps a tree together.
     """
     examples, seen, repeated = [], set(), 0
-    for tree in trees:
+    for number, tree in enumerate(trees):
         nodes = list(tree.subtrees()) if phrases else [tree]
         for node in nodes:
             label = node.label
@@ -218,7 +250,8 @@ def _sst_examples(trees: list[Tree], binary: bool, phrases: bool, lowercase: boo
                     repeated += 1
                     continue
                 seen.add(key)
-            examples.append(TextExample(tokens, label))
+            # a phrase belongs to the first tree it occurs in (repeats are dropped)
+            examples.append(TextExample(tokens, label, {GROUP: number} if phrases else {}))
     return examples, repeated
 
 
