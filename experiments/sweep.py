@@ -4,8 +4,10 @@ Each run is a separate `python -m drga.cli train` process in its own folder
 ``<logdir>/<dataset>-<net>-seed<seed>/``, its output in ``train.log`` there. A run whose folder
 has ``results.json`` is finished and skipped; one with ``last.pt`` but no results was
 interrupted and continues with ``--resume``. So after a crash, a reboot or Ctrl-C, the same
-command picks up where the grid stopped. At the end (also after an interruption, with what is
-finished) one results table is written: every run, then mean ± std over seeds.
+command picks up where the grid stopped. A run that another process is training (it holds the
+folder's lock, ``drga/run_lock.py``) is skipped, so two sweeps over one grid never train a run
+at once. At the end (also after an interruption, with what is finished) one results table is
+written: every run, then mean ± std over seeds.
 
     python experiments/sweep.py --nets lstm-sa cnn-sa --datasets subj mr --seeds 0 1 2 \\
         [--jobs 2] [--config experiments/configs/lstm_sa_study.toml] [--logdir runs/sweep] \\
@@ -35,6 +37,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from drga.run_lock import run_lock_holder  # noqa: E402  (standard library only, like this script)
+
 #: Result columns: (column title, results.json row, evaluation mode).
 COLUMNS = [
     ("baseline, pretrain only", "baseline (pretrain only)", "net-only"),
@@ -57,7 +63,7 @@ class Run:
     dataset: str
     seed: int
     folder: Path
-    status: str = "pending"  #: pending, running, finished, finished earlier, failed, interrupted
+    status: str = "pending"  #: pending, running, finished, finished earlier, failed, interrupted, busy
     returncode: int | None = None
     started: float = 0.0
     #: Seconds of this run's earlier pieces (a resumed run), from its ``wall_seconds.txt``.
@@ -316,6 +322,12 @@ def execute(runs: list[Run], args: argparse.Namespace) -> bool:
         while todo or running:
             while todo and len(running) < args.jobs:
                 run = todo.pop(0)
+                holder = run_lock_holder(run.folder)
+                if holder is not None:  # another sweep, or a terminal's `drga train --resume`, is training it
+                    run.status = "busy"
+                    print(f"[busy] {run.name}: another process{f' (pid {holder})' if holder > 0 else ''} is training it; "
+                          "skipped (run the sweep again when it has finished)", flush=True)
+                    continue
                 running.append(run)  # before it starts, so that an interruption cannot orphan it
                 start(run, args)
             time.sleep(0.1)

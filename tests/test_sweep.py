@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.lock_holder import lock_held_elsewhere
 from tests.scripts import load_script
 
 SWEEP = Path(__file__).resolve().parents[1] / "experiments" / "sweep.py"
@@ -296,3 +297,18 @@ def test_a_sweep_projects_its_compute_from_the_measured_runs_of_the_same_cells(t
     later = sweep.plan(["lstm-sa"], ["mr"], [2, 3], tmp_path / "runs", results)
     text = sweep.projected_compute(later, later, args)
     assert "projected for 2 of them (from 2 finished runs of the same cells): 34 epochs" in text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no advisory locks on Windows")
+def test_a_run_another_process_is_training_is_skipped_not_started_twice(tmp_path, fake_cli):
+    # a second sweep over the same grid, or `drga train --resume` in another terminal, holds d-a-seed0
+    with lock_held_elsewhere(tmp_path / "runs" / "d-a-seed0") as pid:
+        busy = run_sweep(tmp_path, fake_cli)
+    assert busy.returncode == 0, busy.stdout + busy.stderr
+    assert f"[busy] d-a-seed0: another process (pid {pid}) is training it" in busy.stdout
+    assert sorted(starts(tmp_path)) == [("d-a-seed1", "fresh"), ("d-b-seed0", "fresh"), ("d-b-seed1", "fresh")]
+    assert "| a | d | 0 | busy |" in (tmp_path / "runs" / "sweep_results.md").read_text()
+
+    again = run_sweep(tmp_path, fake_cli)  # its holder gone, the run is the one left to do
+    assert again.returncode == 0 and again.stdout.count("[skip]") == 3
+    assert starts(tmp_path)[3:] == [("d-a-seed0", "fresh")]

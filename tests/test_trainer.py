@@ -2,6 +2,8 @@
 
 import json
 import math
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,11 @@ import torch
 import drga.baselines as baselines
 from drga.checkpoint import CheckpointError, load_checkpoint
 from drga.cli import main
-from drga.config import ConfigError, load_config
+from drga.config import ConfigError, config_to_toml, load_config
+from drga.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
+from drga.runner.run_folder import RunInUseError
 from drga.trainer import RunExistsError, Trainer
+from tests.lock_holder import lock_held_elsewhere
 from tests.scripts import load_script
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
@@ -108,6 +113,36 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
 def _same_numbers(first, second):
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     return strip(first) == strip(second)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no advisory locks on Windows")
+def test_a_run_folder_another_process_trains_in_is_refused_until_that_process_dies(tmp_path, capsys):
+    config = tiny_config(tmp_path)
+    run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
+    with lock_held_elsewhere(run_dir) as pid:
+        assert run_lock_holder(run_dir) == pid
+        with pytest.raises(RunInUseError, match=f"in use by another training process \\(pid {pid}\\)"):
+            Trainer(config, log=lambda _: None)
+        toml = tmp_path / "config.toml"
+        toml.write_text(config_to_toml(config))
+        assert main(["train", "--config", str(toml)]) == 2  # the command line: one message, exit status 2
+        assert f"in use by another training process (pid {pid})" in capsys.readouterr().err
+    assert run_lock_holder(run_dir) is None  # its holder was killed outright
+    Trainer(config, log=lambda _: None).run()
+
+
+def test_a_run_holds_its_folder_only_while_it_trains(tmp_path):
+    run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
+    with pytest.raises(CheckpointError):  # refused in set-up: the lock goes with it
+        Trainer(tiny_config(tmp_path), resume=True, log=lambda _: None)
+    assert run_lock_holder(run_dir) is None
+    trainer = Trainer(tiny_config(tmp_path), log=lambda _: None)
+    assert run_lock_holder(run_dir) == os.getpid() and acquire_run_lock(run_dir) is None
+    trainer.run()
+    assert run_lock_holder(run_dir) is None
+    (run_dir / "stale.txt").write_text("from the old run")
+    Trainer(tiny_config(tmp_path), overwrite=True, log=lambda _: None).run()
+    assert sorted(p.name for p in run_dir.iterdir() if p.name in (LOCK_NAME, "stale.txt")) == [LOCK_NAME]
 
 
 def test_resume_refuses_a_changed_configuration(tmp_path):

@@ -37,7 +37,7 @@ from drga.runner import checkpoints
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.optim import adam, clip_gradients, network_parameter_groups, reduce_learning_rate, warmup_linear_factor
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
-from drga.runner.run_folder import default_run_name, log_info, open_run_folder, prepare_run_dir
+from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
 from drga.runner.task import ReportCell, Task
 from drga.setup import build_policy, build_strength, seed_everything, state_and_action_size
 
@@ -68,6 +68,17 @@ class PhaseRunner:
         self.agent_learner = make_agent_learner(config.agent.algorithm)
         if distributed.active() and not self.agent_learner.supports_ddp and config.train.agent_epochs > 0:
             raise ConfigError(f"agent.algorithm={config.agent.algorithm} trains in one process only; run it without torchrun")
+        # Held from here to the end of run(): a second process in the folder would overwrite last.pt.
+        self.run_lock = lock_run_dir(self.run_dir) if self.main else None
+        try:
+            self.set_up(resume, overwrite)
+        except BaseException:
+            self.release_run_lock()
+            raise
+
+    def set_up(self, resume: bool, overwrite: bool) -> None:
+        """The run folder checked, the data, modules, phase plan and TensorBoard ready; a resumed run's state loaded."""
+        config, task = self.config, self.task
         last = prepare_run_dir(self.run_dir, resume, overwrite) if self.main else self.run_dir / "last.pt"
         if config.run.threads > 0:
             torch.set_num_threads(config.run.threads)
@@ -110,6 +121,12 @@ class PhaseRunner:
             self.writer = NullWriters()
         task.start(self, resumed=resume)
 
+    def release_run_lock(self) -> None:
+        """Let another process train in the run folder (``drga/run_lock.py``)."""
+        if self.run_lock is not None:
+            self.run_lock.close()
+            self.run_lock = None
+
     # ------------------------------------------------------------------ the modules, by name
 
     @property
@@ -140,6 +157,7 @@ class PhaseRunner:
             return self.final_report()
         finally:
             self.writer.close()
+            self.release_run_lock()
 
     def run_phase(self, phase: Phase) -> None:
         """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save."""

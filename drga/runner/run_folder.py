@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
+from typing import IO
 
 from drga.checkpoint import CheckpointError
 from drga.config import ExperimentConfig
 from drga.errors import UserError
 from drga.monitor import ARMS, PhaseWriters
+from drga.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 
 #: The toolkit's logger: ``logging.getLogger("drga")``. The command line sends it to stdout
 #: (``--quiet``: warnings only; ``--verbose``: debug too); a library user configures it with the
@@ -24,6 +26,20 @@ def log_info(line: str) -> None:
 
 class RunExistsError(UserError, FileExistsError):
     """The run folder already holds a run; resume it or choose another name."""
+
+
+class RunInUseError(UserError):
+    """Another process is training in the run folder."""
+
+
+def lock_run_dir(run_dir: Path) -> IO[str] | None:
+    """Hold ``run_dir`` for this process (``drga/run_lock.py``) until the returned file is closed."""
+    handle = acquire_run_lock(run_dir)
+    if handle is None:
+        pid = run_lock_holder(run_dir)
+        holder = f" (pid {pid})" if pid and pid > 0 else ""
+        raise RunInUseError(f"{run_dir} is in use by another training process{holder}; wait for it to end, or stop it and resume")
+    return handle
 
 
 def default_run_name(config: ExperimentConfig) -> str:
@@ -44,7 +60,13 @@ def prepare_run_dir(run_dir: Path, resume: bool, overwrite: bool) -> Path:
     if resume and not last.exists():
         raise CheckpointError(f"nothing to resume: {last} does not exist")
     if overwrite and not resume and (run_dir / "config.toml").exists():
-        shutil.rmtree(run_dir)
+        for entry in run_dir.iterdir():
+            if entry.name == LOCK_NAME:  # this process's lock on the folder stays
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
     return last
 
 
