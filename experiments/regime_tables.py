@@ -254,8 +254,9 @@ def runs_table(cells: dict) -> list[str]:
         runs = cells[key]
         commits = sorted({r.get("commit", "?") for r in runs.values()}
                          | {r["pretrained_at"] for r in runs.values() if "pretrained_at" in r})
-        whole = [run_seconds(r) for r in runs.values() if run_seconds(r) and not is_pretrain_only(r)]
-        pretrain_only = [run_seconds(r) for r in runs.values() if run_seconds(r) and is_pretrain_only(r)]
+        timed = [(seconds, is_pretrain_only(r)) for r in runs.values() if (seconds := run_seconds(r))]
+        whole = [seconds for seconds, only in timed if not only]
+        pretrain_only = [seconds for seconds, only in timed if only]
         walls = [f"{statistics.mean(whole):.0f}"] if whole else []
         walls += [f"{statistics.mean(pretrain_only):.0f} (pretrain-only runs)"] if pretrain_only else []
         lines.append(f"| {key[0]} | {key[1]} | {', '.join(map(str, sorted(runs)))} | {', '.join(commits)} | {'; '.join(walls) or '-'} |")

@@ -32,7 +32,7 @@ class RunInUseError(UserError):
     """Another process is training in the run folder."""
 
 
-def lock_run_dir(run_dir: Path) -> IO[str] | None:
+def lock_run_dir(run_dir: Path) -> IO[str]:
     """Hold ``run_dir`` for this process (``drga/run_lock.py``) until the returned file is closed."""
     handle = acquire_run_lock(run_dir)
     if handle is None:
