@@ -3,6 +3,8 @@
 #   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
 #   make lint       ruff and the import-linter layer contract only
 #   make test-slow  the slow tests too
+#   make regression BASE=<rev> [HEAD=<rev>]  the regression fixture's runs at BASE and at HEAD (default: the working tree)
+#                   on this machine, compared exactly: a refactor that moves a number is caught on any machine
 #   make bench      baseline vs co-training throughput of every network, its measured floor and memory (docs/RESULTS.md)
 #   make gpu-check  on a machine with a CUDA GPU (and a CUDA torch: TORCH_SPEC/TORCH_PIP): the GPU checks (docs/gpu.md)
 #   make results    the 3-seed SUBJ and MR study in docs/RESULTS.md (about an hour on 2 cores)
@@ -24,7 +26,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint test test-slow bench gpu-check results study regime variants families clean
+.PHONY: setup demo lint test test-slow regression bench gpu-check results study regime variants families clean
 
 setup: $(TEST_STAMP)
 
@@ -52,8 +54,15 @@ lint: $(TEST_STAMP)
 	cd $(LINT_TREE) && PYTHONPATH=. ../$(BIN)/lint-imports --no-cache ../pyproject.toml
 	rm -rf $(LINT_TREE)
 
+# The regression fixture again under another ATen kernel dispatch (as on another CPU): its portable
+# comparison must hold there too (tests/regression_runs.py).
 test: lint
 	$(BIN)/python -m pytest
+	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q tests/test_regression.py
+
+regression: $(TEST_STAMP)
+	@test -n "$(BASE)" || { echo "usage: make regression BASE=<git revision> [HEAD=<git revision>]"; exit 2; }
+	OMP_NUM_THREADS=1 $(BIN)/python -m tests.regression_runs --base $(BASE) $(if $(HEAD),--head $(HEAD))
 
 test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"

@@ -38,3 +38,21 @@ def _single_thread_and_seed():
     """Deterministic, and kind to a 2-core machine."""
     torch.manual_seed(0)
     yield
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say which comparison the regression fixture made (exact only on the machine that pinned it)."""
+    kinds = [
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for key, value in getattr(report, "user_properties", ())
+        if key == "regression comparison" and getattr(report, "when", "call") == "call"
+    ]
+    if kinds:
+        from tests.regression_runs import load_fixture, machine
+
+        pinned_on, _ = load_fixture()
+        counts = ", ".join(f"{kinds.count(kind)} {kind}" for kind in sorted(set(kinds)))
+        where = "this machine pinned it" if "portable" not in kinds else f"pinned on {pinned_on}, this machine {machine()}"
+        terminalreporter.write_line(f"regression fixture: {counts} comparison(s) ({where})")
