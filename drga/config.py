@@ -203,11 +203,12 @@ class TrainConfig:
     """
     pretrained_lr: float | None = None
     """Learning rate of the network's pretrained body (what its pretrained_parameters() returns: hf-encoder's encoder), its new parts
-    (pooling, classifier) keeping lr; unset: lr for all.
+    (pooling, classifier) keeping lr; unset: lr for all. Warm-up, decay and plateau cuts scale both rates alike.
     """
     lr_schedule: Literal["constant", "warmup-linear"] = "constant"
     """The network's learning rate within each network-training phase: constant, or warmup-linear (linear warm-up from 0 over
-    warmup_fraction of the phase's optimiser steps, then linear decay to 0 at its last step; every phase starts it again).
+    warmup_fraction of the phase's optimiser steps, then linear decay to 0 at its last step; every phase starts it again). Plateau
+    cuts (plateau_lr_factor) multiply it (drga/runner/lr_schedule.py).
     """
     warmup_fraction: float = 0.1
     """warmup-linear: the fraction of a phase's optimiser steps spent warming up."""
@@ -220,8 +221,8 @@ class TrainConfig:
     patience: int = 3
     """Stop a phase after this many epochs without a better dev score (0: never)."""
     plateau_lr_factor: float = 1.0
-    """Multiply the network's learning rate by this after every plateau_patience epochs without a better dev score (1: constant); it
-    restarts at lr in each phase.
+    """Multiply the network's learning rate by this after every plateau_patience epochs without a better dev score (1: constant), for
+    the rest of the phase: on top of any warm-up or decay (drga/runner/lr_schedule.py); it restarts at lr in each phase.
     """
     plateau_patience: int = 2
     """Epochs without a better dev score before the learning rate falls by plateau_lr_factor (again after as many more)."""
@@ -381,8 +382,6 @@ def _train_problems(train: TrainConfig) -> list[str]:
         problems.append(f"train.accumulation_steps must be ≥ 1, got {train.accumulation_steps}")
     if train.pretrained_lr is not None and not train.pretrained_lr >= 0:
         problems.append(f"train.pretrained_lr must be ≥ 0, got {train.pretrained_lr}")
-    if train.lr_schedule != "constant" and train.plateau_lr_factor < 1:
-        problems.append("train.lr_schedule and train.plateau_lr_factor < 1 both set the learning rate; use one of them")
     if train.plateau_patience < 1:
         problems.append(f"train.plateau_patience must be ≥ 1, got {train.plateau_patience}")
     for name in ("pretrain_epochs", "agent_epochs", "cotrain_epochs", "patience", "track_examples", "task_loss_samples"):

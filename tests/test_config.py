@@ -56,22 +56,6 @@ def test_the_equal_budget_baseline_defaults_to_the_agent_and_cotraining_epochs()
         load_config(overrides=["train.baseline_epochs=-1"])
 
 
-def test_the_learning_rate_falls_on_a_plateau_and_restarts_in_each_phase():
-    import torch
-
-    from drga.runner.optim import reduce_learning_rate
-
-    optimizer = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=5e-4)
-    reduce_learning_rate(optimizer, 0.5)
-    reduce_learning_rate(optimizer, 0.5)
-    assert optimizer.param_groups[0]["lr"] == pytest.approx(1.25e-4)
-    reduce_learning_rate(optimizer, 1.0)  # the default: constant
-    reduce_learning_rate(None, 0.5)  # the agent phase trains no network
-    assert optimizer.param_groups[0]["lr"] == pytest.approx(1.25e-4)
-    with pytest.raises(ConfigError, match="plateau_lr_factor"):
-        load_config(overrides=["train.plateau_lr_factor=0"])
-
-
 @pytest.mark.parametrize(
     "override",
     ["reward.gamma=nan", "reward.sqrt_l0=inf", "train.lr=nan", "train.lr=0", "agent.lr=-1e-3", "data.batch_size=0",

@@ -19,7 +19,8 @@ from drga.config import ConfigError, ExperimentConfig, load_config  # noqa: E402
 from drga.data.batching import collate  # noqa: E402
 from drga.data.pretrained_vocab import SubwordVocabulary, merge_subwords  # noqa: E402
 from drga.data.text import TextExample  # noqa: E402
-from drga.runner.optim import network_parameter_groups, warmup_linear_factor  # noqa: E402
+from drga.runner.lr_schedule import warmup_linear_factor  # noqa: E402
+from drga.runner.optim import network_parameter_groups  # noqa: E402
 
 WORDS = ["the", "movie", "film", "good", "bad", "great", "awful", "is", "was", "a", "fun", "dull", "plot", "acting", "and", "not"]
 PIECES = ["##s", "##ny", "##ly", "##ing", "."]
@@ -202,7 +203,7 @@ def test_accumulating_two_batches_equals_one_batch_of_both():
         config.train.accumulation_steps, config.train.grad_clip = accumulation, 0.0
         runner.config, runner.device, runner.scaler, runner.autocast_dtype = config, torch.device("cpu"), None, None
         runner.accumulated, runner.closing_window, runner.window_norms = 0, False, []
-        runner.optimizer_steps, runner.schedule_steps, runner.net_optimizer, runner.base_lrs = 0, 0, None, []
+        runner.net_optimizer, runner.lr_schedule = None, None
         runner.replica, runner.train_batches = None, None
         return runner
 
@@ -231,8 +232,6 @@ def test_config_checks():
                              ("network.revise_layers=-1", "revise_layers")]:
         with pytest.raises(ConfigError, match=message):
             load_config(None, [setting])
-    with pytest.raises(ConfigError, match="both set the learning rate"):
-        load_config(None, ["train.lr_schedule=warmup-linear", "train.plateau_lr_factor=0.5"])
 
 
 @pytest.mark.slow

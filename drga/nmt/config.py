@@ -69,7 +69,9 @@ class NMTConfig:
     label_smoothing: float = 0.0
     """ε of label-smoothed cross-entropy in the task loss (the reward's log P(y|X) is never smoothed)."""
     warmup_steps: int = 0
-    """Pretraining: the learning rate rises linearly to train.lr over this many steps (0: none)."""
+    """Pretraining: the network's learning rates rise linearly from 0 to their own (train.lr, train.pretrained_lr) over this many
+    optimiser steps (0: none); plateau cuts and a decay multiply it (drga/runner/lr_schedule.py).
+    """
     beam_size: int = 5
     """Beam width of the final test decoding and the default of `drga translate`."""
     length_penalty: float = 0.6
@@ -128,6 +130,10 @@ class TranslationConfig:
             problems.append(f"nmt.decode_length_ratio must be positive, got {nmt.decode_length_ratio}")
         if nmt.warmup_steps < 0 or nmt.dev_bleu_sentences < 0 or nmt.epoch_pairs < 0:
             problems.append("nmt.warmup_steps, nmt.dev_bleu_sentences and nmt.epoch_pairs must be ≥ 0")
+        train = self.experiment.train
+        if nmt.warmup_steps > 0 and train.lr_schedule == "warmup-linear" and train.warmup_fraction > 0:
+            problems.append("nmt.warmup_steps and train.lr_schedule=warmup-linear (train.warmup_fraction > 0) would warm the learning "
+                            "rate up twice; set nmt.warmup_steps or train.warmup_fraction to 0")
         for name in ("train_files", "dev_files", "test_files"):
             if getattr(nmt, name) and len(getattr(nmt, name)) != 2:
                 problems.append(f"nmt.{name} must name two files [source, target], got {getattr(nmt, name)}")

@@ -99,13 +99,8 @@ class TranslationTask(Task):
         labels = batch.labels.repeat_interleave(self.config.agent.samples, dim=0)
         return token_cross_entropy(rollout.output, labels, self.translation.nmt.label_smoothing)  # eq. 12 on α′, the K samples
 
-    def before_step(self, runner: PhaseRunner, phase: Phase) -> None:
-        """Linear learning-rate warm-up over the first ``nmt.warmup_steps`` steps of a warming-up phase."""
-        warmup = self.translation.nmt.warmup_steps
-        if phase.warms_up and warmup > 0 and runner.net_optimizer is not None:
-            factor = min(1.0, (runner.global_step + 1) / warmup)
-            for group in runner.net_optimizer.param_groups:
-                group["lr"] = self.config.train.lr * factor
+    def warmup_steps(self, phase: Phase) -> int:
+        return self.translation.nmt.warmup_steps if phase.warms_up else 0
 
     # ------------------------------------------------------------------ evaluation and selection
 

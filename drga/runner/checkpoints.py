@@ -1,8 +1,8 @@
 """What a run saves: model checkpoints (``<phase>_best.pt``) and the resume checkpoint (``last.pt``).
 
 Both hold the three modules DRGA trains (network, agent, β) with their sizes and the run's
-configuration; ``last.pt`` adds the progress, the history, the optimisers and the random state,
-so that a resumed run reproduces an uninterrupted one exactly.
+configuration; ``last.pt`` adds the progress, the history, the optimisers, the learning-rate
+schedule's plateau cuts and the random state, so that a resumed run reproduces an uninterrupted one exactly.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from drga.checkpoint import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
+from drga.runner.lr_schedule import LearningRateSchedule
 
 
 @dataclass
@@ -89,8 +90,9 @@ def model_payload(
 def resume_payload(
     model: dict[str, Any], progress: PhaseProgress, history: list[dict[str, Any]], global_step: int,
     net_optimizer: torch.optim.Optimizer | None, agent_optimizer: torch.optim.Optimizer | None,
+    lr_schedule: LearningRateSchedule | None = None,
 ) -> dict[str, Any]:
-    """``last.pt``: a model checkpoint plus progress, history, optimisers and random state."""
+    """``last.pt``: a model checkpoint plus progress, history, optimisers, the learning-rate schedule and random state."""
     return {
         **model,
         "kind": "resume",
@@ -99,6 +101,7 @@ def resume_payload(
         "global_step": global_step,
         "net_optimizer": net_optimizer.state_dict() if net_optimizer else None,
         "agent_optimizer": agent_optimizer.state_dict() if agent_optimizer else None,
+        "lr_schedule": lr_schedule.state_dict() if lr_schedule else None,
         "rng_cpu": torch.get_rng_state(),
         "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
     }
@@ -132,10 +135,15 @@ def restore_random_state(payload: Mapping[str, Any]) -> None:
         torch.cuda.set_rng_state_all(payload["rng_cuda"])
 
 
-def restore_optimizers(payload: Mapping[str, Any], net: torch.optim.Optimizer | None, agent: torch.optim.Optimizer | None) -> None:
-    """The optimiser states saved in ``last.pt``, for the phase being resumed."""
+def restore_optimizers(
+    payload: Mapping[str, Any], net: torch.optim.Optimizer | None, agent: torch.optim.Optimizer | None,
+    lr_schedule: LearningRateSchedule | None = None,
+) -> None:
+    """The optimiser states and the network's learning-rate schedule saved in ``last.pt``, for the phase being resumed."""
     if net is not None and payload["net_optimizer"] is not None:
         net.load_state_dict(payload["net_optimizer"])
+        if lr_schedule is not None:
+            lr_schedule.load_state_dict(payload.get("lr_schedule"))  # absent from a last.pt older than the schedule
     if agent is not None and payload["agent_optimizer"] is not None:
         agent.load_state_dict(payload["agent_optimizer"])
 

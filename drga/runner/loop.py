@@ -35,7 +35,8 @@ from drga.learners.reinforce import drga_update
 from drga.monitor import ARMS, NullWriters
 from drga.runner import checkpoints
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
-from drga.runner.optim import adam, clip_gradients, network_parameter_groups, reduce_learning_rate, warmup_linear_factor
+from drga.runner.lr_schedule import LearningRateSchedule
+from drga.runner.optim import adam, clip_gradients, network_parameter_groups
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
 from drga.runner.task import ReportCell, Task
@@ -88,9 +89,7 @@ class PhaseRunner:
         self.accumulated = 0  #: batches whose gradients the current accumulation window holds
         self.closing_window = True  #: whether the batch being trained ends its window (the epoch's last batch does)
         self.window_norms: list[Tensor] = []  #: the gradient norms of the last optimiser step, reported inside a window
-        self.optimizer_steps = 0  #: optimiser steps of the current phase, for train.lr_schedule
-        self.schedule_steps = 0  #: optimiser steps the current phase will take
-        self.base_lrs: list[float] = []  #: the network optimiser's groups' learning rates before the schedule
+        self.lr_schedule: LearningRateSchedule | None = None  #: the network optimiser's learning rates in the current phase
 
         seed_everything(config.run.seed)
         batches = task.prepare(self.log, last if resume else None)
@@ -167,7 +166,7 @@ class PhaseRunner:
             self.progress.start_step = self.global_step  # TensorBoard's step axis of this arm starts here
         self.start_phase(phase, fresh=not resuming)
         if resuming:
-            checkpoints.restore_optimizers(self.pending_resume, self.net_optimizer, self.agent_optimizer)
+            checkpoints.restore_optimizers(self.pending_resume, self.net_optimizer, self.agent_optimizer, self.lr_schedule)
             self.pending_resume = None
         elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
             scores = self.evaluate_dev(phase, epoch=0)
@@ -182,8 +181,8 @@ class PhaseRunner:
             train_stats = self.train_epoch(phase, epoch, epochs)
             scores = self.evaluate_dev(phase, epoch)
             improved = self.consider(phase, scores, epoch)
-            if not improved and self.progress.stale % train.plateau_patience == 0:
-                reduce_learning_rate(self.net_optimizer, train.plateau_lr_factor)
+            if not improved and self.progress.stale % train.plateau_patience == 0 and self.lr_schedule is not None:
+                self.lr_schedule.cut_on_plateau()
             self.progress.epoch = epoch
             self.progress.done = bool(train.patience) and self.progress.stale >= train.patience
             elapsed = time.time() - started
@@ -212,7 +211,8 @@ class PhaseRunner:
         groups = network_parameter_groups(self.network, net_params, train.pretrained_lr)
         self.net_optimizer = None if phase.network_frozen else \
             adam(groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
-        self.base_lrs = [group["lr"] for group in self.net_optimizer.param_groups] if self.net_optimizer is not None else []
+        self.lr_schedule = None if self.net_optimizer is None else \
+            LearningRateSchedule.for_phase(self.net_optimizer, train, self.task.warmup_steps(phase))
         self.agent_optimizer = \
             adam(list(self.policy.parameters()), self.config.agent.lr, train.fused_adam, self.log) if phase.has_agent else None
         self.replica = distributed.replicate(self.modules.trained_by(phase.trains), self.device)
@@ -240,11 +240,12 @@ class PhaseRunner:
         interval_started, interval_sequences = time.perf_counter(), 0
         batches = self.epoch_batches(phase)
         windows = math.ceil(len(batches) / self.config.train.accumulation_steps)
-        self.accumulated, self.optimizer_steps, self.schedule_steps = 0, (epoch - 1) * windows, epochs * windows
+        self.accumulated = 0
+        if self.lr_schedule is not None:
+            self.lr_schedule.start_epoch((epoch - 1) * windows, epochs * windows)
         bar = tqdm(batches, desc=f"{phase.name} {epoch}/{epochs}", leave=False, disable=not self.show_progress)
         for step, batch in enumerate(bar, start=1):
             batch = batch.to(self.device)
-            self.task.before_step(self, phase)
             self.closing_window = step == len(batches)
             with self.autocast():
                 stats = self.train_step(phase, batch)
@@ -303,7 +304,7 @@ class PhaseRunner:
     def optimise(self, loss: Tensor, groups: Sequence[tuple[torch.optim.Optimizer, Iterable[nn.Parameter]]]) -> list[Tensor]:
         """Back-propagate ``loss`` into every optimiser's parameters; at the end of an accumulation window
         (``train.accumulation_steps`` batches, or the epoch's last batch) clip each group to ``train.grad_clip``,
-        set the learning rate (``train.lr_schedule``) and step the optimisers in order. Returns each group's
+        set the network's learning rates (``drga/runner/lr_schedule.py``) and step the optimisers in order. Returns each group's
         gradient norm before clipping; inside a window, those of the step before (0 before the first)."""
         accumulation = self.config.train.accumulation_steps
         if self.accumulated == 0:
@@ -325,7 +326,8 @@ class PhaseRunner:
             if self.scaler is not None:
                 self.scaler.unscale_(optimizer)
             norms.append(self.clip(params))
-        self.schedule_learning_rate()
+        if self.lr_schedule is not None:
+            self.lr_schedule.advance()
         for optimizer, _ in groups:
             if self.scaler is not None:
                 self.scaler.step(optimizer)  # skipped when the scaled gradients overflowed
@@ -335,16 +337,6 @@ class PhaseRunner:
             self.scaler.update()
         self.window_norms = norms
         return norms
-
-    def schedule_learning_rate(self) -> None:
-        """``train.lr_schedule`` = warmup-linear: the network's learning rate of the coming optimiser step."""
-        self.optimizer_steps += 1
-        train = self.config.train
-        if train.lr_schedule == "constant" or self.net_optimizer is None or not self.schedule_steps:
-            return  # not scheduled; schedule_steps is 0 for steps outside an epoch (benchmarks)
-        factor = warmup_linear_factor(self.optimizer_steps, self.schedule_steps, train.warmup_fraction)
-        for group, base in zip(self.net_optimizer.param_groups, self.base_lrs):
-            group["lr"] = base * factor
 
     def clip(self, params: Any) -> Tensor:
         return clip_gradients(params, self.config.train.grad_clip)
@@ -418,7 +410,7 @@ class PhaseRunner:
         if self.main:
             model = self.model_payload(self.plan[self.progress.index], self.progress.epoch)
             payload = checkpoints.resume_payload(model, self.progress, self.history, self.global_step, self.net_optimizer,
-                                                 self.agent_optimizer)
+                                                 self.agent_optimizer, self.lr_schedule)
             save_atomic(payload, self.run_dir / "last.pt")
 
     def load_model(self, path: Path, network: bool = True, policy: bool = True) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""One optimiser step with gradient clipping, the network's parameter groups, its learning-rate schedule, and the plateau cut."""
+"""Adam, gradient clipping, and the network's parameter groups with their base learning rates (``drga/runner/lr_schedule.py``
+schedules them)."""
 
 from __future__ import annotations
 
@@ -30,14 +31,6 @@ def adam(params: list[Any], lr: float, fused: bool, log: Callable[[str], None] |
     return torch.optim.Adam(params, lr=lr, **options)
 
 
-def reduce_learning_rate(optimizer: torch.optim.Optimizer | None, factor: float) -> None:
-    """The learning rate times ``factor`` after an epoch without a better dev score (a plateau)."""
-    if optimizer is None or factor >= 1.0:
-        return
-    for group in optimizer.param_groups:
-        group["lr"] *= factor
-
-
 def network_parameter_groups(network: nn.Module, params: Sequence[nn.Parameter], pretrained_lr: float | None) -> list[Any]:
     """The network optimiser's parameters: ``params`` as they are (one group at the optimiser's lr), or with
     ``pretrained_lr`` set two groups, the network's pretrained body (``pretrained_parameters()``) at that rate
@@ -50,12 +43,3 @@ def network_parameter_groups(network: nn.Module, params: Sequence[nn.Parameter],
     new = [p for p in params if id(p) not in body]
     return [group for group in ({"params": pretrained, "lr": pretrained_lr}, {"params": new}) if group["params"]]
 
-
-def warmup_linear_factor(step: int, total: int, warmup_fraction: float) -> float:
-    """The learning-rate factor of optimiser step ``step`` (1-based) of ``total``: linear warm-up to 1 over the
-    first ``warmup_fraction`` of the steps, then linear decay to 0 after the last. Step 1 gets 1/warmup, not
-    0: every step moves the weights."""
-    warmup = round(warmup_fraction * total)
-    if step <= warmup:
-        return step / warmup
-    return max(0.0, (total - step + 1) / max(total - warmup, 1))

@@ -113,8 +113,10 @@ class Task(ABC):
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
         """Eq. 12 on the attention the agent revised, over the K samples."""
 
-    def before_step(self, runner: PhaseRunner, phase: Phase) -> None:
-        """Runs before every training step (translation: the learning-rate warm-up of ``phase.warms_up``)."""
+    def warmup_steps(self, phase: Phase) -> int:
+        """Optimiser steps over which the network's learning rate warms up in ``phase`` (translation's
+        ``nmt.warmup_steps`` in a ``phase.warms_up``; 0: none); ``drga/runner/lr_schedule.py`` applies it."""
+        return 0
 
     # ------------------------------------------------------------------ evaluation and selection
 
