@@ -117,15 +117,7 @@ def export_result(run: Run, commit: str) -> None:
     rows = {}
     for label, row in full.get("results", {}).items():
         rows[label] = {
-            mode: {
-                "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
-                "dev": (row.get(f"dev_{mode}") or {}).get("accuracy"),
-                "test": row[f"test_{mode}"]["accuracy"],
-                "test_reward": row[f"test_{mode}"].get("reward"),
-                "test_highlighted_fraction": row[f"test_{mode}"].get("highlighted_fraction"),
-            }
-            for mode in ("net-only", "with-agent")
-            if f"test_{mode}" in row
+            mode: compact_row(row, mode) for mode in ("net-only", "with-agent") if f"test_{mode}" in row
         }
     history = [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.items()} for record in full.get("history", [])]
     wall = run.folder / "wall_seconds.txt"
@@ -345,9 +337,37 @@ def execute(runs: list[Run], args: argparse.Namespace) -> bool:
     return True
 
 
+def compact_row(row: dict, mode: str) -> dict:
+    """One mode of a results.json row: a classification row's accuracies, or a translation row's scores
+    (perplexity, BLEU, chrF, reward terms; greedy, and beam search under ``test_beam``) without the
+    metric signatures, which the full config determines."""
+    test = row[f"test_{mode}"]
+    if "accuracy" in test:
+        return {
+            "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
+            "dev": (row.get(f"dev_{mode}") or {}).get("accuracy"),
+            "test": test["accuracy"],
+            "test_reward": test.get("reward"),
+            "test_highlighted_fraction": test.get("highlighted_fraction"),
+        }
+
+    def numbers(scores: dict | None) -> dict | None:
+        return None if scores is None else {k: v for k, v in scores.items() if not k.endswith("_signature")}
+
+    return {
+        "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
+        "dev": numbers(row.get(f"dev_{mode}")),
+        "test": numbers(test),
+        "test_beam": numbers(row.get(f"test_{mode}_beam")),
+        "signatures": {k: v for k, v in test.items() if k.endswith("_signature")},
+    }
+
+
 def accuracy(payload: dict, row: str, mode: str) -> float | None:
     result = payload.get("results", {}).get(row, {}).get(f"test_{mode}")
-    return None if result is None else float(result["accuracy"])
+    if result is None:
+        return None
+    return float(result["accuracy"] if "accuracy" in result else result["bleu"])  # translation: greedy BLEU
 
 
 def table(runs: list[Run], args: argparse.Namespace) -> str:
