@@ -190,6 +190,14 @@ HANDLERS: dict = {
 }
 
 
+class CommandLineFormatter(logging.Formatter):
+    """A record's message as it is; a warning's (one sentence: what, where, what was done) after "warning: "."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        return f"warning: {message}" if record.levelno >= logging.WARNING else message
+
+
 def configure_logging(quiet: bool = False, verbose: bool = False) -> None:
     """The command line's handler for the ``drga`` logger: plain lines on stdout, flushed as they come."""
     logger = logging.getLogger("drga")
@@ -197,7 +205,7 @@ def configure_logging(quiet: bool = False, verbose: bool = False) -> None:
         if getattr(handler, "_drga_cli", False):
             logger.removeHandler(handler)
     handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(CommandLineFormatter())
     handler._drga_cli = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
     logger.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)

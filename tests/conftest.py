@@ -6,6 +6,7 @@ absent (a user's clone) they skip, but under CI (CI=true) a missing folder is a 
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -38,3 +39,32 @@ def _single_thread_and_seed():
     """Deterministic, and kind to a 2-core machine."""
     torch.manual_seed(0)
     yield
+
+
+@pytest.fixture
+def drga_warnings():
+    """The messages of the warnings the ``drga`` logger gives during the test (a handler of its own:
+    the command line keeps the logger's records from propagating to pytest's)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logger = logging.getLogger("drga")
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    messages = _Messages(records)
+    yield messages
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+class _Messages:
+    def __init__(self, records: list[logging.LogRecord]):
+        self.records = records
+
+    def __iter__(self):
+        return iter([record.getMessage() for record in self.records])
+
+    def __len__(self) -> int:
+        return len(self.records)
