@@ -43,28 +43,16 @@ def _single_thread_and_seed():
 
 @pytest.fixture
 def drga_warnings():
-    """The messages of the warnings the ``drga`` logger gives during the test (a handler of its own:
-    the command line keeps the logger's records from propagating to pytest's)."""
-    records: list[logging.LogRecord] = []
+    """The messages of the warnings the ``drga`` logger gives during the test, in a list that fills as
+    they come (a handler of its own: the command line keeps the logger's records from pytest's)."""
+    messages: list[str] = []
     handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append
+    handler.emit = lambda record: messages.append(record.getMessage())
     logger = logging.getLogger("drga")
     level = logger.level
     logger.addHandler(handler)
     if logger.getEffectiveLevel() > logging.WARNING:
         logger.setLevel(logging.WARNING)
-    messages = _Messages(records)
     yield messages
     logger.removeHandler(handler)
     logger.setLevel(level)
-
-
-class _Messages:
-    def __init__(self, records: list[logging.LogRecord]):
-        self.records = records
-
-    def __iter__(self):
-        return iter([record.getMessage() for record in self.records])
-
-    def __len__(self) -> int:
-        return len(self.records)

@@ -66,7 +66,7 @@ def test_undecodable_bytes_name_file_line_and_offset_or_load_with_a_warning(tmp_
     with pytest.raises(DataFormatError, match=rf"d\.tsv:4: byte 0xf0 at offset {len(good) + 5} is not valid utf-8"):
         load_tsv(tsv_path=path)
     splits = load_tsv(tsv_path=path, encoding_errors="replace")  # one sentence through the drga logger, no Python warning
-    assert list(drga_warnings) == [
+    assert drga_warnings == [
         f"{path}: 1 line holds bytes that are not valid utf-8 (line 4); read with U+FFFD in their place (data.encoding_errors=replace)"
     ]
     assert sum(len(s) for s in (splits.train, splits.dev, splits.test)) == len(ROWS) + 1

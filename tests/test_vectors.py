@@ -65,8 +65,7 @@ def test_unusable_rows_are_counted_with_their_lines_never_fatal(tmp_path, drga_w
     (tmp_path / "v.txt").write_text("\n".join(rows) + "\n")
     vocab = vocab_of("good", "bad", "ugly", "nan", "inf", "fine")
     vectors = load_vectors(tmp_path / "v.txt", vocab, 3)  # one sentence through the drga logger
-    assert len(drga_warnings) == 1
-    assert f"{tmp_path / 'v.txt'}: skipped 5 unusable rows (lines 2, 3, 4, 5, 7: " in next(iter(drga_warnings))
+    assert len(drga_warnings) == 1 and drga_warnings[0].startswith(f"{tmp_path / 'v.txt'}: skipped 5 unusable rows (lines 2, 3, 4, 5, 7: ")
     assert vectors.found == 2  # good, fine
     # "bad 1 2" and "short" lack fields; "ugly 1 x 3" has no number; the NaN and inf rows are no vectors
     assert vectors.bad_rows == 5 and vectors.bad_row_lines == [2, 3, 4, 5, 7]
