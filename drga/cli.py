@@ -116,8 +116,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from drga.evaluation import MODES, evaluate
     from drga.nmt.cli import evaluate_translation_checkpoint
     from drga.nmt.pretrained import is_translation_checkpoint
-    from drga.pretrained import load_trained
-    from drga.setup import prepare_data
+    from drga.pretrained import data_for, load_trained
 
     payload = load_checkpoint(args.checkpoint)
     if is_translation_checkpoint(payload):  # perplexity, BLEU and chrF (drga/nmt)
@@ -128,12 +127,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if getattr(args, flag) is not None:
             setattr(config.data, key, getattr(args, flag))
     config.data.train_fraction = 1.0
-    data = prepare_data(config, vocab=model.vocab)
-    if data.splits.num_classes != len(model.label_names):
-        raise ConfigError(
-            f"data set '{config.data.dataset}' has {data.splits.num_classes} classes but the checkpoint was trained on "
-            f"{len(model.label_names)} ({', '.join(model.label_names)})"
-        )
+    data = data_for(model, args.checkpoint)  # labels matched to the network's outputs by name
     examples = data.test if args.split == "test" else data.dev
     batches = BatchIterator(examples, config.data.batch_size * 2, shuffle=False)
     where = f"{config.data.dataset} {args.split} ({len(examples)} examples)"
@@ -190,6 +184,14 @@ HANDLERS: dict = {
 }
 
 
+class CommandLineFormatter(logging.Formatter):
+    """A record's message as it is; a warning's (one sentence: what, where, what was done) after "warning: "."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        return f"warning: {message}" if record.levelno >= logging.WARNING else message
+
+
 def configure_logging(quiet: bool = False, verbose: bool = False) -> None:
     """The command line's handler for the ``drga`` logger: plain lines on stdout, flushed as they come."""
     logger = logging.getLogger("drga")
@@ -197,7 +199,7 @@ def configure_logging(quiet: bool = False, verbose: bool = False) -> None:
         if getattr(handler, "_drga_cli", False):
             logger.removeHandler(handler)
     handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(CommandLineFormatter())
     handler._drga_cli = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
     logger.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)

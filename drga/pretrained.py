@@ -1,9 +1,13 @@
-"""Loading a trained run's checkpoint back into a network, an agent and β."""
+"""Loading a trained run's checkpoint back into a network, an agent and β, and the data it reads,
+labelled as its outputs are (by label name, never by position)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -14,7 +18,11 @@ from drga.beta import AdjustmentStrength
 from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
 from drga.data import Vocabulary
-from drga.setup import build_attention_network, build_policy, pretrained_vocabulary, resolve_device
+from drga.data.vocab import vocabulary_fingerprint
+from drga.errors import UserError
+from drga.setup import PreparedData, build_attention_network, build_policy, prepare_data, pretrained_vocabulary, resolve_device
+
+LOGGER = logging.getLogger(__name__)
 
 
 @dataclass
@@ -24,7 +32,7 @@ class TrainedModel:
     policy: GaussianPolicy
     strength: AdjustmentStrength
     vocab: Vocabulary
-    label_names: list[str]
+    label_names: list[str]  #: output i of the network is label_names[i]
     has_agent: bool
     phase: str
     device: torch.device
@@ -36,13 +44,19 @@ def load_trained(path: str | Path, device: str = "cpu", expected_net: str | None
         raise CheckpointError(f"{path} is not a model checkpoint")
     if expected_net is not None and payload["net_name"] != expected_net:
         raise CheckpointError(f"{path} holds a '{payload['net_name']}' network, not '{expected_net}'")
+    recorded_fingerprint = payload.get("vocab_fingerprint")
+    if recorded_fingerprint is not None and vocabulary_fingerprint(payload["vocab"]) != recorded_fingerprint:
+        raise CheckpointError(f"{path} is corrupted: its vocabulary does not match the fingerprint written with it")
     config = config_from_dict(payload["config"])
     config.network.vectors = None  # the trained embeddings are in the checkpoint
     # A network reading its pretrained tokenizer's subwords gets that tokenizer back (checked against the recorded ids).
     subwords = config.network.name in PRETRAINED_TOKENIZERS
     vocab = pretrained_vocabulary(config, payload["vocab"]) if subwords else Vocabulary(payload["vocab"])
+    label_names = payload.get("label_names")
+    if label_names is None:
+        label_names = recover_label_names(path, payload, config, vocab)
     torch_device = resolve_device(device)
-    network = build_attention_network(config, vocab, len(payload["label_names"]))
+    network = build_attention_network(config, vocab, len(label_names))
     load_module_state(network, payload["network"], "network", path)
     policy = build_policy(config, payload["state_size"], payload["action_size"])
     load_module_state(policy, payload["policy"], "agent", path)
@@ -52,6 +66,66 @@ def load_trained(path: str | Path, device: str = "cpu", expected_net: str | None
     for module in (network, policy, strength):
         module.to(torch_device).eval()
     return TrainedModel(
-        config, network, policy, strength, vocab, list(payload["label_names"]), bool(payload["has_agent"]),
-        payload["phase"], torch_device,
+        config, network, policy, strength, vocab, list(label_names), bool(payload["has_agent"]), payload["phase"], torch_device
     )
+
+
+def recover_label_names(path: str | Path, payload: dict[str, Any], config: ExperimentConfig, vocab: Vocabulary) -> list[str]:
+    """The label names of a checkpoint that records none (written before checkpoints kept them): those
+    of its training data, when these data are still what it was trained on (the same data fingerprint)."""
+    unknown = f"{path} records no label names (it was written before checkpoints kept them), so which output is which label"
+    advice = "evaluate it where its training data are unchanged, or retrain it with this version"
+    recorded = payload.get("data_checksum")
+    if recorded is None:
+        raise CheckpointError(f"{unknown} can only be read off its training data, and it records no fingerprint of them; retrain it")
+    try:
+        data = prepare_data(config, vocab=vocab)
+    except (UserError, OSError) as error:
+        raise CheckpointError(f"{unknown} can only be read off its training data, which cannot be loaded ({error}); {advice}") from None
+    if data.checksum != recorded:
+        raise CheckpointError(
+            f"{unknown} can only be read off its training data, and these have changed since (fingerprint {recorded}, now "
+            f"{data.checksum}); {advice}"
+        )
+    names = list(data.splits.label_names)
+    LOGGER.info(f"{path}: no label names recorded; read off its unchanged training data: {quoted(names)}")
+    return names
+
+
+def quoted(names: Sequence[str]) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+def label_order(trained: Sequence[str], given: Sequence[str], source: str | Path) -> list[int]:
+    """For each of the data's labels (by index), the network output of the same name; data with a
+    label the network was not trained on are refused, naming both sets."""
+    unknown = [name for name in given if name not in trained]
+    if unknown:
+        which = f" ({quoted(unknown)} not among them)" if len(unknown) < len(given) else ""
+        raise CheckpointError(
+            f"{source} was trained on the labels {quoted(trained)} and these data are labelled {quoted(given)}{which}; labels "
+            "are matched by name: give data labelled as the run's training data were (or rename the labels in the file)"
+        )
+    return [list(trained).index(name) for name in given]
+
+
+def on_model_labels(data: PreparedData, model: TrainedModel, source: str | Path) -> PreparedData:
+    """``data`` with each example's label renumbered as the output of the same label name, and the
+    model's label names (data holding only some of its labels are fine; an unknown label is refused)."""
+    given = list(data.splits.label_names)
+    if given == model.label_names:
+        return data
+    order = label_order(model.label_names, given, source)
+
+    def moved(examples: list) -> list:
+        return [replace(example, label=order[example.label]) for example in examples]
+
+    splits = replace(data.splits, train=moved(data.splits.train), dev=moved(data.splits.dev), test=moved(data.splits.test),
+                     label_names=list(model.label_names))
+    return replace(data, splits=splits, train=moved(data.train), dev=moved(data.dev), test=moved(data.test),
+                   agent_train=moved(data.agent_train))
+
+
+def data_for(model: TrainedModel, source: str | Path) -> PreparedData:
+    """The data ``model.config`` names, encoded with the model's vocabulary and labelled by its label names."""
+    return on_model_labels(prepare_data(model.config, vocab=model.vocab), model, source)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from drga.data import collate
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
-from drga.pretrained import load_trained
-from drga.setup import prepare_data
+from drga.pretrained import data_for, load_trained
 
 
 def env_from_checkpoint(
@@ -17,7 +16,7 @@ def env_from_checkpoint(
     model = load_trained(checkpoint, device=device)
     if data_dir is not None:
         model.config.data.data_dir = data_dir
-    data = prepare_data(model.config, vocab=model.vocab)
+    data = data_for(model, checkpoint)  # labels numbered as the network's outputs, by name
     reward = model.config.reward
     return AttentionRetrofitEnv(
         model.network, getattr(data, split), collate, reward.gamma, reward.sqrt_l0, reward.delta,

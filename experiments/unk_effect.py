@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from drga.config import load_config  # noqa: E402
 from drga.data import BatchIterator  # noqa: E402
 from drga.evaluation import evaluate  # noqa: E402
-from drga.pretrained import load_trained  # noqa: E402
+from drga.pretrained import load_trained, on_model_labels  # noqa: E402
 from drga.setup import prepare_data  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     for checkpoint in sorted(args.runs.glob("*/pretrain_best.pt")):
         model = load_trained(checkpoint)
         config = load_config(checkpoint.parent / "config.toml")
-        data = prepare_data(config, vocab=model.vocab)
+        data = on_model_labels(prepare_data(config, vocab=model.vocab), model, checkpoint)  # labels matched by name
         network = model.network.eval()
         scores = []
         for zero in (False, True):

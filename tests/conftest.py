@@ -6,6 +6,7 @@ absent (a user's clone) they skip, but under CI (CI=true) a missing folder is a 
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -38,6 +39,23 @@ def _single_thread_and_seed():
     """Deterministic, and kind to a 2-core machine."""
     torch.manual_seed(0)
     yield
+
+
+@pytest.fixture
+def drga_warnings():
+    """The messages of the warnings the ``drga`` logger gives during the test, in a list that fills as
+    they come (a handler of its own: the command line keeps the logger's records from pytest's)."""
+    messages: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = logging.getLogger("drga")
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    yield messages
+    logger.removeHandler(handler)
+    logger.setLevel(level)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -464,11 +464,11 @@ def load_inputs(
 
     Errors (one line each): a missing or unreadable checkpoint, a checkpoint without a trained
     agent, an unknown data set, a data set other than the one the run was trained on (unless
-    ``allow_other_dataset``), or one with a different number of classes.
+    ``allow_other_dataset``), or one labelled with a label the network was not trained on (labels
+    are matched by name).
     """
     from drga.data import DATASETS
-    from drga.pretrained import load_trained
-    from drga.setup import prepare_data
+    from drga.pretrained import data_for, load_trained
 
     if split not in ("train", "dev", "test"):
         raise AnalysisError(f"unknown split '{split}'; choose train, dev or test")
@@ -495,11 +495,6 @@ def load_inputs(
         config.data.data_dir = data_dir
     if tsv is not None:
         config.data.tsv_path = tsv
-    data = prepare_data(config, vocab=model.vocab)
-    if data.splits.num_classes != len(model.label_names):
-        raise AnalysisError(
-            f"data set '{config.data.dataset}' has {data.splits.num_classes} classes but {path} was trained on "
-            f"{len(model.label_names)} ({', '.join(model.label_names)})"
-        )
+    data = data_for(model, path)  # labels matched to the network's outputs by name
     examples = {"train": data.train, "dev": data.dev, "test": data.test}[split]
     return AnalysisInputs(model, data, split, examples, path)

@@ -305,10 +305,15 @@ def _write_summary(run: AnalysisRun) -> None:
 
 def _reference_records(path: str, inputs, options: AnalyzeOptions):
     """Records of another checkpoint's own attention on the same sentences (same vocabulary needed)."""
-    from drga.pretrained import load_trained
+    from drga.pretrained import load_trained, quoted
 
     reference = load_trained(path, device=str(inputs.model.device))
     if reference.vocab.itos != inputs.model.vocab.itos:
         raise AnalysisError(f"{path} has another vocabulary than {inputs.checkpoint}; use a checkpoint of the same run")
+    if reference.label_names != inputs.model.label_names:
+        raise AnalysisError(
+            f"{path} was trained on the labels {quoted(reference.label_names)} and {inputs.checkpoint} on "
+            f"{quoted(inputs.model.label_names)}; use a checkpoint of the same run"
+        )
     records = compute_records(reference.network, inputs.examples, reference.vocab, site=options.site, progress=options.progress)
     return records, f"{Path(path).name}, phase {reference.phase}"

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 import math
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -35,6 +35,9 @@ import torch
 from drga.data.locate import find_dataset_dir, user_cache_dir
 from drga.data.vocab import Vocabulary
 from drga.errors import UserError
+
+#: User-facing warnings (rows of a vector file skipped) go to the ``drga`` logger, one sentence each.
+LOGGER = logging.getLogger(__name__)
 
 #: Short name → (data subfolder, file name, width) of the vector sets the toolkit knows.
 VECTOR_SETS: dict[str, tuple[str, str, int]] = {
@@ -214,8 +217,11 @@ def _report_bad_rows(path: Path, scan: _RowScan) -> None:
         raise VectorFileError(f"{path}: no usable row for this vocabulary ({scan.bad_rows} unusable rows)")
     if scan.bad_rows:
         where = ", ".join(map(str, scan.bad_lines)) + (", ..." if scan.bad_rows > len(scan.bad_lines) else "")
-        # stacklevel: past this function, _read and load_vectors, to the code that asked for the vectors
-        warnings.warn(f"{path}: skipped {scan.bad_rows} unusable rows (lines {where})", stacklevel=4)
+        LOGGER.warning(
+            f"{path}: skipped {scan.bad_rows} unusable {'row (line' if scan.bad_rows == 1 else 'rows (lines'} {where}: "
+            "a number missing, text in place of one, NaN or inf); "
+            "words found only in those rows start from random vectors"
+        )
 
 
 def _check_width(path: Path, line_number: int, line: str, dim: int) -> None:

@@ -8,8 +8,8 @@ training seed does not change it (so seeds vary the model, not the test set).
 
 from __future__ import annotations
 
+import logging
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +19,9 @@ import numpy as np
 from drga.data.locate import DataNotFoundError, find_dataset_dir
 from drga.data.tokenize import raw_text_tokens
 from drga.errors import UserError
+
+#: User-facing warnings (data read with a repair) go to the ``drga`` logger, one sentence each.
+LOGGER = logging.getLogger(__name__)
 
 
 @dataclass
@@ -319,8 +322,13 @@ def read_tsv(path: Path, lowercase: bool, header: str = "auto", encoding: str = 
                 "fix the file, or load it with data.encoding (another encoding) or data.encoding_errors=replace"
             ) from None
         text = raw.decode(codec, errors="replace")
-        replaced = sum(1 for line in text.splitlines() if "\ufffd" in line)
-        warnings.warn(f"{path}: {replaced} lines held bytes that are not valid {encoding}; they were read with U+FFFD", stacklevel=2)
+        lines = [number for number, line in enumerate(text.splitlines(), start=1) if "\ufffd" in line]
+        replaced = len(lines)
+        where = ", ".join(map(str, lines[:5])) + (", ..." if replaced > 5 else "")
+        LOGGER.warning(
+            f"{path}: {replaced} {'line holds' if replaced == 1 else 'lines hold'} bytes that are not valid {encoding} "
+            f"(line{'s' if replaced > 1 else ''} {where}); read with U+FFFD in their place (data.encoding_errors=replace)"
+        )
     result = TsvFile(rows=[], replaced=replaced)
     for line_number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -381,8 +389,6 @@ def _notes_for(location: Path, files: dict[Path, TsvFile]) -> list[str]:
             notes.append(f"tsv: {path.name}: first line read as a header and skipped (data.tsv_header)")
         if tsv.empty:
             notes.append(f"tsv: {path.name}: skipped {tsv.empty} lines with empty text")
-        if tsv.replaced:
-            notes.append(f"tsv: {path.name}: {tsv.replaced} lines had undecodable bytes, read with U+FFFD")
     return notes
 
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 PAD, UNK = "<pad>", "<unk>"
+
+
+def vocabulary_fingerprint(tokens: Sequence[str]) -> str:
+    """A short hash of a vocabulary's tokens in id order: two vocabularies give the same value only
+    when every id means the same token (what an embedding trained on one needs of the other)."""
+    return hashlib.sha256("\n".join(tokens).encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
 
 
 class Vocabulary:
@@ -29,6 +36,11 @@ class Vocabulary:
 
     def __len__(self) -> int:
         return len(self.itos)
+
+    @property
+    def fingerprint(self) -> str:
+        """:func:`vocabulary_fingerprint` of this vocabulary (checkpoints record it)."""
+        return vocabulary_fingerprint(self.itos)
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
         return [self.stoi.get(tok, 1) for tok in tokens]

@@ -218,5 +218,5 @@ def train_translation(args: argparse.Namespace) -> int:
     algorithm = getattr(config.experiment.agent, "algorithm", "reinforce")
     if algorithm != "reinforce":
         raise ConfigError(f"agent.algorithm={algorithm}: translation trains the agent with REINFORCE (eqs. 6–7) only")
-    TranslationTrainer(config, resume=args.resume, overwrite=args.overwrite).run()
+    TranslationTrainer(config, resume=args.resume, overwrite=args.overwrite, force=args.force).run()
     return 0

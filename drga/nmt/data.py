@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,17 @@ class TranslationData:
     dev: list[EncodedPair]
     test: list[EncodedPair]
     reports: list[str]
+
+    @cached_property
+    def checksum(self) -> str:
+        """A fingerprint of what the run trains and is scored on: the subword models and every split's
+        pairs as ids (the same files, subset and settings give the same value)."""
+        digest = hashlib.sha256(tokenizer_fingerprint(self.source_tokenizer, self.target_tokenizer).encode())
+        for split in (self.train, self.dev, self.test):
+            for pair in split:
+                digest.update(f"{','.join(map(str, pair.source))}>{','.join(map(str, pair.target))}\n".encode())
+            digest.update(b"|")
+        return digest.hexdigest()[:16]
 
 
 def train_tokenizers(config: TranslationConfig, splits: ParallelSplits, train_pairs) -> tuple[SubwordTokenizer, SubwordTokenizer]:
@@ -95,10 +108,24 @@ def build_translation_network(config: TranslationConfig, source_vocab: int, targ
     return network
 
 
-def tokenizers_from_payload(payload: dict[str, Any]) -> tuple[SubwordTokenizer, SubwordTokenizer]:
-    """The (source, target) tokenizers saved in a translation checkpoint (one object when shared)."""
+def tokenizer_fingerprint(source: SubwordTokenizer, target: SubwordTokenizer) -> str:
+    """A short hash of the subword models (the vocabulary of a translation network's embeddings)."""
+    digest = hashlib.sha256(source.model_proto)
+    digest.update(b"\0" if source is target else b"\1" + target.model_proto)
+    return digest.hexdigest()[:16]
+
+
+def tokenizers_from_payload(payload: dict[str, Any], source_path: object = "this checkpoint") -> tuple[SubwordTokenizer, SubwordTokenizer]:
+    """The (source, target) tokenizers saved in a translation checkpoint (one object when shared),
+    checked against the fingerprint written with them where the checkpoint has one."""
     if payload.get("task") != "translation":
-        raise CheckpointError("this checkpoint holds no translation model (no subword tokenizers)")
+        raise CheckpointError(f"{source_path} holds no translation model (no subword tokenizers)")
     source = SubwordTokenizer(payload["source_tokenizer"])
     target = source if payload.get("shared_tokenizer") else SubwordTokenizer(payload["target_tokenizer"])
+    recorded = payload.get("vocab_fingerprint")
+    if recorded is not None and tokenizer_fingerprint(source, target) != recorded:
+        raise CheckpointError(
+            f"{source_path} is corrupted: its subword models are not the ones its network was trained with "
+            "(they do not match the fingerprint written with them)"
+        )
     return source, target

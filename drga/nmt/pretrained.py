@@ -90,7 +90,7 @@ def load_translation_model(path: str | Path, device: str = "cpu", payload: dict[
     if not is_translation_checkpoint(payload):
         raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' classification model, not a translation model")
     config = translation_config_from_dict(payload["config"])
-    source, target = tokenizers_from_payload(payload)
+    source, target = tokenizers_from_payload(payload, path)
     network = build_translation_network(config, len(source), len(target))
     load_module_state(network, payload["network"], "network", path)
     policy = build_policy(config.experiment, payload["state_size"], payload["action_size"])

@@ -27,7 +27,13 @@ from drga.baselines.protocol import Batch
 from drga.checkpoint import load_checkpoint
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
 from drga.nmt.config import TranslationConfig, config_to_toml, translation_config_from_dict
-from drga.nmt.data import TranslationData, build_translation_network, prepare_translation_data, tokenizers_from_payload
+from drga.nmt.data import (
+    TranslationData,
+    build_translation_network,
+    prepare_translation_data,
+    tokenizer_fingerprint,
+    tokenizers_from_payload,
+)
 from drga.nmt.evaluation import MODES, TranslationEval, decode_pairs, decode_settings, evaluate_translation
 from drga.rollout import Rollout
 from drga.runner.phases import Phase
@@ -68,7 +74,7 @@ class TranslationTask(Task):
     # ------------------------------------------------------------------ data and network
 
     def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
-        saved_tokenizers = tokenizers_from_payload(load_checkpoint(resume_from)) if resume_from is not None else None
+        saved_tokenizers = tokenizers_from_payload(load_checkpoint(resume_from), resume_from) if resume_from is not None else None
         self.data = prepare_translation_data(self.translation, saved_tokenizers)
         for line in self.data.reports:
             log(f"data  {line}")
@@ -179,7 +185,14 @@ class TranslationTask(Task):
             "source_tokenizer": self.data.source_tokenizer.model_proto,
             "target_tokenizer": self.data.target_tokenizer.model_proto,
             "shared_tokenizer": self.data.source_tokenizer is self.data.target_tokenizer,
+            "vocab_fingerprint": tokenizer_fingerprint(self.data.source_tokenizer, self.data.target_tokenizer),
+            "data_checksum": self.data.checksum,
         }
+
+    def data_fingerprint(self) -> str:
+        # A resumed run encodes its data with last.pt's subword models, so changed text never changes the
+        # network's vocabulary: --force can always continue (Task.check_continuable's default).
+        return self.data.checksum
 
     def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         nmt = self.translation.nmt

@@ -109,15 +109,26 @@ def resume_payload(
 
 def load_model(modules: RetrofitModules, path: Path, net_name: str, network: bool = True, policy: bool = True) -> dict[str, Any]:
     """Load a checkpoint of network ``net_name`` into the network and β (``network``) and the agent (``policy``)."""
+    payload = read_model(path, net_name)
+    load_weights(modules, payload, path, network, policy)
+    return payload
+
+
+def read_model(path: Path, net_name: str) -> dict[str, Any]:
+    """A checkpoint of network ``net_name``, read and verified, its weights not yet loaded anywhere."""
     payload = load_checkpoint(path)
     if payload.get("net_name") != net_name:
         raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' network, not '{net_name}'")
+    return payload
+
+
+def load_weights(modules: RetrofitModules, payload: Mapping[str, Any], path: Path, network: bool = True, policy: bool = True) -> None:
+    """A checkpoint's weights into the network and β (``network``) and the agent (``policy``)."""
     if network:
         load_module_state(modules.network, payload["network"], "network", path)
         load_module_state(modules.strength, payload["strength"], "adjusting module", path)
     if policy:
         load_module_state(modules.policy, payload["policy"], "agent", path)
-    return payload
 
 
 def check_same_config(path: Path, saved: Mapping[str, Any], config: Mapping[str, Any], resumable: frozenset[str]) -> None:

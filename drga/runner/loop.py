@@ -418,11 +418,13 @@ class PhaseRunner:
         return checkpoints.load_model(self.modules, path, self.config.network.name, network, policy)
 
     def load_resume(self, path: Path) -> dict[str, Any]:
-        """Continue from ``last.pt``: the model, the same configuration, progress, history and random state."""
-        payload = self.load_model(path)
+        """Continue from ``last.pt``: the same configuration and data (both checked before any weight is
+        loaded, so that changed data are named as such), the model, progress, history and random state."""
+        payload = checkpoints.read_model(path, self.config.network.name)
         saved = self.task.saved_flat_config(payload["config"])
         checkpoints.check_same_config(path, saved, self.task.flat_config(), self.task.resumable_changes)
         self.task.check_resume(self, payload, self.force)
+        checkpoints.load_weights(self.modules, payload, path)
         self.progress = PhaseProgress.from_dict(payload["progress"])
         self.history = list(payload["history"])
         self.global_step = int(payload["global_step"])

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from torch import Tensor, nn
 
 from drga.baselines.protocol import Batch
+from drga.checkpoint import CheckpointError
 from drga.config import ExperimentConfig
 from drga.rollout import Rollout
 from drga.runner.phases import Phase
@@ -149,8 +150,27 @@ class Task(ABC):
     def start(self, runner: PhaseRunner, resumed: bool) -> None:
         """Runs once the run folder is open (files of the task's own, a starting checkpoint)."""
 
+    def data_fingerprint(self) -> str | None:
+        """A fingerprint of what the run trains and is scored on (checkpoints record it as ``data_checksum``)."""
+        return None
+
     def check_resume(self, runner: PhaseRunner, payload: dict[str, Any], force: bool) -> None:
-        """Refuse to resume ``payload`` when it cannot continue on this task's data."""
+        """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since
+        the run started, unless ``force``; even then, refuse what :meth:`check_continuable` refuses."""
+        recorded, now = payload.get("data_checksum"), self.data_fingerprint()
+        if recorded is None or now is None or recorded == now:
+            return
+        last = runner.run_dir / "last.pt"
+        if not force:
+            raise CheckpointError(
+                f"cannot resume {last}: the data differ from those the run was trained on (fingerprint {recorded}, now {now}); "
+                "restore the data, start a new run, or resume anyway with --force"
+            )
+        self.check_continuable(last, payload)
+        runner.log(f"resuming on changed data (--force): fingerprint {recorded} → {now}")
+
+    def check_continuable(self, last: Path, payload: dict[str, Any]) -> None:
+        """With ``--force`` on changed data: refuse, in words, data the checkpoint's network cannot continue on."""
 
     @abstractmethod
     def checkpoint_content(self) -> dict[str, Any]:

@@ -20,7 +20,9 @@ from drga.baselines.protocol import Batch
 from drga.checkpoint import CheckpointError, load_checkpoint
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
+from drga.data.vocab import vocabulary_fingerprint
 from drga.evaluation import EvalResult, evaluate
+from drga.pretrained import quoted
 from drga.rollout import Rollout
 from drga.runner.phases import PHASES, Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
@@ -147,26 +149,44 @@ class ClassificationTask(Task):
             raise ConfigError(f"train.init_from: {error}") from None
         if payload.get("net_name") != self.config.network.name:
             raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
-        if payload.get("vocab") != list(self.data.vocab.itos) or payload.get("label_names") != list(self.data.splits.label_names):
-            raise ConfigError(f"train.init_from: {source} was trained with another vocabulary or label set than this data gives")
+        trained, given = payload.get("label_names"), list(self.data.splits.label_names)
+        if trained != given:
+            what = f"the labels {quoted(trained)}" if trained is not None else "labels it does not record"
+            raise ConfigError(f"train.init_from: {source} was trained on {what}, and these data are labelled {quoted(given)}")
+        if payload.get("vocab") != list(self.data.vocab.itos):
+            raise ConfigError(f"train.init_from: {source} was trained with another vocabulary than this data gives")
         runner.load_model(source, policy=False)  # its network must fit this configuration (sizes)
         shutil.copyfile(source, runner.run_dir / "pretrain_best.pt")
         runner.log(f"start  from {source} (pretraining skipped)")
 
-    def check_resume(self, runner: PhaseRunner, payload: dict[str, Any], force: bool) -> None:
-        recorded = payload.get("data_checksum")
-        if recorded is None or recorded == self.data.checksum:
-            return
-        if not force:
+    def data_fingerprint(self) -> str:
+        return self.data.checksum
+
+    def check_continuable(self, last: Path, payload: dict[str, Any]) -> None:
+        """The network's outputs are the recorded labels and its embedding rows the recorded vocabulary's
+        words: --force continues only where both are this data's."""
+        cannot = f"cannot resume {last} on these data, even with --force"
+        keep = "--force continues a run only on data whose training split gives the same labels and vocabulary"
+        if self.config.data.dataset == "tsv":
+            keep += " (one --tsv FILE is re-split 80/10/10 when a line is added or removed; a folder keeps its train.tsv)"
+        trained, given = payload.get("label_names"), list(self.data.splits.label_names)
+        if trained != given:
+            what = f"the labels {quoted(trained)}" if trained is not None else "labels it does not record"
             raise CheckpointError(
-                f"cannot resume {runner.run_dir / 'last.pt'}: the data differ from those the run was trained on (fingerprint "
-                f"{recorded}, now {self.data.checksum}); restore the data, start a new run, or resume anyway with --force"
+                f"{cannot}: its network was trained to output {what}, and these data are labelled {quoted(given)}; "
+                f"{keep}: restore the data or start a new run"
             )
-        runner.log(f"resuming on changed data (--force): fingerprint {recorded} → {self.data.checksum}")
+        recorded = payload.get("vocab_fingerprint") or vocabulary_fingerprint(payload["vocab"])
+        if recorded != self.data.vocab.fingerprint:
+            raise CheckpointError(
+                f"{cannot}: its embedding has one row per word of the vocabulary its training split gave ({len(payload['vocab'])} "
+                f"words, fingerprint {recorded}), and the training split of these data gives another ({len(self.data.vocab)} words, "
+                f"fingerprint {self.data.vocab.fingerprint}); {keep}: restore the data or start a new run"
+            )
 
     def checkpoint_content(self) -> dict[str, Any]:
-        return {"vocab": list(self.data.vocab.itos), "label_names": list(self.data.splits.label_names),
-                "data_checksum": self.data.checksum}
+        return {"vocab": list(self.data.vocab.itos), "vocab_fingerprint": self.data.vocab.fingerprint,
+                "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum}
 
     def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = {}
