@@ -152,12 +152,14 @@ def cmd_networks(_: argparse.Namespace) -> int:
 
 def cmd_datasets(_: argparse.Namespace) -> int:
     from drga.data import candidate_roots
+    from drga.data.locate import BUNDLED_ROOT, bundled_folders
 
     width = max(map(len, DATASETS))
     for name in sorted(DATASETS):
         loader = DATASETS[name][0]
         print(f"{name:{width}s}  {(loader.__doc__ or '').strip().splitlines()[0]}")
     print("\nsearched, in order: " + ", ".join(str(p) for p in candidate_roots()))
+    print(f"then the package's own copies ({', '.join(n for n in sorted(DATASETS) if bundled_folders(n))}) in {BUNDLED_ROOT}")
     return 0
 
 
@@ -165,12 +167,13 @@ def cmd_vectors(_: argparse.Namespace) -> int:
     from drga.data.embeddings import VECTOR_SETS, resolve_vectors
     from drga.data.locate import DataNotFoundError
 
+    width = max(map(len, VECTOR_SETS))
     for name, (subdir, filename, dim) in VECTOR_SETS.items():
         try:
             where = str(resolve_vectors(name)[0])
         except DataNotFoundError:
             where = f"not found ({subdir}/{filename} under the data roots)"
-        print(f"{name:16s} {dim:4d}-d  {where}")
+        print(f"{name:{width}s} {dim:4d}-d  {where}")
     print("\nuse one with --set network.vectors=NAME (and network.embedding_dim to match), or give a file's path")
     return 0
 

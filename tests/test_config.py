@@ -77,6 +77,6 @@ def test_a_non_finite_tuned_value_is_refused(tmp_path):
 def test_bundled_configs_are_found_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # anywhere: the name, not a path
     demo = load_config("demo")
-    assert demo.run.run_name == "demo-subj-lstm-sa" and demo.network.vectors == "glove-6b-50d"
+    assert demo.run.run_name == "demo-subj-lstm-sa" and demo.network.vectors == "glove-6b-50d-subj"
     with pytest.raises(ConfigError, match="bundled configs, by name: demo"):
         load_config("nosuch")

@@ -1,5 +1,5 @@
 """The installed package: one top-level package (drga) holding agents, baselines and envs, its
-configs bundled, experiments/ left out; and it works from any folder."""
+configs and demo data bundled, experiments/ left out; and it works from any folder."""
 
 from __future__ import annotations
 
@@ -28,6 +28,12 @@ def test_the_wheel_holds_drga_alone_and_works_from_an_empty_folder(tmp_path):
         "drga/envs/attention_retrofit.py",
         "drga/configs/demo.toml",
         "drga/cli.py",
+        "drga/data/bundled/README.md",
+        "drga/data/bundled/subj/plot.tok.gt9.5000",
+        "drga/data/bundled/subj/quote.tok.gt9.5000",
+        "drga/data/bundled/subj/README.txt",
+        "drga/data/bundled/glove/glove.6B.50d.subj.txt.gz",
+        "drga/data/bundled/glove/README.md",
     ):
         assert expected in names, expected
     assert not any(name.startswith(("experiments/", "tests/")) for name in names)
@@ -39,16 +45,20 @@ def test_the_wheel_holds_drga_alone_and_works_from_an_empty_folder(tmp_path):
     code = (
         "import drga, drga.baselines, drga.envs, gymnasium\n"
         "from drga.config import load_config\n"
+        "from drga.data import load_dataset\n"
+        "from drga.data.embeddings import resolve_vectors\n"
         "print(drga.__file__.startswith(sys.argv[1]), drga.baselines.__file__.startswith(sys.argv[1]),\n"
-        "      drga.ENV_ID in gymnasium.registry, load_config('demo').run.run_name)"
+        "      drga.ENV_ID in gymnasium.registry, load_config('demo').run.run_name,\n"
+        "      len(load_dataset('subj').train), str(resolve_vectors('glove-6b-50d-subj')[0]).startswith(sys.argv[1]))"
     )
     ran = subprocess.run(
         [sys.executable, "-c", "import sys\n" + code, str(target)],
         capture_output=True,
         text=True,
         cwd=empty,
-        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        # no data root holds SUBJ here (no ../shared beside the folders, an empty cache): the wheel's own copy
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")},
         timeout=120,
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert ran.stdout.split() == ["True", "True", "True", "demo-subj-lstm-sa"]
+    assert ran.stdout.split() == ["True", "True", "True", "demo-subj-lstm-sa", "8000", "True"]

@@ -26,6 +26,7 @@ import hashlib
 import logging
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -45,6 +46,12 @@ VECTOR_SETS: dict[str, tuple[str, str, int]] = {
     "glove-6b-100d": ("glove", "glove.6B.100d.txt.gz", 100),
     "glove-6b-300d": ("glove", "glove.6B.300d.txt.gz", 300),
     "glove-840b-300d": ("glove", "glove.840B.300d.txt.gz", 300),
+    # The rows of glove-6b-50d that SUBJ's words can look up (every token of SUBJ, exact and
+    # lowercased), bundled with the package (drga/data/bundled/glove/) so that the demo runs with
+    # no data at hand and gives the numbers the full file gives. A name of its own, not a silent
+    # fallback for "glove-6b-50d": on any other data set it would leave most words random while
+    # the run seemed to use GloVe; asked for by name, its coverage line shows what it is.
+    "glove-6b-50d-subj": ("glove", "glove.6B.50d.subj.txt.gz", 50),
 }
 
 #: Bump when the cached content's meaning changes, so that old caches are not read.
@@ -174,7 +181,7 @@ def _scan_rows(path: Path, dim: int, exact: dict[str, int], by_lowercase: dict[s
     width_checked = False
     with _open_text(path) as handle:
         for line_number, line in enumerate(handle, start=1):
-            fields = line.rstrip("\r\n").rstrip(" ").rsplit(" ", dim)
+            fields = split_row(line, dim)
             if line_number == 1 and len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
                 continue  # a word2vec-style header: "count width"
             if not width_checked:
@@ -198,6 +205,16 @@ def _scan_rows(path: Path, dim: int, exact: dict[str, int], by_lowercase: dict[s
             for index in lowercase_indices:  # an exact row met later replaces this one
                 scan.rows[index] = values
     return scan
+
+
+def split_row(line: str, dim: int) -> list[str]:
+    """A row's word and its ``dim`` value fields (fewer fields for a short row); the word may hold spaces."""
+    return line.rstrip("\r\n").rstrip(" ").rsplit(" ", dim)
+
+
+def lookup_keys(words: Iterable[str]) -> set[str]:
+    """Every row key the reader uses for a vocabulary of ``words``: each word and its lowercase form."""
+    return {form for word in words for form in (word, word.lower())}
 
 
 def _finite_values(fields: list[str], dim: int) -> list[float] | None:

@@ -47,6 +47,7 @@ def find_dataset_dir(subdir: str, required: Sequence[str], explicit: str | os.Pa
     if explicit:
         folders.append(Path(explicit).expanduser())
     folders += [root / subdir for root in candidate_roots(explicit)]
+    folders += bundled_folders(subdir)
     for folder in folders:
         if folder in searched:
             continue
@@ -59,3 +60,21 @@ def find_dataset_dir(subdir: str, required: Sequence[str], explicit: str | os.Pa
         + "\n  ".join(str(p) for p in searched)
         + "\nPoint to your copy with --data-dir DIR or the DRGA_DATA environment variable."
     )
+
+
+# --- Copies bundled with the package: searched last ----------------------------------------------
+
+#: Small data sets the package ships (SUBJ, and the GloVe rows of its words) so that the demo runs
+#: in a clone or an installed package with no data at all; a copy found anywhere else comes first.
+BUNDLED_ROOT = Path(__file__).resolve().parent / "bundled"
+
+
+def bundled_folders(subdir: str) -> list[Path]:
+    """The package's own copy of ``subdir``, where it ships one."""
+    folder = BUNDLED_ROOT / subdir
+    return [folder] if folder.is_dir() else []
+
+
+def is_bundled(folder: Path) -> bool:
+    """Whether ``folder`` is the package's own copy of a data set (for the data line to say so)."""
+    return folder.resolve().is_relative_to(BUNDLED_ROOT)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drga.data.locate import DataNotFoundError, find_dataset_dir
+from drga.data.locate import DataNotFoundError, find_dataset_dir, is_bundled
 from drga.data.tokenize import raw_text_tokens
 from drga.errors import UserError
 
@@ -127,7 +127,8 @@ def _load_sentence_pair(
     folder = find_dataset_dir(subdir, files, data_dir)
     examples, empty = _read_sentence_files(folder, files, lowercase)
     train, dev, test = stratified_split(examples, split_seed)
-    notes = [f"{name}: {len(examples)} sentences from {folder}; no official split, stratified 80/10/10 with split seed {split_seed}"]
+    where = f"{folder} (the copy bundled with the package)" if is_bundled(folder) else str(folder)
+    notes = [f"{name}: {len(examples)} sentences from {where}; no official split, stratified 80/10/10 with split seed {split_seed}"]
     if empty:
         notes.append(f"{name}: skipped {empty} empty lines")
     return DatasetSplits(name, train, dev, test, label_names, notes)
