@@ -37,16 +37,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="cpu, cuda, cuda:N or auto")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="drga", description="Retrofit attention networks with a deep-RL agent (DRGA).")
-    parser.add_argument("--version", action="version", version=f"drga {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show the traceback of an error (also: DRGA_DEBUG=1)")
-    volume = parser.add_mutually_exclusive_group()
-    volume.add_argument("--quiet", action="store_true", help="print warnings and errors only (the drga logger at WARNING)")
-    volume.add_argument("--verbose", action="store_true", help="print debug messages too (the drga logger at DEBUG)")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    train = commands.add_parser("train", help="run the three DRGA phases (and the equal-budget baseline)")
+def _add_train_arguments(train: argparse.ArgumentParser) -> None:
     _add_data_arguments(train)
     train.add_argument("--net", help="attention network (`drga networks` lists them)")
     train.add_argument("--agent", help="phase 2 learner (agent.algorithm): reinforce, sb3-ppo or sb3-a2c (docs/sb3.md)")
@@ -65,6 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="record the attention of N fixed dev sentences at every evaluation (for drga analyze)",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="drga", description="Retrofit attention networks with a deep-RL agent (DRGA).")
+    parser.add_argument("--version", action="version", version=f"drga {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error (also: DRGA_DEBUG=1)")
+    volume = parser.add_mutually_exclusive_group()
+    volume.add_argument("--quiet", action="store_true", help="print warnings and errors only (the drga logger at WARNING)")
+    volume.add_argument("--verbose", action="store_true", help="print debug messages too (the drga logger at DEBUG)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="run the three DRGA phases (and the equal-budget baseline)")
+    _add_train_arguments(train)
+    demo = commands.add_parser(
+        "demo",
+        help="the README's demo: `train --config demo --overwrite` (LSTM+SA on SUBJ, on the data bundled with the package)",
+    )
+    _add_train_arguments(demo)
+    demo.set_defaults(config="demo", overwrite=True)
 
     evaluate = commands.add_parser(
         "evaluate", help="accuracy (translation: perplexity, BLEU, chrF) of a checkpoint in both evaluation modes"
@@ -180,6 +190,7 @@ def cmd_vectors(_: argparse.Namespace) -> int:
 
 HANDLERS: dict = {
     "train": cmd_train,
+    "demo": cmd_train,
     "evaluate": cmd_evaluate,
     "networks": cmd_networks,
     "datasets": cmd_datasets,

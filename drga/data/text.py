@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from drga.data.locate import DataNotFoundError, find_dataset_dir, is_bundled
 from drga.data.tokenize import raw_text_tokens
 from drga.errors import UserError
@@ -64,6 +62,8 @@ def stratified_split(
     examples: Sequence[TextExample], seed: int, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
 ) -> tuple[list[TextExample], list[TextExample], list[TextExample]]:
     """Split each class by the same fractions, with a permutation drawn from ``seed`` alone."""
+    import numpy as np  # here, not at the top: `drga --help` and the other commands that load no data stay fast
+
     rng = np.random.default_rng(seed)
     parts: tuple[list[TextExample], list[TextExample], list[TextExample]] = ([], [], [])
     for label in sorted({ex.label for ex in examples}):
