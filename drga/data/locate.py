@@ -58,4 +58,16 @@ def find_dataset_dir(subdir: str, required: Sequence[str], explicit: str | os.Pa
         "under one of these (searched in this order):\n  "
         + "\n  ".join(str(p) for p in searched)
         + "\nPoint to your copy with --data-dir DIR or the DRGA_DATA environment variable."
+        + download_hint(subdir, required)
     )
+
+
+# --- the `drga download` command that fetches a missing data set (drga/data/sources.py) -------
+
+
+def download_hint(subdir: str, required: Sequence[str]) -> str:
+    """The sentence naming ``drga download NAME`` for a data folder, or "" when nothing fetches it."""
+    from drga.data.sources import source_for_files
+
+    source = source_for_files(subdir, list(required))
+    return f"\nOr fetch it: drga download {source.name}" if source else ""
