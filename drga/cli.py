@@ -87,7 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     commands.add_parser("networks", help="list the attention networks")
-    commands.add_parser("datasets", help="list the data sets and where their files are looked for")
+    commands.add_parser("datasets", help="list the data sets: where each is found, or the command that fetches it")
+    download = commands.add_parser(
+        "download", help="fetch data sets or word vectors, check their SHA-256 and unpack them where the loaders look (docs/data.md)"
+    )
+    download.add_argument("names", nargs="*", metavar="NAME", help="a download name (--list), a --dataset name or a vector name")
+    download.add_argument("--dir", help="data root to fill (default: $DRGA_DATA, else ~/.cache/drga/data)")
+    download.add_argument("--list", action="store_true", help="list what can be fetched: size, licence, URLs")
     commands.add_parser("vectors", help="list the pretrained word vectors known by name, and whether each is on this machine")
     for module_name in EXTENSIONS:
         HANDLERS.update(importlib.import_module(module_name).register(commands))
@@ -162,27 +168,53 @@ def cmd_networks(_: argparse.Namespace) -> int:
 
 def cmd_datasets(_: argparse.Namespace) -> int:
     from drga.data import candidate_roots
+    from drga.data.download import find_source
     from drga.data.locate import BUNDLED_ROOT, bundled_folders
+    from drga.data.sources import source_for
 
     width = max(map(len, DATASETS))
     for name in sorted(DATASETS):
         loader = DATASETS[name][0]
         print(f"{name:{width}s}  {(loader.__doc__ or '').strip().splitlines()[0]}")
+        source = source_for(name)
+        if source is None:
+            print(f"{'':{width}s}  your own files (--tsv or --data-dir)")
+            continue
+        folder = find_source(source)
+        absent = [f for f in source.produces if folder is not None and not (folder / f).exists()]
+        where = f"found in {folder}" + (f" (without {', '.join(absent)})" if absent else "") if folder else "missing"
+        if folder is None and bundled_folders(source.folder):
+            where = f"the copy bundled with the package ({bundled_folders(source.folder)[0]})"
+        print(f"{'':{width}s}  {where}; get it with: drga download {source.name}")
     print("\nsearched, in order: " + ", ".join(str(p) for p in candidate_roots()))
     print(f"then the package's own copies ({', '.join(n for n in sorted(DATASETS) if bundled_folders(n))}) in {BUNDLED_ROOT}")
+    print("word vectors: drga vectors; everything that can be fetched: drga download --list")
+    return 0
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    from drga.data.download import describe_sources, download, resolve_names
+
+    if args.list or not args.names:
+        describe_sources()
+        return 0
+    for source in resolve_names(args.names):
+        download(source, args.dir, progress=sys.stderr.isatty())
     return 0
 
 
 def cmd_vectors(_: argparse.Namespace) -> int:
     from drga.data.embeddings import VECTOR_SETS, resolve_vectors
     from drga.data.locate import DataNotFoundError
+    from drga.data.sources import source_for
 
     width = max(map(len, VECTOR_SETS))
     for name, (subdir, filename, dim) in VECTOR_SETS.items():
         try:
             where = str(resolve_vectors(name)[0])
         except DataNotFoundError:
-            where = f"not found ({subdir}/{filename} under the data roots)"
+            source = source_for(name)
+            where = f"not found ({subdir}/{filename} under the data roots)" + (f"; drga download {source.name}" if source else "")
         print(f"{name:{width}s} {dim:4d}-d  {where}")
     print("\nuse one with --set network.vectors=NAME (and network.embedding_dim to match), or give a file's path")
     return 0
@@ -194,6 +226,7 @@ HANDLERS: dict = {
     "evaluate": cmd_evaluate,
     "networks": cmd_networks,
     "datasets": cmd_datasets,
+    "download": cmd_download,
     "vectors": cmd_vectors,
 }
 

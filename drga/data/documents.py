@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from drga.data.locate import DataNotFoundError, candidate_roots
+from drga.data.locate import DataNotFoundError, candidate_roots, download_hint
 from drga.data.text import DataFormatError, DatasetSplits, TextExample, stratified_split
 
 
@@ -37,6 +37,7 @@ def find_document_dir(explicit: str | os.PathLike | None = None) -> Path:
         "in a folder 'movie_reviews/' under one of these (searched in this order):\n  "
         + "\n  ".join(str(p) for p in folders)
         + "\nPoint to your copy with --data-dir DIR or the DRGA_DATA environment variable."
+        + download_hint("movie_reviews", ["pos", "neg"])
     )
 
 

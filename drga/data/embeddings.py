@@ -33,17 +33,19 @@ from typing import IO
 
 import torch
 
-from drga.data.locate import find_dataset_dir, user_cache_dir
+from drga.data.locate import DataNotFoundError, find_dataset_dir, user_cache_dir
 from drga.data.vocab import Vocabulary
 from drga.errors import UserError
 
 #: User-facing warnings (rows of a vector file skipped) go to the ``drga`` logger, one sentence each.
 LOGGER = logging.getLogger(__name__)
 
-#: Short name → (data subfolder, file name, width) of the vector sets the toolkit knows.
+#: Short name → (data subfolder, file name, width) of the vector sets the toolkit knows. The file is
+#: found gzip'd (as named) or as ``drga download`` unpacks it (the name without ``.gz``).
 VECTOR_SETS: dict[str, tuple[str, str, int]] = {
     "glove-6b-50d": ("glove", "glove.6B.50d.txt.gz", 50),
     "glove-6b-100d": ("glove", "glove.6B.100d.txt.gz", 100),
+    "glove-6b-200d": ("glove", "glove.6B.200d.txt.gz", 200),
     "glove-6b-300d": ("glove", "glove.6B.300d.txt.gz", 300),
     "glove-840b-300d": ("glove", "glove.840B.300d.txt.gz", 300),
     # The rows of glove-6b-50d that SUBJ's words can look up (every token of SUBJ, exact and
@@ -98,7 +100,14 @@ def resolve_vectors(name_or_path: str, data_dir: str | os.PathLike | None = None
     """The file of a short name (:data:`VECTOR_SETS`) or a path, and its width when known."""
     if name_or_path in VECTOR_SETS:
         subdir, filename, dim = VECTOR_SETS[name_or_path]
-        return find_dataset_dir(subdir, [filename], data_dir) / filename, dim
+        unpacked = filename.removesuffix(".gz")
+        try:
+            return find_dataset_dir(subdir, [filename], data_dir) / filename, dim
+        except DataNotFoundError as gzipped_missing:
+            try:
+                return find_dataset_dir(subdir, [unpacked], data_dir) / unpacked, dim
+            except DataNotFoundError:
+                raise DataNotFoundError(str(gzipped_missing).replace(filename, f"{filename} (or {unpacked})", 1)) from None
     path = Path(name_or_path).expanduser()
     if not path.is_file():
         known = ", ".join(VECTOR_SETS)

@@ -59,6 +59,7 @@ def find_dataset_dir(subdir: str, required: Sequence[str], explicit: str | os.Pa
         "under one of these (searched in this order):\n  "
         + "\n  ".join(str(p) for p in searched)
         + "\nPoint to your copy with --data-dir DIR or the DRGA_DATA environment variable."
+        + download_hint(subdir, required)
     )
 
 
@@ -78,3 +79,14 @@ def bundled_folders(subdir: str) -> list[Path]:
 def is_bundled(folder: Path) -> bool:
     """Whether ``folder`` is the package's own copy of a data set (for the data line to say so)."""
     return folder.resolve().is_relative_to(BUNDLED_ROOT)
+
+
+# --- the `drga download` command that fetches a missing data set (drga/data/sources.py) -------
+
+
+def download_hint(subdir: str, required: Sequence[str]) -> str:
+    """The sentence naming ``drga download NAME`` for a data folder, or "" when nothing fetches it."""
+    from drga.data.sources import source_for_files
+
+    source = source_for_files(subdir, list(required))
+    return f"\nOr fetch it: drga download {source.name}" if source else ""
