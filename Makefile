@@ -3,6 +3,7 @@
 #   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
 #   make lint       ruff and the import-linter layer contract only
 #   make test-slow  the slow tests too
+#   make wheel-check  the wheel installed into a clean venv and used from an empty folder (run by make test)
 #   make regression BASE=<rev> [HEAD=<rev>]  the regression fixture's runs at BASE and at HEAD (default: the working tree)
 #                   on this machine, compared exactly: a refactor that moves a number is caught on any machine
 #   make bench      baseline vs co-training throughput of every network, its measured floor and memory (docs/RESULTS.md)
@@ -26,7 +27,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint test test-slow regression bench gpu-check results study regime variants families clean
+.PHONY: setup demo lint test test-slow regression wheel-check bench gpu-check results study regime variants families clean
 
 setup: $(TEST_STAMP)
 
@@ -54,11 +55,18 @@ lint: $(TEST_STAMP)
 	cd $(LINT_TREE) && PYTHONPATH=. ../$(BIN)/lint-imports --no-cache ../pyproject.toml
 	rm -rf $(LINT_TREE)
 
-# The regression fixture again under another ATen kernel dispatch (as on another CPU): its portable
-# comparison must hold there too (tests/regression_runs.py).
+# The wheel check (below); the regression fixture under another ATen kernel dispatch (as on another CPU),
+# whose portable comparison must hold there too (tests/regression_runs.py); then the whole suite, last
+# so that its summary closes the output.
 test: lint
-	$(BIN)/python -m pytest
+	$(MAKE) wheel-check
 	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q tests/test_regression.py
+	$(BIN)/python -m pytest
+
+# The wheel as a user gets it: built, installed with torch first into a clean venv, then `drga --version`,
+# `drga --help`, `drga demo` (shortened) and docs/notebook.md's example from an empty folder (tests/wheel_check.py).
+wheel-check: $(TEST_STAMP)
+	TORCH_SPEC="$(TORCH_SPEC)" TORCH_PIP="$(TORCH_PIP)" OMP_NUM_THREADS=1 $(BIN)/python -m tests.wheel_check
 
 regression: $(TEST_STAMP)
 	@test -n "$(BASE)" || { echo "usage: make regression BASE=<git revision> [HEAD=<git revision>]"; exit 2; }

@@ -4,8 +4,9 @@ first, as the README says), then used from an empty folder with no data beside i
     python -m tests.wheel_check [--keep]       # what `make wheel-check` (and so `make test`) runs
 
 Checks, each printed as it passes:
-- ``drga --version`` and ``drga --help`` answer in under ``STARTUP_LIMIT_SECONDS`` (best of three:
-  the first call of a fresh install also writes Python's bytecode caches);
+- ``drga --version`` and ``drga --help`` answer in under ``STARTUP_LIMIT_SECONDS`` of CPU time (best
+  of three: the first call of a fresh install also writes Python's bytecode caches; the wall time,
+  which also counts whatever else the machine runs, is printed beside it);
 - ``drga demo`` runs on the data bundled in the package (a shortened demo: the same configuration
   with one epoch per phase on a quarter of the training set, so that CI stays short; ``make demo``
   is the full one), and its data lines say the bundled copies were used;
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
@@ -73,14 +75,18 @@ def check(work: Path) -> None:
     env.setdefault("OMP_NUM_THREADS", "1")
     drga = str(venv / "bin" / "drga")
     for arguments in (["--version"], ["--help"]):
-        seconds = []
+        wall, cpu = [], []
         for _ in range(3):
-            started = time.perf_counter()
+            before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
             run([drga, *arguments], cwd=empty, env=env)
-            seconds.append(time.perf_counter() - started)
-        if min(seconds) >= STARTUP_LIMIT_SECONDS:
-            raise SystemExit(f"[wheel-check] FAILED: drga {arguments[0]} took {min(seconds):.2f} s (limit {STARTUP_LIMIT_SECONDS} s)")
-        step(f"drga {arguments[0]}: {min(seconds):.2f} s (best of 3; first {seconds[0]:.2f} s)")
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall.append(time.perf_counter() - started)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        # CPU seconds are what a user waits on an otherwise idle machine; wall seconds also count whatever
+        # else the machine runs meanwhile (CI's own test processes), so they are reported, not judged.
+        if min(cpu) >= STARTUP_LIMIT_SECONDS:
+            raise SystemExit(f"[wheel-check] FAILED: drga {arguments[0]} took {min(cpu):.2f} s of CPU (limit {STARTUP_LIMIT_SECONDS} s)")
+        step(f"drga {arguments[0]}: {min(cpu):.2f} s of CPU, {min(wall):.2f} s wall (best of 3)")
 
     demo = run([drga, "demo", "--no-progress", *SHORT_DEMO], cwd=empty, env=env)
     output = demo.stdout + demo.stderr
