@@ -306,11 +306,11 @@ def test_analyze_command_writes_every_output(trained, tmp_path, capsys):
     run_dir, config = trained
     out = tmp_path / "analysis"
     code = main(["analyze", str(run_dir / "cotrain_best.pt"), "--dataset", "tsv", "--tsv", config.data.tsv_path,
-                 "--out", str(out), "--saliency-examples", "12", "--num-examples", "3",
+                 "--out", str(out), "--saliency-examples", "12", "--faithfulness-examples", "12", "--num-examples", "3",
                  "--reference", str(run_dir / "baseline_best.pt")])
     assert code == 0, capsys.readouterr().err
     for name in ("attention_maps.html", "transitions.md", "highlighted.md", "modified_words.csv", "explainability.csv",
-                 "saliency.csv", "polarity_snapshot.csv", "polarity_tracking.csv", "summary.md"):
+                 "saliency.csv", "polarity_snapshot.csv", "polarity_tracking.csv", "faithfulness.md", "summary.md"):
         assert (out / name).stat().st_size > 0, name
     for png in out.glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size < 300_000, png.name
@@ -319,7 +319,7 @@ def test_analyze_command_writes_every_output(trained, tmp_path, capsys):
     assert len(summary["maps"]["examples"]) == 3
     assert summary["highlighted"]["mean_n_revised"] <= summary["highlighted"]["mean_n_reference"] + 5  # all present
     assert set(summary["explainability"]) == {"original", "revised"}
-    assert set(summary["saliency"]) == {"net-only", "with-agent"}
+    assert set(summary["saliency"]) == set(summary["faithfulness"]) == {"net-only", "with-agent"}
     # the keyword decides the label: removing the most attended token beats removing a random one,
     # and attention and leave-one-out agree on the most important token
     assert summary["explainability"]["original"]["share_delta_js_positive"] > 0.5

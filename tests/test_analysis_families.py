@@ -104,7 +104,8 @@ def trained(data_root, tmp_path_factory):
 
 def analyze(run_dir, data_root, out, *extra):
     return main(["analyze", str(run_dir / "cotrain_best.pt"), "--data-dir", str(data_root), "--out", str(out),
-                 "--saliency-examples", "6", "--num-examples", "3", "--min-count", "2", "--no-progress", *extra])
+                 "--saliency-examples", "6", "--faithfulness-examples", "6", "--num-examples", "3", "--min-count", "2",
+                 "--no-progress", *extra])
 
 
 # --- the document view: known answers ---------------------------------------------------------
@@ -203,7 +204,7 @@ def test_analyze_han_writes_every_applicable_output(trained, data_root, tmp_path
     out = tmp_path / "han"
     assert analyze(run_dir, data_root, out, "--reference", str(run_dir / "baseline_best.pt")) == 0, capsys.readouterr().err
     for name in ("attention_maps.html", "transitions.md", "highlighted.md", "highlighted.csv", "modified_words.csv",
-                 "explainability.csv", "saliency.csv", "summary.md"):
+                 "explainability.csv", "saliency.csv", "faithfulness.md", "summary.md"):
         assert (out / name).stat().st_size > 0, name
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs == ["attention_maps.png", "explainability.png", "highlighted.png", "modified_words.png", "saliency.png", "transitions.png"]
@@ -261,7 +262,7 @@ def test_analyze_aspect_networks_writes_every_output(net, trained, data_root, tm
     out = tmp_path / net
     assert analyze(trained[net], data_root, out) == 0, capsys.readouterr().err
     for name in ("attention_maps.html", "transitions.md", "highlighted.md", "modified_words.csv", "explainability.csv",
-                 "saliency.csv", "polarity_snapshot.csv", "polarity_tracking.csv", "summary.md"):
+                 "saliency.csv", "polarity_snapshot.csv", "polarity_tracking.csv", "faithfulness.md", "summary.md"):
         assert (out / name).stat().st_size > 0, name
     assert len(list(out.glob("*.png"))) == 8
     assert all(p.read_bytes()[:8] == PNG and p.stat().st_size < 300_000 for p in out.glob("*.png"))

@@ -271,3 +271,18 @@ def test_analyses_show_words_not_subwords(checkpoint):
     record = compute_records(network, encoded, vocab)[3]
     assert record.tokens == ["the", "films", "was", "not", "good", "."]  # [CLS], [SEP] dropped, film + ##s merged
     assert len(record.ids) == len(record.original) == 6 and record.original.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_faithfulness_ranks_and_removes_the_text_subwords_only(checkpoint):
+    from drga.analysis import faithfulness
+
+    batch, network, vocab = batch_and_network(checkpoint)
+    network.eval()
+    encoded, _ = vocab.encode_examples(examples(), 12)
+    rows = faithfulness.faithfulness_rows(network, encoded, range(len(encoded)), None, None, steps=8)
+    assert [r.index for r in rows] == [0, 1, 3, 4]  # "great" is one subword: nothing to rank
+    for r in rows:
+        assert r.length == len(encoded[r.index].ids) - 2  # [CLS] and [SEP] are neither ranked nor removed
+        assert sum(r.scores["attention"]) == pytest.approx(1.0, abs=1e-5)
+        top = int(faithfulness.ranking(r.scores["attention"])[0])
+        assert r.comprehensiveness["attention"][0] == pytest.approx(r.scores["leave_one_out"][top], abs=1e-9)

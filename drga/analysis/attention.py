@@ -169,6 +169,37 @@ def token_weights(attention: Sequence[Tensor], encoding: NetworkEncoding, batch:
     return document_weights(words, gamma)
 
 
+def text_view(network: AttentionNetwork, batch: Batch) -> Batch:
+    """The batch with its mask narrowed to the text: a network whose sites leave out special tokens
+    ([CLS], [SEP]: hf-encoder) says which tokens they span (``text_mask``); every other network spans them all."""
+    return replace(batch, mask=network.text_mask(batch.tokens, batch.mask)) if hasattr(network, "text_mask") else batch
+
+
+def kept_tokens(example: EncodedExample, keep: Sequence[bool]) -> EncodedExample:
+    """The example with only the tokens where ``keep`` is True (one flag per id), the others deleted.
+
+    Documents: each sentence keeps its kept words, and a sentence left empty is dropped. Aspect
+    data: the aspect's span in the sentence [start, end) becomes the kept tokens before start and
+    before end (the aspect term itself, a separate input, is kept whole).
+    """
+    if len(keep) != len(example.ids):
+        raise ValueError(f"keep has {len(keep)} flags for {len(example.ids)} tokens")
+    ids = [token for token, kept in zip(example.ids, keep) if kept]
+    extras = dict(example.extras)
+    if "aspect_span" in extras:
+        start, end = extras["aspect_span"]
+        extras["aspect_span"] = [sum(keep[:start]), sum(keep[:end])]
+    sentences = None
+    if example.sentences is not None:
+        sentences, seen = [], 0
+        for sentence in example.sentences:
+            flags, seen = keep[seen : seen + len(sentence)], seen + len(sentence)
+            kept = [token for token, flag in zip(sentence, flags) if flag]
+            if kept:
+                sentences.append(kept)
+    return EncodedExample(ids, example.label, extras, sentences)
+
+
 def real_tokens(values: Tensor, mask: Tensor) -> Tensor:
     """A row's values at its real tokens, in reading order ([T] or [S, T] → [L]); ids follow the same order."""
     return values[mask]
@@ -302,6 +333,22 @@ def revised_attention(
     return result.revised, result.output
 
 
+def mode_output(
+    network: AttentionNetwork, batch: Batch, mode: str, policy: GaussianPolicy | None = None, beta: Tensor | float | None = None
+) -> tuple[list[Tensor], Tensor, NetworkEncoding]:
+    """(attention per site, output, encoding) of one evaluation mode: ``net-only`` (the network with its
+    own α) or ``with-agent`` (the revised α′, the agent's deterministic action, as evaluation runs it)."""
+    encoding = network.encode(batch)
+    if mode == "net-only":
+        return encoding.attention, network.predict(encoding, encoding.attention), encoding
+    if mode != "with-agent":
+        raise ValueError(f"mode must be 'net-only' or 'with-agent', got {mode!r}")
+    if policy is None or beta is None:
+        raise ValueError("with-agent mode needs the policy and β")
+    attention, output = revised_attention(network, policy, batch, beta, encoding)
+    return attention, output, encoding
+
+
 def length_sorted_chunks(examples: Sequence[EncodedExample], batch_size: int) -> list[list[int]]:
     """Index chunks of similar length (less padding); results are put back in input order."""
     order = sorted(range(len(examples)), key=lambda i: len(examples[i].ids))
@@ -354,9 +401,7 @@ def _batch_attention(
 ) -> _BatchAttention:
     """α and P(·|X) for a batch; α′ and its P(·|X) too with a policy."""
     encoding = network.encode(batch)
-    # A network whose sites leave out special tokens ([CLS], [SEP]: hf-encoder) says which tokens they span.
-    text = replace(batch, mask=network.text_mask(batch.tokens, batch.mask)) if hasattr(network, "text_mask") else batch
-    views = _views(encoding, text, site)
+    views = _views(encoding, text_view(network, batch), site)
     probs = torch.softmax(network.predict(encoding, encoding.attention), dim=-1)
     original = {name: view(encoding.attention) for name, view in views.items()}
     revised, revised_probs = {}, None
@@ -459,11 +504,12 @@ def load_inputs(
     tsv: str | None = None,
     device: str = "cpu",
     allow_other_dataset: bool = False,
+    require_agent: bool = True,
 ) -> AnalysisInputs:
     """Load a trained run's checkpoint and the split to analyse, refusing what cannot work.
 
     Errors (one line each): a missing or unreadable checkpoint, a checkpoint without a trained
-    agent, an unknown data set, a data set other than the one the run was trained on (unless
+    agent (unless not ``require_agent``), an unknown data set, a data set other than the one the run was trained on (unless
     ``allow_other_dataset``), or one labelled with a label the network was not trained on (labels
     are matched by name).
     """
@@ -476,9 +522,10 @@ def load_inputs(
     if path.is_dir():
         raise AnalysisError(f"{path} is a folder; give a checkpoint in it, e.g. {path / 'cotrain_best.pt'}")
     model = load_trained(path, device=device)
-    if not model.has_agent:
+    if require_agent and not model.has_agent:
         raise AnalysisError(
-            f"{path} is from phase '{model.phase}' and holds no trained agent; analyse the run's cotrain_best.pt (or agent_best.pt)"
+            f"{path} is from phase '{model.phase}' and holds no trained agent; analyse the run's cotrain_best.pt (or agent_best.pt), "
+            "or this one with --only faithfulness"
         )
     config = model.config
     trained_on = config.data.dataset

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 #: The analyses ``drga analyze`` runs, in order (``--only`` picks some).
-ANALYSES = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity")
+ANALYSES = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity", "faithfulness")
 
 
 def _indices(text: str) -> list[int]:
@@ -33,11 +33,13 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add the ``analyze`` and ``compare`` subcommands; return their handlers."""
     analyze = commands.add_parser(
         "analyze",
-        help="what DRGA did to the attention: maps, transitions, highlighted tokens, modified words, explainability, saliency, polarity",
+        help="what DRGA did to the attention: maps, transitions, highlighted tokens, modified words, explainability, saliency, "
+        "polarity, faithfulness",
         description="Run the paper's attention analyses on a trained checkpoint (with an agent) and write "
-        "pictures, tables and summary.md to --out.",
+        "pictures, tables and summary.md to --out. A checkpoint without an agent (baseline_best.pt) takes "
+        "--only faithfulness: its attention measured in net-only mode.",
     )
-    analyze.add_argument("checkpoint", help="a run's cotrain_best.pt (or agent_best.pt)")
+    analyze.add_argument("checkpoint", help="a run's cotrain_best.pt (or agent_best.pt; baseline_best.pt with --only faithfulness)")
     analyze.add_argument("--dataset", help="the data set the run was trained on (default: the checkpoint's)")
     analyze.add_argument("--data-dir", help="folder of the data set or a data root")
     analyze.add_argument("--tsv", help="for --dataset tsv: the label<TAB>text file or folder")
@@ -51,6 +53,10 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     analyze.add_argument("--top-k", type=int, default=15, help="modified words: items per direction (default 15)")
     analyze.add_argument("--min-count", type=int, default=10, help="modified words: occurrences a word needs (default 10)")
     analyze.add_argument("--saliency-examples", type=int, default=300, help="saliency: sentences (random, default 300)")
+    analyze.add_argument(
+        "--faithfulness-examples", type=int, default=200, help="faithfulness: sentences (random, default 200)"
+    )
+    analyze.add_argument("--ig-steps", type=int, default=50, help="faithfulness: integrated-gradients steps (default 50)")
     analyze.add_argument("--site", help="restrict the token view to one attention site by name (default: every site spanning the sentence)")
     analyze.add_argument(
         "--reference", help="highlighted tokens: also count them for this checkpoint's attention (e.g. the run's baseline_best.pt)"
@@ -93,6 +99,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         min_count=args.min_count,
         saliency_examples=args.saliency_examples,
+        faithfulness_examples=args.faithfulness_examples,
+        ig_steps=args.ig_steps,
         site=args.site,
         reference=args.reference,
         progress=not args.no_progress and sys.stderr.isatty(),
@@ -121,6 +129,8 @@ def _command_line(args: argparse.Namespace) -> str:
         "top_k": 15,
         "min_count": 10,
         "saliency_examples": 300,
+        "faithfulness_examples": 200,
+        "ig_steps": 50,
         "device": "cpu",
         "allow_other_dataset": False,
         "no_progress": False,
@@ -140,6 +150,8 @@ def _command_line(args: argparse.Namespace) -> str:
         "top_k",
         "min_count",
         "saliency_examples",
+        "faithfulness_examples",
+        "ig_steps",
         "site",
         "reference",
         "allow_other_dataset",

@@ -11,6 +11,7 @@ explainability.md/.csv/.png eq. 13, Fig. 5: ΔJS vs Δα when removing the top v
 saliency.md/.csv/.png       Kendall τ of attention vs gradient and leave-one-out saliency
 polarity_snapshot.csv/.png  polarity vs attention scores of frequent tokens (Sun & Lu 2020)
 polarity_tracking.csv/.png  the same for 12 followed tokens over training (needs tracking)
+faithfulness.md/.csv/.jsonl ERASER comprehensiveness/sufficiency of attention vs random and IG; τ vs IG, LOO
 summary.md, summary.json    every table and number above, with the command that made them
 ==========================  ===================================================================
 """
@@ -34,7 +35,9 @@ POLARITY_DOCUMENTS = (
     "network (HAN) the sentence encoder still mixes in every other sentence, so no attention setting isolates one word"
 )
 
-ALL = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity")
+ALL = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity", "faithfulness")
+#: The analyses that also read a checkpoint without an agent (a baseline's): in net-only mode only.
+WITHOUT_AGENT = ("faithfulness",)
 
 
 @dataclass
@@ -50,6 +53,8 @@ class AnalyzeOptions:
     top_k: int = 15
     min_count: int = 10
     saliency_examples: int = 300
+    faithfulness_examples: int = 200
+    ig_steps: int = 50
     site: str | None = None
     reference: str | None = None
     progress: bool = False
@@ -115,13 +120,14 @@ def run_analyses(
     unknown = [name for name in options.only if name not in ALL]
     if unknown:
         raise AnalysisError(f"unknown analysis {', '.join(unknown)}; choose from {', '.join(ALL)}")
-    inputs = load_inputs(checkpoint, dataset, options.split, data_dir, tsv, device, allow_other_dataset)
+    require_agent = not set(options.only) <= set(WITHOUT_AGENT)
+    inputs = load_inputs(checkpoint, dataset, options.split, data_dir, tsv, device, allow_other_dataset, require_agent)
     model, out = inputs.model, Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     network, beta = model.network, inputs.beta
     summary: dict[str, Any] = {
         "checkpoint": str(checkpoint), "network": network.net_name, "phase": model.phase, "dataset": model.config.data.dataset,
-        "split": options.split, "sentences": len(inputs.examples), "beta": float(beta), "seed": options.seed,
+        "split": options.split, "sentences": len(inputs.examples), "beta": float(beta) if model.has_agent else None, "seed": options.seed,
         "command": options.command, "squash_rule": SQUASH_RULE, "notes": [],
     }
     run = AnalysisRun(checkpoint, options, inputs, out, log, summary)
@@ -129,7 +135,7 @@ def run_analyses(
         summary["document_rule"] = DOCUMENT_RULE
     log(
         f"analysing {checkpoint}: {network.net_name} from phase '{model.phase}', {model.config.data.dataset} {options.split} "
-        f"({len(inputs.examples)} {run.unit}), β = {float(beta):.3f}"
+        f"({len(inputs.examples)} {run.unit}), {_strength(model, beta)}"
     )
     if {"maps", "highlighted", "modified-words"} & set(options.only):
         run.records = compute_records(network, inputs.examples, model.vocab, model.policy, beta, options.site,
@@ -271,6 +277,34 @@ def _polarity_section(run: AnalysisRun) -> None:
     run.log(f"  polarity: {run.out / 'polarity_snapshot.png'}")
 
 
+def _faithfulness_section(run: AnalysisRun) -> None:
+    from drga.analysis import faithfulness
+
+    options, model, inputs = run.options, run.inputs.model, run.inputs
+    count = min(options.faithfulness_examples, len(inputs.examples))
+    indices = sorted(np.random.default_rng(options.seed).choice(len(inputs.examples), count, replace=False).tolist())
+    policy = model.policy if model.has_agent else None
+    rows = faithfulness.faithfulness_rows(model.network, inputs.examples, indices, policy, inputs.beta, options.seed, options.site,
+                                          options.ig_steps, progress=options.progress)
+    result = faithfulness.write_faithfulness(rows, run.out)
+    run.summary["faithfulness"] = result["summary"]
+    run.summary["faithfulness_removal"] = faithfulness.REMOVAL_RULE
+    modes = "net-only and with-agent" if policy is not None else "net-only (this checkpoint has no agent)"
+    run.sections.append(
+        f"## Faithfulness (ERASER)\n\n{count} random {options.split} {run.unit} (≥ 2 tokens kept), {modes}; top-k % "
+        f"rationales, k = {', '.join(map(str, faithfulness.BINS))}; integrated gradients with {options.ig_steps} steps; "
+        f"{faithfulness.REMOVAL_RULE}. Per {run.unit[:-1]}: faithfulness.csv, faithfulness.jsonl.\n\n{result['markdown']}"
+    )
+    for mode, s in result["summary"].items():
+        comp, suff = s["comprehensiveness"], s["sufficiency"]
+        run.log(
+            f"  faithfulness {mode}: comprehensiveness AOPC attention {comp['attention']['aopc']:.3f}, random "
+            f"{comp['random']['aopc']:.3f}, IG {comp['integrated_gradients']['aopc']:.3f}; sufficiency AOPC attention "
+            f"{suff['attention']['aopc']:.3f}, random {suff['random']['aopc']:.3f}, IG {suff['integrated_gradients']['aopc']:.3f}; "
+            f"τ(att, IG) {s['tau_attention_ig']['mean']:+.3f}, τ(att, LOO) {s['tau_attention_loo']['mean']:+.3f}"
+        )
+
+
 #: The analyses in the order summary.md lists them: name (as ``--only`` takes it) → its section.
 SECTIONS: tuple[tuple[str, Callable[[AnalysisRun], None]], ...] = (
     ("maps", _maps_section),
@@ -280,7 +314,13 @@ SECTIONS: tuple[tuple[str, Callable[[AnalysisRun], None]], ...] = (
     ("explainability", _explainability_section),
     ("saliency", _saliency_section),
     ("polarity", _polarity_section),
+    ("faithfulness", _faithfulness_section),
 )
+
+
+def _strength(model: Any, beta: Any) -> str:
+    """β as the reports print it; a checkpoint without an agent has none that means anything."""
+    return f"β = {float(beta):.3f}" if model.has_agent else "no agent"
 
 
 def _write_summary(run: AnalysisRun) -> None:
@@ -290,7 +330,7 @@ def _write_summary(run: AnalysisRun) -> None:
     header = [
         f"# Attention analysis of `{run.checkpoint}`",
         "",
-        f"{model.network.net_name} (phase '{model.phase}', β = {float(run.inputs.beta):.3f}) on {model.config.data.dataset} "
+        f"{model.network.net_name} (phase '{model.phase}', {_strength(model, run.inputs.beta)}) on {model.config.data.dataset} "
         f"{options.split}, {len(run.inputs.examples)} {run.unit}.",
     ]
     if options.command:

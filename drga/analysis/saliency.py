@@ -33,10 +33,11 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
     AnalysisError,
     eval_mode,
+    kept_tokens,
     length_sorted_chunks,
+    mode_output,
     model_device,
     real_tokens,
-    revised_attention,
     token_sites,
     token_weights,
 )
@@ -63,13 +64,8 @@ def _output(
     network: AttentionNetwork, batch: Batch, mode: str, policy: GaussianPolicy | None, beta, site: str | None = None
 ) -> tuple[Tensor, Tensor, Any]:
     """(output, per-token attention [B, T] (documents: ω [B, S, T]), encoding) of one mode."""
-    encoding = network.encode(batch)
-    sites = token_sites(encoding, batch, site)
-    if mode == "net-only":
-        attention, output = encoding.attention, network.predict(encoding, encoding.attention)
-    else:
-        attention, output = revised_attention(network, policy, batch, beta, encoding)
-    return output, token_weights(attention, encoding, batch, sites), encoding
+    attention, output, encoding = mode_output(network, batch, mode, policy, beta)
+    return output, token_weights(attention, encoding, batch, token_sites(encoding, batch, site)), encoding
 
 
 def gradient_saliency(
@@ -118,26 +114,9 @@ def gradient_saliency(
 
 
 def without_token(example: EncodedExample, t: int) -> EncodedExample:
-    """The example with its t-th token removed.
-
-    Documents: the word is removed from its sentence, and a sentence left empty is dropped.
-    Aspect data: the aspect's span in the sentence moves with the tokens (the aspect term
-    itself, a separate input, is kept).
-    """
-    ids = example.ids[:t] + example.ids[t + 1 :]
-    extras = dict(example.extras)
-    if "aspect_span" in extras:
-        start, end = extras["aspect_span"]
-        extras["aspect_span"] = [start - (t < start), end - (t < end)]
-    sentences = None
-    if example.sentences is not None:
-        sentences, seen = [], 0
-        for sentence in example.sentences:
-            start, seen = seen, seen + len(sentence)
-            kept = sentence[: t - start] + sentence[t - start + 1 :] if start <= t < seen else list(sentence)
-            if kept:
-                sentences.append(kept)
-    return EncodedExample(ids, example.label, extras, sentences)
+    """The example with its t-th token removed (:func:`~drga.analysis.attention.kept_tokens`: a
+    document's sentence left empty is dropped, an aspect's span moves with the tokens)."""
+    return kept_tokens(example, [position != t for position in range(len(example.ids))])
 
 
 @torch.no_grad()

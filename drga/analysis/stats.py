@@ -1,7 +1,7 @@
-"""The few statistics the analyses need, in numpy and the standard library (no scipy).
+"""The few statistics the analyses need, in numpy and the standard library (Kendall's τ from scipy).
 
 - :func:`js_divergence` (natural log, so 0 ≤ JS ≤ ln 2) for the explainability test;
-- :func:`kendall_tau` (τ-b, ties handled) for attention vs saliency;
+- :func:`kendall_tau` (τ-b, ties handled; ``scipy.stats.kendalltau``) for attention vs saliency and faithfulness;
 - :func:`paired_t_test` (two-sided, Student's t via the regularised incomplete beta) and
   :func:`bootstrap_ci` (percentile) for ``drga compare``;
 - :func:`paired_comparison`, what the study tables report per cell: the differences, whether they
@@ -40,22 +40,19 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
-    """Kendall's τ-b: (concordant − discordant) / √(pairs untied in x · pairs untied in y).
+    """Kendall's τ-b (``scipy.stats.kendalltau``): (concordant − discordant) / √(pairs untied in x · pairs untied in y).
 
     NaN when fewer than two values or when either sequence is constant.
     """
+    from scipy.stats import kendalltau  # imported when first used: scipy is slow to import
+
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"kendall_tau needs two 1-d sequences of one length, got {x.shape} and {y.shape}")
-    if len(x) < 2:
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return float("nan")
-    i, j = np.triu_indices(len(x), k=1)
-    dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
-    untied_x, untied_y = np.count_nonzero(dx), np.count_nonzero(dy)
-    if untied_x == 0 or untied_y == 0:
-        return float("nan")
-    return float((dx * dy).sum() / math.sqrt(untied_x * untied_y))
+    return float(kendalltau(x, y).statistic)
 
 
 def _betacf(a: float, b: float, x: float) -> float:
