@@ -267,7 +267,8 @@ class HFEncoderClassifier(AttentionNetwork):
         query = self.pool_query.expand(b, -1)
         pooling = self.pooling(last, query, text)
         sites = [AttentionSite.single(words, last, query, text, pooling, name="pooling")]
-        cache: dict[str, Any] = {"last": last, "head": head_dropout_masks(self.classifier, self.dropout.p, last, self.training)}
+        head = head_dropout_masks(self.classifier, last, training=self.training, input_dropout=self.dropout.p)
+        cache: dict[str, Any] = {"last": last, "head": head}
         if n:
             if len(visitor.recorded) != n:
                 raise PretrainedModelError(
