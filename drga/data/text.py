@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from drga.data.locate import DataNotFoundError, find_dataset_dir
-from drga.data.tokenize import raw_text_tokens
+from drga.data.tokenize import raw_text_tokens, whitespace_tokens
 from drga.errors import UserError
 
 #: User-facing warnings (data read with a repair) go to the ``drga`` logger, one sentence each.
@@ -47,6 +47,9 @@ class DatasetSplits:
     #: (``extras["aspect"]``, ``extras["aspect_span"]``); "document" when ``extras["sentences"]``
     #: holds the sentences of a document.
     provides: str = "text"
+    #: How the texts became tokens (:data:`drga.data.tokenize.TOKENIZERS`'s names, or "custom"):
+    #: checkpoints record it, and ``drga predict`` splits new text the same way.
+    tokenizer: str = "whitespace"
 
     @property
     def num_classes(self) -> int:
@@ -55,10 +58,6 @@ class DatasetSplits:
 
 class DataFormatError(UserError, ValueError):
     """A data file holds a line the loader cannot read; the message names file and line."""
-
-
-def _tokenize(text: str, lowercase: bool) -> list[str]:
-    return (text.lower() if lowercase else text).split()
 
 
 def stratified_split(
@@ -114,7 +113,7 @@ def _read_sentence_files(folder: Path, files: Sequence[str], lowercase: bool) ->
     for label, name in enumerate(files):
         with (folder / name).open(encoding="utf-8", errors="replace") as handle:
             for line in handle:
-                tokens = _tokenize(line, lowercase)
+                tokens = whitespace_tokens(line, lowercase)
                 if not tokens:
                     empty += 1
                     continue
@@ -486,4 +485,4 @@ def load_tsv(
         raise FileNotFoundError(f"TSV data not found at {location}")
     if len(label_names) < 2:
         raise DataFormatError(f"{location}: needs at least two distinct labels, found {label_names}")
-    return DatasetSplits("tsv", train, dev, test, label_names, notes + _notes_for(location, files))
+    return DatasetSplits("tsv", train, dev, test, label_names, notes + _notes_for(location, files), tokenizer="raw-text")
