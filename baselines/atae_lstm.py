@@ -74,10 +74,8 @@ class ATAELSTM(AttentionNetwork):
         last = hidden[torch.arange(batch.size, device=hidden.device), last_index]  # h_N
         alpha = self.attention(hidden, aspect, batch.mask)
         site = AttentionSite.single(words, hidden, aspect, batch.mask, alpha, name="aspect-attention")
-        return NetworkEncoding(
-            sites=(site,),
-            cache={"hidden": hidden, "last": last, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)},
-        )
+        head = head_dropout_masks(self.classifier, hidden, training=self.training, input_dropout=self.dropout.p)
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "last": last, "head": head})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: r = Σ_t α′_t h_t; Wang et al. eq. 10–11: h* = tanh(W_p r + W_x h_N), softmax(W_s h*).

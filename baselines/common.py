@@ -10,6 +10,11 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from drga.baselines.protocol import masked_softmax
 
+__all__ = [
+    "make_embedding", "even_hidden", "run_rnn", "masked_mean", "check_tokens", "require_extras", "BilinearAttention",
+    "ContextVectorAttention", "attention_pool", "dropout_keep_mask", "apply_keep_mask", "head_dropout_masks", "run_head",
+]
+
 
 def make_embedding(
     vocab_size: int, dim: int, embeddings: Tensor | None, freeze: bool, unknown_index: int | None = 1
@@ -140,10 +145,10 @@ def apply_keep_mask(x: Tensor, keep: Tensor | None, copies: int = 1) -> Tensor:
     return (x.view(-1, copies, *x.shape[1:]) * keep.unsqueeze(1)).view_as(x)
 
 
-def head_dropout_masks(head: nn.Module, input_dropout: float, like: Tensor, training: bool) -> tuple[Tensor | None, ...]:
-    """Keep-masks for a classifier head: one on its input (rate ``input_dropout``), then one per
+def head_dropout_masks(head: nn.Module, like: Tensor, *, training: bool, input_dropout: float = 0.0) -> tuple[Tensor | None, ...]:
+    """Keep-masks for a classifier head: one on its input (rate ``input_dropout``; 0: none), then one per
     ``nn.Dropout`` inside it (a ``Linear`` or a ``Sequential`` of layers), for ``like.shape[0]``
-    examples; Nones when not ``training``.
+    examples (on its device, in its dtype); Nones when not ``training``.
 
     A network draws them in ``encode`` and keeps them in its encoding's cache, so that ``predict``
     applies the same masks to every revised copy of an example (:func:`run_head`): the K action

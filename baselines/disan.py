@@ -81,9 +81,8 @@ class DiSAN(AttentionNetwork):
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)  # [B, T, H]
         site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="source2token")
-        return NetworkEncoding(
-            sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)}
-        )
+        head = head_dropout_masks(self.classifier, hidden, training=self.training, input_dropout=self.dropout.p)
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "head": head})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10 per dimension: c′_k = Σ_t α′_{t,k} h_{t,k}; eq. 11: softmax(MLP(c′)).

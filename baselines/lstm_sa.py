@@ -59,9 +59,8 @@ class LSTMSelfAttention(AttentionNetwork):
         query = self.query.expand(batch.size, -1)
         alpha = self.attention(hidden, query, batch.mask)
         site = AttentionSite.single(words, hidden, query, batch.mask, alpha, name="self-attention")
-        return NetworkEncoding(
-            sites=(site,), cache={"hidden": hidden, "head": head_dropout_masks(self.classifier, self.dropout.p, hidden, self.training)}
-        )
+        head = head_dropout_masks(self.classifier, hidden, training=self.training, input_dropout=self.dropout.p)
+        return NetworkEncoding(sites=(site,), cache={"hidden": hidden, "head": head})
 
     def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         # eq. 10: c′ = Σ_t α′_t h_t; eq. 11: P(y|X) = softmax(MLP(c′)).

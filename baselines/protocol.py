@@ -48,6 +48,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+__all__ = ["Batch", "AttentionSite", "NetworkEncoding", "RepeatedEncoding", "per_example", "AttentionNetwork", "masked_softmax"]
+
 
 @dataclass
 class Batch:

@@ -278,7 +278,7 @@ class TransformerClassifier(AttentionNetwork):
 
     def _classifier_masks(self, x: Tensor) -> tuple[Tensor | None, ...]:
         """Keep-masks of the classifier's dropouts (on the context, on its hidden layer)."""
-        return head_dropout_masks(self.classifier, self.dropout.p, x, self.training)
+        return head_dropout_masks(self.classifier, x, training=self.training, input_dropout=self.dropout.p)
 
     def _classify(self, pooling: Tensor, x: Tensor, keep: tuple, copies: int) -> Tensor:
         """Logits from the pooling weights [B, T] over the last layer's outputs x [B, T, D]."""

@@ -8,6 +8,8 @@ The method's equations, one implementation each:
 - :func:`drga.beta.beta_schedule` and :class:`drga.beta.AdjustmentStrength` (β of eq. 3)
 - :func:`drga.reward.drga_reward` (eq. 5)
 - :func:`agents.reinforce.reinforce_loss` (eqs. 6–7)
+
+and :func:`drga.load`: a trained checkpoint that classifies new texts (``drga.load(path).predict(texts)``).
 """
 
 import importlib
@@ -30,6 +32,7 @@ _EXPORTS = {
     "adjust_attention": "drga.adjust", "AdjustmentStrength": "drga.beta", "beta_schedule": "drga.beta",
     "RewardTerms": "drga.reward", "count_highlighted": "drga.reward", "drga_reward": "drga.reward",
     "saliency_penalty": "drga.reward", "agent_state_size": "drga.state", "build_agent_state": "drga.state",
+    "load": "drga.prediction",  # drga.load(checkpoint).predict(texts)
 }
 
 
@@ -80,5 +83,5 @@ elif not any(isinstance(finder, _RegisterWhenGymnasiumIsImported) for finder in 
 
 __all__ = [
     "adjust_attention", "AdjustmentStrength", "beta_schedule", "RewardTerms", "count_highlighted",
-    "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state", "ENV_ID",
+    "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state", "ENV_ID", "load",
 ]

@@ -6,31 +6,40 @@
     network = MyAttentionNet(len(data.vocab), data.num_classes)   # follows baselines/protocol.py
     result = retrofit(network, data, pretrain_epochs=5, cotrain_epochs=3)
     print(result.table())
+    result.predict(["a gripping film", "dull and long"])        # labels of new texts
 
 ``retrofit`` runs the same phases as ``drga train`` (pretraining, the equal-budget baseline,
 agent pretraining, co-training) with the same configuration dataclasses, validation and
-per-network defaults, and returns the co-trained network, the agent and every row's accuracy.
-Output goes to the ``drga`` logger (``logging.getLogger("drga")``); progress bars are tqdm.
+per-network defaults, and returns the co-trained network, the agent and every row's accuracy;
+the result classifies new texts as :func:`drga.load` does a saved checkpoint (drga/prediction.py).
+Output goes to the ``drga`` logger (``logging.getLogger("drga")``); progress bars (tqdm) only
+when stderr is a terminal, unless ``progress=`` says otherwise.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from torch import nn
 
-from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value
+from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
-from drga.data.tokenize import raw_text_tokens
-from drga.runner.run_folder import log_info
+from drga.data.text import check_label_column
+from drga.data.tokenize import CUSTOM_TOKENIZER, raw_text_tokens
+from drga.evaluation import MODES
+from drga.prediction import Classifier, Prediction, Text
+from drga.runner.run_folder import default_run_name, log_info
 from drga.setup import PreparedData
+
+__all__ = ["TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer"]
 
 Pair = tuple[Any, Any]
 
@@ -45,6 +54,9 @@ class TextData:
     """Labelled texts ready for a network: the three splits, their vocabulary (from training) and labels."""
 
     prepared: PreparedData
+    #: How a string became tokens (the result's ``predict`` splits new texts the same way).
+    tokenizer: Callable[[str], list[str]] = field(default=default_tokenizer, repr=False)
+    max_length: int = 100  #: tokens (a pretrained tokenizer's: subwords) kept per text
 
     @property
     def vocab(self) -> Vocabulary:
@@ -88,12 +100,16 @@ class TextData:
             examples["train"], examples["dev"], examples["test"] = stratified_split(examples["train"], split_seed)
         if dropped:
             notes.append(f"python: dropped {dropped} pairs with an empty text")
-        splits = DatasetSplits("python", examples["train"], examples["dev"], examples["test"], [str(label) for label in labels], notes)
+        # the default tokenizer is raw_text_tokens, lowercased: a checkpoint records it by that name
+        recorded = "raw-text" if tokenizer is default_tokenizer else CUSTOM_TOKENIZER
+        splits = DatasetSplits(
+            "python", examples["train"], examples["dev"], examples["test"], [str(label) for label in labels], notes, tokenizer=recorded
+        )
         if pretrained_tokenizer is not None:
             vocab = SubwordVocabulary(pretrained_tokenizer)
         else:
             vocab = Vocabulary.build((example.tokens for example in splits.train), min_freq=min_freq)
-        return cls(_encoded(splits, vocab, max_length, notes))
+        return cls(_encoded(splits, vocab, max_length, notes), tokenizer, max_length)
 
 
 def _pair_lists(train: Iterable[Pair], dev: Iterable[Pair] | None, test: Iterable[Pair] | None) -> dict[str, list[Pair] | None]:
@@ -110,7 +126,9 @@ def _pair_lists(train: Iterable[Pair], dev: Iterable[Pair] | None, test: Iterabl
 
 def _training_labels(pairs: list[Pair]) -> list[Any]:
     """The training pairs' distinct labels sorted as strings (class i is the i-th)."""
-    labels = sorted({_label(pair, "train", i) for i, pair in enumerate(pairs)}, key=str)
+    given = [_label(pair, "train", i) for i, pair in enumerate(pairs)]
+    check_label_column([str(label) for label in given], [str(pair[0]) for pair in pairs], "the training pairs")  # (label, text)?
+    labels = sorted(set(given), key=str)
     if len(labels) < 2:
         raise ConfigError(f"the training pairs need at least two distinct labels, found {labels}")
     return labels
@@ -166,9 +184,19 @@ def _label(pair: Any, split: str, position: int) -> Any:
     return pair[1]
 
 
+#: The phases whose starting point competes as their epoch 0, and what a row selected there is.
+STARTING_POINTS = {
+    "cotrain": "co-training epoch 0, the pretrained network and agent before any co-training step",
+    "baseline": "baseline epoch 0, the pretrained network before any further epoch",
+}
+#: The table's mark of a cell selected at a starting point.
+MARK = "†"
+
+
 @dataclass
 class RetrofitResult:
-    """What :func:`retrofit` returns: the co-trained network and agent, and every row's numbers."""
+    """What :func:`retrofit` returns: the co-trained network and agent, every row's numbers, and
+    ``predict`` / ``probabilities`` / ``attention`` / ``predictions`` on new texts (as :func:`drga.load`'s model)."""
 
     network: nn.Module  #: the DRGA network (co-training's best with-agent dev epoch)
     policy: nn.Module  #: its agent
@@ -177,30 +205,79 @@ class RetrofitResult:
     history: list[dict[str, Any]] = field(repr=False)  #: one record per epoch of every phase
     run_dir: Path = Path(".")  #: checkpoints, results.json and TensorBoard logs
     config: ExperimentConfig = field(default_factory=ExperimentConfig, repr=False)
+    classifier: Classifier | None = field(default=None, repr=False)  #: the network and agent, classifying texts
 
     def accuracy(self, row: str, mode: str = "net-only", split: str = "test") -> float | None:
         cell = self.rows.get(row, {}).get(f"{split}_{mode}")
         return None if cell is None else float(cell["accuracy"])
 
+    def starting_point(self, row: str, mode: str) -> str | None:
+        """What the row's ``mode`` cell was selected at when that is its phase's starting point (epoch 0), else None.
+
+        A DRGA row selected at co-training epoch 0 is the network before co-training: no co-training
+        epoch beat it on dev, so its numbers say nothing about what co-training does.
+        """
+        values = self.rows.get(row, {})
+        if f"test_{mode}" not in values or values.get(f"epoch_{mode}", values.get("epoch")) != 0:
+            return None
+        return STARTING_POINTS.get(values.get("phase", ""))
+
     def table(self) -> str:
-        """Test accuracy of every row in both modes, as ``drga train`` prints it."""
-        lines = [f"{'model':28s} {'net-only':>9s} {'with-agent':>11s}"]
+        """Test accuracy of every row in both modes, as ``drga train`` prints it; † marks a cell
+        selected at its phase's starting point (:meth:`starting_point`), explained below the table."""
+        lines = [f"{'model':28s} {'net-only':>10s} {'with-agent':>12s}"]
+        notes: list[str] = []
         for label in self.rows:
-            cells = [f"{value:.4f}" if (value := self.accuracy(label, mode)) is not None else "-" for mode in ("net-only", "with-agent")]
-            lines.append(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}")
-        return "\n".join(lines)
+            cells = []
+            for mode in MODES:
+                value, start = self.accuracy(label, mode), self.starting_point(label, mode)
+                cells.append("-" if value is None else f"{value:.4f}" + (MARK if start else " "))
+                if start and (note := f"{MARK} {label}: selected at {start} (no later epoch scored better on dev)") not in notes:
+                    notes.append(note)
+            lines.append(f"{label:28s} {cells[0]:>10s} {cells[1]:>12s}".rstrip())
+        return "\n".join(lines + notes)
 
     def to_dataframe(self):
-        """The table as a pandas DataFrame (pandas is not a dependency: install it to use this)."""
+        """The table as a pandas DataFrame, with a ``selected at`` column naming the cells selected at a
+        starting point (pandas is not a dependency: install it to use this)."""
         try:
             import pandas
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("to_dataframe needs pandas: pip install pandas (or use .table() / .rows)") from None
-        records = [
-            {"model": label, "net-only": self.accuracy(label, "net-only"), "with-agent": self.accuracy(label, "with-agent")}
-            for label in self.rows
-        ]
-        return pandas.DataFrame.from_records(records).set_index("model")
+        return pandas.DataFrame.from_records(self.records()).set_index("model")
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per row: model, the test accuracy in each mode, and ``selected at`` ("" or the modes and their starting point)."""
+        records = []
+        for label in self.rows:
+            starts = {mode: start for mode in MODES if (start := self.starting_point(label, mode))}
+            note = "; ".join(f"{mode}: {start}" for mode, start in starts.items())
+            records.append({"model": label, **{mode: self.accuracy(label, mode) for mode in MODES}, "selected at": note})
+        return records
+
+    # ------------------------------------------------------------------ new texts (drga/prediction.py)
+
+    def predict(self, texts: list[Text], mode: str | None = None) -> list[str]:
+        """The label of each text (a string, split as the training texts were, or a list of tokens); ``mode``:
+        net-only or with-agent (the default: the agent's deterministic action, as evaluation does)."""
+        return self._classifier().predict(texts, mode)
+
+    def probabilities(self, texts: list[Text], mode: str | None = None) -> list[dict[str, float]]:
+        """P(label | text) of every label, for each text."""
+        return self._classifier().probabilities(texts, mode)
+
+    def attention(self, texts: list[Text], mode: str | None = None) -> list[tuple[list[str], list[list[float]]]]:
+        """(tokens, one weight per token for each attention array) of each text: α net-only, α′ with the agent."""
+        return self._classifier().attention(texts, mode)
+
+    def predictions(self, texts: list[Text], mode: str | None = None) -> list[Prediction]:
+        """Label, probabilities, tokens and attention of each text."""
+        return self._classifier().predictions(texts, mode)
+
+    def _classifier(self) -> Classifier:
+        if self.classifier is None:
+            raise ConfigError("this result holds no classifier (it was not made by retrofit)")
+        return self.classifier
 
 
 def retrofit(
@@ -210,6 +287,7 @@ def retrofit(
     *,
     settings: Mapping[str, Any] | None = None,
     run_dir: str | Path | None = None,
+    progress: bool | None = None,
     **keywords: Any,
 ) -> RetrofitResult:
     """Retrofit ``network`` (an instance following the attention-network protocol) on ``data``.
@@ -218,8 +296,11 @@ def retrofit(
     then ``settings`` as ``{"section.key": value}``, then keyword arguments named by a field that
     only one section has (``pretrain_epochs=5``, ``samples=3``; ``lr`` is in two sections: use
     ``settings={"agent.lr": ...}``). The network's own defaults (``NETWORK_DEFAULTS``) fill what
-    none of these set, as on the command line. ``run_dir``: where checkpoints and logs go
-    (default: a new temporary folder).
+    none of these set, as on the command line. ``run_dir``: where checkpoints, ``results.json``
+    and TensorBoard logs go (default: a new folder ``runs/<name>-<date>-<time>`` under the working
+    directory, logged and in ``result.run_dir``; a given folder that holds a run is replaced).
+    ``progress``: tqdm progress bars (default: only when stderr is a terminal and ``run.progress``
+    is not turned off, so that a log file or a notebook's saved output holds no bar).
     """
     config = copy.deepcopy(config) if config is not None else ExperimentConfig()
     given: set[str] = set()
@@ -228,20 +309,40 @@ def retrofit(
         given.add(key)
     config.network.name = getattr(network, "net_name", type(network).__name__)
     config.data.dataset = "python"
-    folder = Path(run_dir) if run_dir is not None else Path(tempfile.mkdtemp(prefix="drga-"))
+    # what the data were made with, for a checkpoint's reader (predict): not settings a run could change
+    config.data.max_length = data.max_length
+    config.data.lowercase = config.data.lowercase if data.tokenizer is not default_tokenizer else True
+    given |= {"data.max_length", "data.lowercase"}
+    config.run.progress = progress if progress is not None else config.run.progress and sys.stderr.isatty()
+    folder = Path(run_dir) if run_dir is not None else _new_run_folder(config)
     config.run.logdir, config.run.run_name = str(folder.parent), folder.name
     apply_network_defaults(config, given, report=log_info)
     config.validate()
+    log_info(f"retrofit: checkpoints, results.json and TensorBoard logs in {folder} (result.run_dir)")
     from drga.trainer import Trainer  # the trainer imports the whole toolkit: only when training
 
     trainer = Trainer(config, overwrite=True, network=network, data=data.prepared)
     results = trainer.run()
     best = trainer.run_dir / "cotrain_best.pt"
-    if best.exists():
-        trainer.load_model(best)
+    has_agent = bool(trainer.load_model(best)["has_agent"]) if best.exists() else False
+    classifier = Classifier(trainer.network, trainer.policy, trainer.strength, data.vocab, data.label_names, data.tokenizer,
+                            config.data, has_agent)
     return RetrofitResult(
-        trainer.network, trainer.policy, trainer.strength, results["results"], results["history"], trainer.run_dir, config
+        trainer.network, trainer.policy, trainer.strength, results["results"], results["history"], trainer.run_dir, config, classifier
     )
+
+
+def _new_run_folder(config: ExperimentConfig) -> Path:
+    """``runs/<dataset>-<net>-seed<seed>-<date>-<time>`` under the working directory, created here (a suffix if taken)."""
+    stem = Path("runs") / f"{default_run_name(config)}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder, number = stem, 1
+    while True:
+        try:
+            folder.mkdir(parents=True)
+            return folder
+        except FileExistsError:
+            number += 1
+            folder = stem.with_name(f"{stem.name}-{number}")
 
 
 def train(config: ExperimentConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False) -> dict[str, Any]:
@@ -258,13 +359,12 @@ def _qualified(name: str) -> str:
     """``pretrain_epochs`` → ``train.pretrain_epochs``: the one section that has the field."""
     if "." in name:
         return name
-    sections = [f.name for f in dataclasses.fields(ExperimentConfig) if name in get_type_hints(type(getattr(ExperimentConfig(), f.name)))]
+    defaults = ExperimentConfig()
+    keys = {f.name: list(get_type_hints(type(getattr(defaults, f.name)))) for f in dataclasses.fields(ExperimentConfig)}
+    sections = [section for section, names in keys.items() if name in names]
+    if not sections:
+        raise ConfigError(f"'{name}' is not a setting{suggest(name, sorted({key for names in keys.values() for key in names}))}")
     if len(sections) != 1:
-        where = " and ".join(f"{s}.{name}" for s in sections) if sections else "no section"
-        raise ConfigError(
-            f"'{name}' is {'ambiguous: ' + where if sections else 'not a setting (' + where + ')'}; pass settings={{'section.{name}': ...}}"
-        )
+        where = " and ".join(f"{s}.{name}" for s in sections)
+        raise ConfigError(f"'{name}' is ambiguous: {where}; pass settings={{'section.{name}': ...}}")
     return f"{sections[0]}.{name}"
-
-
-__all__: Sequence[str] = ["TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import tempfile
+import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +74,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # a truncated or foreign file: say so instead of a pickle traceback
-        raise CheckpointError(f"{path} is not a readable DRGA checkpoint ({type(error).__name__}: {error})") from None
+    payload = _read_torch_file(path)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
         found = payload.get("format") if isinstance(payload, dict) else None
         hint = (
@@ -88,6 +88,34 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         for name, tensor in (payload.get(entry) or {}).items():
             if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
                 raise CheckpointError(f"{path}: the {entry}'s {name} holds NaN or infinite values; it cannot be used")
+    return payload
+
+
+#: Where a DRGA checkpoint comes from, said when a file is not one.
+WHAT_A_CHECKPOINT_IS = "DRGA checkpoints are the .pt files of a run folder, such as runs/<run>/cotrain_best.pt"
+NOT_READABLE = "PyTorch cannot read it (a truncated copy, or a file of another kind)"
+
+
+def _read_torch_file(path: Path) -> Any:
+    """``torch.load`` with ``weights_only=True``; a file it cannot read is a :class:`CheckpointError` that says
+    what the file is, without PyTorch's own text (its advice to load untrusted files unsafely or to report an issue)."""
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"{path} is empty, not a checkpoint (an interrupted copy?); {WHAT_A_CHECKPOINT_IS}")
+    with warnings.catch_warnings(record=True) as caught:  # the unpickler's warnings about foreign pickles, shown only on success
+        warnings.simplefilter("always")
+        try:
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError:
+            if not zipfile.is_zipfile(path):  # torch.save writes a zip archive: this is a file of another kind
+                raise CheckpointError(f"{path} is not a DRGA checkpoint: {NOT_READABLE}; {WHAT_A_CHECKPOINT_IS}") from None
+            raise CheckpointError(
+                f"{path} is not a DRGA checkpoint: it holds Python objects (a whole pickled model, say), where a checkpoint holds "
+                f"tensors and plain values only; {WHAT_A_CHECKPOINT_IS}"
+            ) from None
+        except Exception:  # a truncated file, or a file of another kind
+            raise CheckpointError(f"{path} is not a DRGA checkpoint: {NOT_READABLE}; {WHAT_A_CHECKPOINT_IS}") from None
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return payload
 
 

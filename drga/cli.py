@@ -86,6 +86,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--beam", type=int, help="translation: beam size decoded besides greedy (default: the run's nmt.beam_size; 1: greedy only)"
     )
 
+    predict = commands.add_parser(
+        "predict", help="classify texts (one per line, stdin or --input) with a trained checkpoint: one label per line"
+    )
+    predict.add_argument("checkpoint", help="a model checkpoint, e.g. runs/tsv-lstm-sa-seed0/cotrain_best.pt")
+    predict.add_argument("--input", help="a UTF-8 text file, one text per line (default: stdin); an empty line is refused")
+    predict.add_argument("--mode", choices=["net-only", "with-agent"], help="default: with-agent when the checkpoint has a trained agent")
+    shown = predict.add_mutually_exclusive_group()
+    shown.add_argument("--probabilities", action="store_true", help="after the label, NAME=P for every label, tab-separated")
+    shown.add_argument(
+        "--json", action="store_true",
+        help="one JSON object per line: text, label, probabilities, tokens, attention (per attention array, each token's weight), "
+        "unknown (positions read as <unk>), cut (cut to data.max_length)",
+    )
+    predict.add_argument("--batch-size", type=int, help="texts per batch (default: the run's 2 × data.batch_size, as evaluate)")
+    predict.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+
     commands.add_parser("networks", help="list the attention networks")
     commands.add_parser("datasets", help="list the data sets: where each is found, or the command that fetches it")
     download = commands.add_parser(
@@ -157,6 +173,56 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_predict(args: argparse.Namespace) -> int:
+    """``drga predict``: the label of each input line (with ``--probabilities`` or ``--json``, more)."""
+    import json
+
+    from drga.prediction import EmptyTextError, load
+
+    model = load(args.checkpoint, device=args.device)
+    source = args.input or "the input"
+    texts = _input_lines(args.input)
+    try:
+        predictions = model.predictions(texts, args.mode, args.batch_size)
+    except EmptyTextError as error:
+        what = "is empty" if not texts[error.position].strip() else f"holds no token ({texts[error.position]!r})"
+        raise UserError(f"line {error.position + 1} of {source} {what}: predict reads one text per line; remove it") from None
+    for prediction in predictions:
+        if args.json:
+            print(json.dumps(prediction.as_dict(digits=6), ensure_ascii=False))
+        elif args.probabilities:
+            print("\t".join([prediction.label, *(f"{name}={p:.4f}" for name, p in prediction.probabilities.items())]))
+        else:
+            print(prediction.label)
+    tokens = sum(len(prediction.tokens) for prediction in predictions)
+    unknown = sum(len(prediction.unknown) for prediction in predictions)
+    cut = sum(prediction.cut for prediction in predictions)
+    mode = args.mode or model.default_mode
+    summary = f"drga predict: {len(predictions)} texts, {model.about}, {mode}; {unknown} of {tokens} tokens not in its vocabulary (<unk>)"
+    print(summary + (f"; {cut} texts cut to data.max_length = {model.data.max_length} tokens" if cut else ""), file=sys.stderr)
+    return 0
+
+
+def _input_lines(path: str | None) -> list[str]:
+    """The lines of ``path`` (stdin when None) without their line ends (\\n or \\r\\n), UTF-8 (a byte-order mark dropped)."""
+    from pathlib import Path
+
+    stdin = getattr(sys.stdin, "buffer", None)
+    if path is None and stdin is None:  # a text stream stands in for stdin (tests, embedding)
+        text = sys.stdin.read()
+    else:
+        raw = stdin.read() if path is None else Path(path).read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = raw[: error.start].count(b"\n") + 1
+            raise UserError(f"line {line} of {path or 'the input'} is not UTF-8 (byte 0x{raw[error.start]:02x}); give UTF-8 text") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":  # the last line's end
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def cmd_networks(_: argparse.Namespace) -> int:
     from drga.baselines import NETWORK_INPUTS, NETWORKS
 
@@ -224,6 +290,7 @@ HANDLERS: dict = {
     "train": cmd_train,
     "demo": cmd_train,
     "evaluate": cmd_evaluate,
+    "predict": cmd_predict,
     "networks": cmd_networks,
     "datasets": cmd_datasets,
     "download": cmd_download,

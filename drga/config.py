@@ -468,11 +468,11 @@ def _set(config: ExperimentConfig, dotted: str, value: Any) -> None:
         raise ConfigError(f"config key '{dotted}' must be section.key (sections: {', '.join(_sections())})")
     section_name, key = dotted.split(".", 1)
     if section_name not in _sections():
-        raise ConfigError(f"unknown config section '{section_name}'{_suggest(section_name, _sections())}")
+        raise ConfigError(f"unknown config section '{section_name}'{suggest(section_name, _sections())}")
     section = getattr(config, section_name)
     hints = get_type_hints(type(section))
     if key not in hints:
-        raise ConfigError(f"unknown config key '{dotted}'{_suggest(key, list(hints), prefix=section_name + '.')}")
+        raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(hints), prefix=section_name + '.')}")
     setattr(section, key, coerce_value(value, hints[key], dotted))
 
 
@@ -480,9 +480,25 @@ def _sections() -> list[str]:
     return [f.name for f in dataclasses.fields(ExperimentConfig)]
 
 
-def _suggest(word: str, options: list[str], prefix: str = "") -> str:
-    close = difflib.get_close_matches(word, options, n=1)
-    return f"; did you mean '{prefix}{close[0]}'?" if close else f"; known: {', '.join(prefix + o for o in options)}"
+#: Names other toolkits give a setting, each → the key it is here: a misspelling of one is pointed to that key.
+ALIASES = {
+    "learning_rate": "lr", "batch": "batch_size", "hidden_dim": "hidden_size", "embed_dim": "embedding_dim",
+    "embedding_size": "embedding_dim", "num_layers": "layers", "num_heads": "heads", "dropout_rate": "dropout",
+    "max_len": "max_length", "max_seq_length": "max_length",
+}
+#: How many of the nearest keys an unknown key with no close match is shown.
+NEAREST = 3
+
+
+def suggest(word: str, options: list[str], prefix: str = "") -> str:
+    """What to say after "unknown key 'word'": the close match (an alias of another toolkit's counts, see
+    :data:`ALIASES`), else the :data:`NEAREST` nearest of the options, never all of them."""
+    aliases = {alias: key for alias, key in ALIASES.items() if key in options}
+    close = difflib.get_close_matches(word, [*options, *aliases], n=1)
+    if close:
+        return f"; did you mean '{prefix}{aliases.get(close[0], close[0])}'?"
+    nearest = sorted(options, key=lambda option: -difflib.SequenceMatcher(None, word, option).ratio())[:NEAREST]
+    return f"; the nearest of the {len(options)} known: {', '.join(prefix + option for option in nearest)}"
 
 
 def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str) -> None:

@@ -5,6 +5,8 @@ shows the traceback); any other exception is a bug and keeps its traceback. Libr
 catch :class:`UserError` to tell the two apart.
 """
 
+__all__ = ["UserError"]
+
 
 class UserError(Exception):
     """Something the user can fix: the message says what and how."""

@@ -4,15 +4,16 @@ labelled as its outputs are (by label name, never by position)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines import PRETRAINED_TOKENIZERS
+from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
 from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
@@ -36,10 +37,28 @@ class TrainedModel:
     has_agent: bool
     phase: str
     device: torch.device
+    #: How its data's texts became tokens (drga/data/tokenize.py's names, or "custom"): what predict applies to new text.
+    tokenizer: str = "whitespace"
 
 
-def load_trained(path: str | Path, device: str = "cpu", expected_net: str | None = None) -> TrainedModel:
-    payload = load_checkpoint(path)
+#: The data sets of raw text, for a checkpoint written before checkpoints recorded their tokenizer (the others are pre-tokenized).
+RAW_TEXT_DATASETS = ("tsv", "ag-news", "python")
+
+#: A network of the user's for a checkpoint: an instance, or a class (or function) called with (vocab_size, num_classes).
+NetworkSource = nn.Module | Callable[[int, int], nn.Module]
+
+
+def load_trained(
+    path: str | Path, device: str = "cpu", expected_net: str | None = None, network: NetworkSource | None = None,
+    payload: dict[str, Any] | None = None,
+) -> TrainedModel:
+    """A model checkpoint's network, agent and β on ``device``, with its configuration, vocabulary and label names.
+
+    ``network``: the module to load the network's weights into, for a network of your own that the
+    toolkit's registry (``drga networks``) does not hold: an instance, or a class (or function)
+    called with the vocabulary size and the number of labels. ``payload``: the file, already loaded.
+    """
+    payload = load_checkpoint(path) if payload is None else payload
     if payload.get("kind") not in ("model", "resume"):
         raise CheckpointError(f"{path} is not a model checkpoint")
     if expected_net is not None and payload["net_name"] != expected_net:
@@ -56,7 +75,7 @@ def load_trained(path: str | Path, device: str = "cpu", expected_net: str | None
     if label_names is None:
         label_names = recover_label_names(path, payload, config, vocab)
     torch_device = resolve_device(device)
-    network = build_attention_network(config, vocab, len(label_names))
+    network = _network_for(path, config, vocab, len(label_names), network)
     load_module_state(network, payload["network"], "network", path)
     policy = build_policy(config, payload["state_size"], payload["action_size"])
     load_module_state(policy, payload["policy"], "agent", path)
@@ -65,9 +84,25 @@ def load_trained(path: str | Path, device: str = "cpu", expected_net: str | None
     strength.half_life_steps = float(payload.get("half_life_steps", 0.0))
     for module in (network, policy, strength):
         module.to(torch_device).eval()
+    tokenizer = payload.get("tokenizer") or ("raw-text" if config.data.dataset in RAW_TEXT_DATASETS else "whitespace")
     return TrainedModel(
-        config, network, policy, strength, vocab, list(label_names), bool(payload["has_agent"]), payload["phase"], torch_device
+        config, network, policy, strength, vocab, list(label_names), bool(payload["has_agent"]), payload["phase"], torch_device, tokenizer
     )
+
+
+def _network_for(path: str | Path, config: ExperimentConfig, vocab: Vocabulary, num_classes: int, given: NetworkSource | None) -> nn.Module:
+    """The module the checkpoint's network weights go into: ``given`` (built when a class or function), else the registry's."""
+    if isinstance(given, nn.Module):
+        return given
+    if given is not None:
+        return given(len(vocab), num_classes)
+    if config.network.name not in NETWORKS:
+        raise CheckpointError(
+            f"{path} holds a '{config.network.name}' network, which is not among this program's networks (`drga networks`): "
+            "in Python, give it: drga.load(path, network=YourNetworkClass); on the command line, register it first "
+            "(docs/custom-network.md, 'From the command line')"
+        )
+    return build_attention_network(config, vocab, num_classes)
 
 
 def recover_label_names(path: str | Path, payload: dict[str, Any], config: ExperimentConfig, vocab: Vocabulary) -> list[str]:

@@ -1,11 +1,21 @@
-"""The Python API's data and settings handling (the training path is run by tests/test_docs.py)."""
+"""The Python API: data and settings handling, the run folder, progress bars, the table's flags and new texts
+(the documented training path is run by tests/test_docs.py)."""
 
 from __future__ import annotations
 
-import pytest
+import logging
+import re
+from pathlib import Path
 
-from drga.api import TextData, _qualified, retrofit
+import pytest
+import torch
+
+import drga
+from drga.api import RetrofitResult, TextData, _qualified, retrofit
+from drga.checkpoint import CheckpointError
 from drga.config import ConfigError
+from drga.errors import UserError
+from drga.prediction import Classifier
 from tests.tiny_network import TinyAttentionNet
 
 PAIRS = [("a good film", "pos"), ("a bad film", "neg"), ("good acting", "pos"), ("dull and bad", "neg")] * 10
@@ -39,7 +49,7 @@ def test_keywords_name_a_field_of_one_section():
     assert _qualified("samples") == "agent.samples"
     with pytest.raises(ConfigError, match="ambiguous: agent.lr and train.lr"):
         _qualified("lr")
-    with pytest.raises(ConfigError, match="not a setting"):
+    with pytest.raises(ConfigError, match="'learning_rate' is not a setting; did you mean 'lr'\\?"):
         _qualified("learning_rate")
 
 
@@ -64,3 +74,132 @@ def test_a_torch_dataset_of_pairs_is_accepted():
 
     data = TextData.from_pairs(Reviews())
     assert data.num_classes == 2 and len(data.prepared.train) + len(data.prepared.dev) + len(data.prepared.test) == len(PAIRS)
+
+
+# --- the notebook's rough edges (issue 43) and new texts ----------------------------------------------
+
+
+class StopBeforeTraining(Exception):
+    pass
+
+
+@pytest.fixture
+def stopped_trainer(monkeypatch):
+    """retrofit up to the trainer, which records the configuration it is given and stops."""
+    seen = {}
+
+    def trainer(config, **_):
+        seen["config"] = config
+        raise StopBeforeTraining
+
+    monkeypatch.setattr("drga.trainer.Trainer", trainer)
+    return seen
+
+
+@pytest.fixture
+def info_lines():
+    messages: list[str] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = logging.getLogger("drga")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield messages
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def test_progress_bars_only_on_a_terminal_unless_asked_for(stopped_trainer, tmp_path, monkeypatch):
+    data = TextData.from_pairs(PAIRS)
+    for progress, terminal, shown in [(None, False, False), (None, True, True), (True, False, True), (False, True, False)]:
+        monkeypatch.setattr("sys.stderr.isatty", lambda terminal=terminal: terminal)
+        with pytest.raises(StopBeforeTraining):
+            retrofit(TinyAttentionNet(len(data.vocab), 2), data, run_dir=tmp_path / "run", progress=progress)
+        assert stopped_trainer["config"].run.progress is shown, (progress, terminal)
+
+
+def test_the_default_run_folder_is_named_under_runs_and_reported(stopped_trainer, tmp_path, monkeypatch, info_lines):
+    monkeypatch.chdir(tmp_path)
+    data = TextData.from_pairs(PAIRS, max_length=7)
+    for _ in range(2):
+        with pytest.raises(StopBeforeTraining):
+            retrofit(TinyAttentionNet(len(data.vocab), 2), data)
+    config = stopped_trainer["config"]
+    folders = sorted(path.name for path in (tmp_path / "runs").iterdir())
+    assert len(folders) == 2 and re.fullmatch(r"python-tiny-seed0-\d{8}-\d{6}(-2)?", folders[0]) and config.run.run_name in folders
+    assert config.run.logdir == "runs"
+    assert any(f"logs in {Path('runs') / config.run.run_name} (result.run_dir)" in line for line in info_lines)
+    assert config.data.max_length == 7 and config.data.lowercase  # what the data were made with, for predict
+
+
+def test_a_cell_selected_at_cotraining_epoch_0_is_flagged():
+    rows = {
+        "baseline (pretrain only)": {"phase": "pretrain", "epoch": 3, "test_net-only": {"accuracy": 0.7}, "epoch_net-only": 3},
+        "DRGA (co-trained)": {"phase": "cotrain", "epoch": 0, "test_net-only": {"accuracy": 0.75}, "test_with-agent": {"accuracy": 0.8},
+                              "epoch_net-only": 2, "epoch_with-agent": 0},
+    }
+    result = RetrofitResult(None, None, None, rows, [])
+    assert result.starting_point("DRGA (co-trained)", "with-agent").startswith("co-training epoch 0")
+    assert result.starting_point("DRGA (co-trained)", "net-only") is None
+    lines = result.table().splitlines()
+    assert lines[2].split()[-2:] == ["0.7500", "0.8000†"]
+    assert lines[3].startswith("† DRGA (co-trained): selected at co-training epoch 0, the pretrained network and agent before")
+    records = result.records()
+    assert records[0]["selected at"] == "" and records[1]["selected at"].startswith("with-agent: co-training epoch 0")
+    assert records[1]["with-agent"] == pytest.approx(0.8)
+
+
+def test_swapped_columns_are_named_as_such():
+    swapped = [(label, f"review number {i} of the film") for i, label in enumerate(["pos", "neg"] * 20)]  # (label, text)
+    with pytest.raises(UserError, match=r"the training pairs: 40 distinct labels in 40 rows.*"
+                                        r"text column holds only 2 distinct values \('neg', 'pos'\): are the columns swapped\?"):
+        TextData.from_pairs(swapped)
+
+
+@pytest.fixture(scope="module")
+def retrofitted(tmp_path_factory):
+    """The tiny network retrofitted on PAIRS (module-wide: one short training)."""
+    data = TextData.from_pairs(PAIRS)
+    torch.manual_seed(0)
+    network = TinyAttentionNet(len(data.vocab), data.num_classes)
+    folder = tmp_path_factory.mktemp("retrofit") / "run"
+    result = retrofit(network, data, run_dir=folder, pretrain_epochs=3, agent_epochs=1, cotrain_epochs=1, hidden_sizes=[8, 8],
+                      settings={"train.lr": 0.05})
+    return result, data
+
+
+def test_the_result_classifies_new_texts_as_the_loaded_checkpoint_does(retrofitted):
+    result, _ = retrofitted
+    texts = ["A good film!", "Dull and BAD.", ["good", "acting"]]
+    assert result.predict(texts) == ["pos", "neg", "pos"]
+    loaded = drga.load(result.run_dir / "cotrain_best.pt", network=TinyAttentionNet)
+    for mode in ("net-only", "with-agent"):
+        mine, theirs = result.predictions(texts, mode), loaded.predictions(texts, mode)
+        assert [p.tokens for p in mine] == [["a", "good", "film", "!"], ["dull", "and", "bad", "."], ["good", "acting"]]
+        for a, b in zip(mine, theirs):
+            assert a.label == b.label and list(a.probabilities.values()) == pytest.approx(list(b.probabilities.values()), abs=1e-6)
+            assert a.attention[0] == pytest.approx(b.attention[0], abs=1e-6)
+    tokens, weights = result.attention(["a good film"], mode="net-only")[0]
+    assert tokens == ["a", "good", "film"] and sum(weights[0]) == pytest.approx(1.0, abs=1e-6)
+    assert sum(result.probabilities(["a good film"])[0].values()) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_network_of_ones_own_is_given_to_load_and_a_tokenizer_of_ones_own_too(retrofitted):
+    result, data = retrofitted
+    with pytest.raises(CheckpointError, match="'tiny' network, which is not among this program's networks.*network=YourNetworkClass"):
+        drga.load(result.run_dir / "cotrain_best.pt")
+    assert data.prepared.splits.tokenizer == "raw-text"
+    assert TextData.from_pairs(PAIRS, tokenizer=str.split).prepared.splits.tokenizer == "custom"
+    own = Classifier(result.network, result.policy, result.strength, data.vocab, data.label_names, None, result.config.data, True)
+    with pytest.raises(UserError, match="a tokenizer of your own: give it"):
+        own.predict(["a good film"])
+    assert own.predict([["a", "good", "film"]]) == result.predict(["a good film"])
+
+
+@pytest.mark.parametrize("module", ["drga.api", "drga.prediction", "drga.baselines.common", "drga.baselines.protocol", "drga.errors"])
+def test_a_public_module_exports_its_own_names_not_its_imports(module):
+    namespace: dict = {}
+    exec(f"from {module} import *", namespace)  # fails on a name __all__ lists that the module lacks
+    exported = set(namespace) - {"__builtins__"}
+    assert exported and not exported & {"copy", "dataclasses", "sys", "torch", "nn", "Path", "Any", "ConfigError", "log_info"}

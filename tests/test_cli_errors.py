@@ -133,3 +133,38 @@ def test_help_and_version_answer_without_importing_torch():
     assert result.returncode == 0 and result.stdout.strip().endswith("False"), result.stderr[-800:]
     version = subprocess.run([sys.executable, "-m", "drga.cli", "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.startswith("drga ")
+
+
+# --- messages as a new user met them (issue 43) ----------------------------------------------------
+
+
+def test_a_file_that_is_no_checkpoint_is_named_without_pytorchs_advice(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my experiment notes\n")
+    whole_model = tmp_path / "model.pt"
+    torch.save(torch.nn.Linear(2, 2), whole_model)
+    objects = "it holds Python objects (a whole pickled model, say), where a checkpoint holds tensors and plain values only"
+    for path, said in ((notes, "PyTorch cannot read it (a truncated copy, or a file of another kind)"), (whole_model, objects)):
+        assert main(["evaluate", str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert err == f"drga evaluate: error: {path} is not a DRGA checkpoint: {said}; DRGA checkpoints are the .pt files " \
+                      "of a run folder, such as runs/<run>/cotrain_best.pt\n"
+
+
+def test_a_far_off_key_is_pointed_to_the_nearest_not_to_every_key(tmp_path, capsys):
+    good = write_keyword_tsv(tmp_path / "good.tsv")
+    argv = ["train", "--dataset", "tsv", "--tsv", str(good), "--logdir", str(tmp_path), "--set", "train.lerning_rate=0.01"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == "drga train: error: unknown config key 'train.lerning_rate'; did you mean 'train.lr'?\n"
+    assert main([*argv[:-1], "train.warmpu=3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("drga train: error: unknown config key 'train.warmpu'; the nearest of the 21 known: train.")
+    assert err.count(",") == 2  # three keys, not all 21
+
+
+def test_a_tsv_with_its_columns_swapped_says_so(tmp_path, capsys):
+    swapped = tmp_path / "swapped.tsv"
+    swapped.write_text("".join(f"the review number {i}\t{'pos' if i % 2 else 'neg'}\n" for i in range(60)))
+    assert main(["train", "--dataset", "tsv", "--tsv", str(swapped), "--logdir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "60 distinct labels in 60 rows" in err and "are the columns swapped? Each line must be label<TAB>text" in err

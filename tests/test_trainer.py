@@ -222,7 +222,7 @@ def test_checkpoint_from_another_network_is_refused(tmp_path, capsys):
     broken = tmp_path / "broken.pt"
     broken.write_bytes(b"not a checkpoint")
     code, err = run_cli(["evaluate", str(broken)], capsys)
-    assert code == 2 and "not a readable DRGA checkpoint" in err
+    assert code == 2 and "is not a DRGA checkpoint: PyTorch cannot read it" in err
 
 
 def test_malformed_tsv_line_is_reported_with_file_and_line(tmp_path, capsys):

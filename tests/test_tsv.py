@@ -101,3 +101,24 @@ def test_raw_text_is_split_into_words_and_punctuation_by_the_tokenizers_library(
     splits = load_tsv(tsv_path=write(tmp_path / "d.tsv", ["0\tgood,film!", "1\tbad... plot"] * 10))
     assert sorted({tuple(e.tokens) for e in splits.train + splits.dev + splits.test}) == [
         ("bad", ".", ".", ".", "plot"), ("good", ",", "film", "!")]
+
+
+REVIEWS = [f"review {i}: a {'fine' if i % 2 else 'dull'} film" for i in range(40)]
+
+
+def test_swapped_columns_are_named_as_such_not_as_an_empty_label_or_split(tmp_path):
+    swapped = [f"{text}\t{'pos' if i % 2 else 'neg'}" for i, text in enumerate(REVIEWS)]
+    message = r"40 distinct labels in 40 rows, 40 of them written once \(e\.g\. 'review 0: a dull film', 'review 1: a fine film'\), " \
+              r"while the text column holds only 2 distinct values \('neg', 'pos'\): are the columns swapped\?"
+    with pytest.raises(DataFormatError, match=message):  # was: "... has an empty dev split"
+        load_tsv(tsv_path=write(tmp_path / "swapped.tsv", swapped))
+    with pytest.raises(DataFormatError, match="are the columns swapped"):  # a row without text: was "empty label"
+        load_tsv(tsv_path=write(tmp_path / "gap.tsv", [*swapped, "\tpos"]))
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for name in ("train", "dev", "test"):
+        write(folder / f"{name}.tsv", swapped)
+    with pytest.raises(DataFormatError, match=r"train\.tsv: 40 distinct labels .* are the columns swapped"):
+        load_tsv(tsv_path=folder)
+    with pytest.raises(DataFormatError, match=r"d\.tsv:3: empty label"):  # a file the right way round still names the line
+        load_tsv(tsv_path=write(tmp_path / "d.tsv", [*ROWS[:2], "\tgood film", *ROWS]))

@@ -66,4 +66,4 @@ def load_ag_news(
             f"ag-news: official train.csv ({len(train_all)} rows) and test.csv ({len(test)} rows) from {folder}; "
             f"dev = stratified 10% of train.csv with split seed {split_seed}"
         )
-    return DatasetSplits("ag-news", train, dev, test, list(AG_NEWS_LABELS), [note])
+    return DatasetSplits("ag-news", train, dev, test, list(AG_NEWS_LABELS), [note], tokenizer="raw-text")

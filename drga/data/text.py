@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from drga.data.locate import DataNotFoundError, find_dataset_dir, is_bundled
-from drga.data.tokenize import raw_text_tokens
+from drga.data.tokenize import raw_text_tokens, whitespace_tokens
 from drga.errors import UserError
 
 #: User-facing warnings (data read with a repair) go to the ``drga`` logger, one sentence each.
@@ -44,6 +45,9 @@ class DatasetSplits:
     #: (``extras["aspect"]``, ``extras["aspect_span"]``); "document" when ``extras["sentences"]``
     #: holds the sentences of a document.
     provides: str = "text"
+    #: How the texts became tokens (:data:`drga.data.tokenize.TOKENIZERS`'s names, or "custom"):
+    #: checkpoints record it, and ``drga predict`` splits new text the same way.
+    tokenizer: str = "whitespace"
 
     @property
     def num_classes(self) -> int:
@@ -52,10 +56,6 @@ class DatasetSplits:
 
 class DataFormatError(UserError, ValueError):
     """A data file holds a line the loader cannot read; the message names file and line."""
-
-
-def _tokenize(text: str, lowercase: bool) -> list[str]:
-    return (text.lower() if lowercase else text).split()
 
 
 def stratified_split(
@@ -113,7 +113,7 @@ def _read_sentence_files(folder: Path, files: Sequence[str], lowercase: bool) ->
     for label, name in enumerate(files):
         with (folder / name).open(encoding="utf-8", errors="replace") as handle:
             for line in handle:
-                tokens = _tokenize(line, lowercase)
+                tokens = whitespace_tokens(line, lowercase)
                 if not tokens:
                     empty += 1
                     continue
@@ -300,6 +300,43 @@ class TsvFile:
     empty: int = 0  #: lines with a label but no text
     header: bool = False  #: the first line was a header and was skipped
     replaced: int = 0  #: lines that held undecodable bytes, read with U+FFFD (``encoding_errors="replace"``)
+    #: The first line with an empty label (0: none), refused by :meth:`check` after the training file's
+    #: column check, so that a file with its columns swapped is named as such rather than by an empty text.
+    empty_label_line: int = 0
+
+    def check(self, path: Path, columns: bool) -> None:
+        """Refuse a label column that holds texts (``columns``: the training file's, :func:`check_label_column`), then an empty label."""
+        if columns:
+            check_label_column([label for label, _, _ in self.rows], [" ".join(tokens) for _, tokens, _ in self.rows], str(path))
+        if self.empty_label_line:
+            raise DataFormatError(f"{path}:{self.empty_label_line}: empty label")
+
+
+#: A label column with at least this many distinct values, most of them written once, holds text, not labels.
+MANY_LABELS = 20
+#: A text column with at most this many distinct values is named in the message as what looks like the labels.
+FEW_TEXTS = 10
+
+
+def check_label_column(labels: Sequence[str], texts: Sequence[str], where: str) -> None:
+    """Refuse labels that look like texts (many distinct values, most written once): the columns were swapped.
+
+    Such data would otherwise fail later and elsewhere (an empty dev split, an empty label, labels
+    differing only in case), none of which names the cause.
+    """
+    counts = Counter(labels)
+    once = sum(1 for count in counts.values() if count == 1)
+    if len(counts) < MANY_LABELS or 2 * once < len(counts):
+        return
+    shown = ", ".join(repr(label if len(label) <= 40 else label[:37] + "...") for label in list(counts)[:2])
+    distinct_texts = sorted(set(texts))
+    hint = ""
+    if len(distinct_texts) <= FEW_TEXTS:
+        hint = f", while the text column holds only {len(distinct_texts)} distinct values ({', '.join(map(repr, distinct_texts))})"
+    raise DataFormatError(
+        f"{where}: {len(counts)} distinct labels in {len(labels)} rows, {once} of them written once (e.g. {shown}){hint}: "
+        "are the columns swapped? Each line must be label<TAB>text, the label first"
+    )
 
 
 def read_tsv(path: Path, lowercase: bool, header: str = "auto", encoding: str = "utf-8", encoding_errors: str = "strict") -> TsvFile:
@@ -342,7 +379,8 @@ def read_tsv(path: Path, lowercase: bool, header: str = "auto", encoding: str = 
                 result.header = True
                 continue
         if not label.strip():
-            raise DataFormatError(f"{path}:{line_number}: empty label")
+            result.empty_label_line = result.empty_label_line or line_number
+            continue
         tokens = raw_text_tokens(body, lowercase)  # users' text is raw: punctuation split off (drga/data/tokenize.py)
         if not tokens:
             result.empty += 1
@@ -419,6 +457,8 @@ def load_tsv(
         if missing:
             raise FileNotFoundError(f"{location} lacks {', '.join(missing)} (expected train.tsv, dev.tsv and test.tsv)")
         files = {location / f"{n}.tsv": read(location / f"{n}.tsv") for n in ("train", "dev", "test")}
+        for path, tsv in files.items():
+            tsv.check(path, columns=path.name == "train.tsv")
         label_names = _check_label_spellings(files)
         trained = {label for label, _, _ in files[location / "train.tsv"].rows}
         for path, tsv in files.items():
@@ -436,6 +476,7 @@ def load_tsv(
         notes = [f"tsv: official train/dev/test from {location}"]
     elif location.is_file():
         files = {location: read(location)}
+        files[location].check(location, columns=True)
         label_names = _check_label_spellings(files)
         index = {name: i for i, name in enumerate(label_names)}
         rows = files[location].rows
@@ -445,4 +486,4 @@ def load_tsv(
         raise FileNotFoundError(f"TSV data not found at {location}")
     if len(label_names) < 2:
         raise DataFormatError(f"{location}: needs at least two distinct labels, found {label_names}")
-    return DatasetSplits("tsv", train, dev, test, label_names, notes + _notes_for(location, files))
+    return DatasetSplits("tsv", train, dev, test, label_names, notes + _notes_for(location, files), tokenizer="raw-text")

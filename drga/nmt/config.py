@@ -26,14 +26,13 @@ sections (:data:`NETWORK_DEFAULTS`), since the classification defaults (300-unit
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
-from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value
+from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value, suggest
 from drga.config import config_to_toml as experiment_toml
 
 if sys.version_info >= (3, 11):
@@ -147,9 +146,7 @@ def _apply_nmt(nmt: NMTConfig, values: dict[str, Any], source: str) -> None:
     hints = get_type_hints(NMTConfig)
     for key, value in values.items():
         if key not in hints:
-            close = difflib.get_close_matches(key, list(hints), n=1)
-            hint = f"; did you mean 'nmt.{close[0]}'?" if close else f"; known: {', '.join('nmt.' + h for h in hints)}"
-            raise ConfigError(f"{source}: unknown config key 'nmt.{key}'{hint}")
+            raise ConfigError(f"{source}: unknown config key 'nmt.{key}'{suggest(key, list(hints), prefix='nmt.')}")
         setattr(nmt, key, coerce_value(value, hints[key], f"nmt.{key}"))
 
 

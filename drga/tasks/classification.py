@@ -186,7 +186,8 @@ class ClassificationTask(Task):
 
     def checkpoint_content(self) -> dict[str, Any]:
         return {"vocab": list(self.data.vocab.itos), "vocab_fingerprint": self.data.vocab.fingerprint,
-                "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum}
+                "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum,
+                "tokenizer": self.data.splits.tokenizer}  # how new text is split for this network (drga/prediction.py)
 
     def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = {}
