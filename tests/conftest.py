@@ -6,8 +6,10 @@ absent (a user's clone) they skip, but under CI (CI=true) a missing folder is a 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,21 +43,30 @@ def _single_thread_and_seed():
     yield
 
 
-@pytest.fixture
-def drga_warnings():
-    """The messages of the warnings the ``drga`` logger gives during the test, in a list that fills as
-    they come (a handler of its own: the command line keeps the logger's records from pytest's)."""
+@contextlib.contextmanager
+def drga_messages(level: int) -> Iterator[list[str]]:
+    """The messages the ``drga`` logger gives at ``level`` and above meanwhile, in a list that fills as they
+    come (a handler of its own: the command line keeps the logger's records from pytest's)."""
     messages: list[str] = []
-    handler = logging.Handler(logging.WARNING)
+    handler = logging.Handler(level)
     handler.emit = lambda record: messages.append(record.getMessage())
     logger = logging.getLogger("drga")
-    level = logger.level
+    previous = logger.level
     logger.addHandler(handler)
-    if logger.getEffectiveLevel() > logging.WARNING:
-        logger.setLevel(logging.WARNING)
-    yield messages
-    logger.removeHandler(handler)
-    logger.setLevel(level)
+    if logger.getEffectiveLevel() > level:
+        logger.setLevel(level)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+
+
+@pytest.fixture
+def drga_warnings():
+    """The warnings the ``drga`` logger gives during the test."""
+    with drga_messages(logging.WARNING) as messages:
+        yield messages
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -16,6 +16,7 @@ from drga.checkpoint import CheckpointError
 from drga.config import ConfigError
 from drga.errors import UserError
 from drga.prediction import Classifier
+from tests.conftest import drga_messages
 from tests.tiny_network import TinyAttentionNet
 
 PAIRS = [("a good film", "pos"), ("a bad film", "neg"), ("good acting", "pos"), ("dull and bad", "neg")] * 10
@@ -98,16 +99,8 @@ def stopped_trainer(monkeypatch):
 
 @pytest.fixture
 def info_lines():
-    messages: list[str] = []
-    handler = logging.Handler(logging.INFO)
-    handler.emit = lambda record: messages.append(record.getMessage())
-    logger = logging.getLogger("drga")
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    yield messages
-    logger.removeHandler(handler)
-    logger.setLevel(level)
+    with drga_messages(logging.INFO) as messages:
+        yield messages
 
 
 def test_progress_bars_only_on_a_terminal_unless_asked_for(stopped_trainer, tmp_path, monkeypatch):
