@@ -9,14 +9,9 @@ import pytest
 
 import drga.baselines as baselines
 from tests.conftest import require_data
+from tests.doc_blocks import python_blocks
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-
-
-def python_blocks(markdown: str) -> list[str]:
-    """The ```python blocks, except those that show a file of the user's (first line '# name.py')."""
-    blocks = re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
-    return [b for b in blocks if not re.match(r"#\s*\S+\.py\s*\n", b)]
 
 
 def test_custom_network_guide_runs_as_written(tmp_path, monkeypatch, capsys):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import shlex
 import subprocess
@@ -28,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from tests.doc_blocks import python_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_LIMIT_SECONDS = 0.5
@@ -48,11 +49,6 @@ def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
             f"[wheel-check] FAILED: {shlex.join(command)} (exit {done.returncode})\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
     return done
-
-
-def python_blocks(markdown: str) -> list[str]:
-    blocks = re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
-    return [b for b in blocks if not re.match(r"#\s*\S+\.py\s*\n", b)]
 
 
 def check(work: Path) -> None:
