@@ -1,5 +1,5 @@
 # One command sets up and runs each job; the virtual environment is made on first use.
-#   make demo       set up, then a short real DRGA run of LSTM+SA on SUBJ (< 5 min on 2 CPU cores)
+#   make demo       set up, then a short real DRGA run of LSTM+SA on SUBJ (about 7 min on 2 CPU cores with set-up)
 #   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
 #   make lint       ruff and the import-linter layer contract only
 #   make test-slow  the slow tests too
