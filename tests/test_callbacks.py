@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import drga.baselines as baselines
-from drga.config import ConfigError, load_config
+from drga.cli import build_parser
+from drga.config import ConfigError, flag_overrides, load_config
 from drga.runner.callbacks import Callback, CallbackList
 from drga.runner.loop import LOG_INTERVAL, PhaseRunner
 from drga.trainer import Trainer
@@ -203,6 +204,9 @@ def test_report_to_picks_the_loggers_and_refuses_an_unknown_one(tmp_path):
     assert load_config(None, ["run.report_to=[]"]).run.report_to == []
     with pytest.raises(ConfigError, match="run.report_to: 'wandb' is not one of 'tensorboard', 'csv'"):
         load_config(None, ["run.report_to=wandb"])
+    # drga train --report-to (classification and translation read the same flags)
+    args = build_parser().parse_args(["train", "--report-to", "tensorboard,csv"])
+    assert load_config(None, flag_overrides(args, interactive=False)).run.report_to == ["tensorboard", "csv"]
 
 
 def test_closing_a_callback_list_closes_every_callback_even_when_one_fails():
