@@ -2,6 +2,7 @@
 #   make demo       set up, then a short real DRGA run of LSTM+SA on SUBJ (about 7 min on 2 CPU cores with set-up)
 #   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
 #   make lint       ruff and the import-linter layer contract only
+#   make docs       the documentation site with its API reference, strict (any warning fails), into site/
 #   make test-slow  the slow tests too
 #   make wheel-check  the wheel installed into a clean venv and used from an empty folder (run by make test)
 #   make regression BASE=<rev> [HEAD=<rev>]  the regression fixture's runs at BASE and at HEAD (default: the working tree)
@@ -27,7 +28,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint test test-slow regression wheel-check bench gpu-check results study regime variants families clean
+.PHONY: setup demo lint docs test test-slow regression wheel-check bench gpu-check results study regime variants families clean
 
 setup: $(TEST_STAMP)
 
@@ -39,7 +40,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[test,hf]"
+	$(BIN)/python -m pip install --quiet -e ".[test,hf,docs]"
 	touch $(TEST_STAMP)
 
 demo: $(STAMP)
@@ -55,10 +56,15 @@ lint: $(TEST_STAMP)
 	cd $(LINT_TREE) && PYTHONPATH=. ../$(BIN)/lint-imports --no-cache ../pyproject.toml
 	rm -rf $(LINT_TREE)
 
-# The wheel check (below); the regression fixture under another ATen kernel dispatch (as on another CPU),
+# docs/ and the API reference generated from the docstrings (mkdocs.yml, docs-site/), in strict mode:
+# a broken link or cross-reference, or a docstring griffe cannot parse, fails the build.
+docs: $(TEST_STAMP)
+	$(BIN)/mkdocs build --strict --quiet -f mkdocs.yml
+
+# The docs (above); the wheel check (below); the regression fixture under another ATen kernel dispatch (as on another CPU),
 # whose portable comparison must hold there too (tests/regression_runs.py); then the whole suite, last
 # so that its summary closes the output.
-test: lint
+test: lint docs
 	$(MAKE) wheel-check
 	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q tests/test_regression.py
 	$(BIN)/python -m pytest
@@ -97,4 +103,4 @@ families: $(STAMP)
 	PYTHON=$(BIN)/python bash experiments/families_regime.sh $(SEEDS)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache $(LINT_TREE)
+	rm -rf $(VENV) runs .pytest_cache $(LINT_TREE) site .api-tree

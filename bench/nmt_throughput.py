@@ -71,7 +71,7 @@ def main() -> None:
                 if trainer.device.type == "cuda":
                     torch.cuda.synchronize()
                 rates[phase].append((time.perf_counter() - started, target_tokens, all_tokens))
-        trainer.writer.close()
+        trainer.callbacks.close()
 
     net = config.experiment.network
     base, co = (statistics.median(s for s, _, _ in rates[p]) for p in ("baseline", "cotrain"))

@@ -244,7 +244,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
                     timed("floor agent", floor_agent_step, trainers["floor"], encoding)
                     timed("samples", sample_work_step, trainers["floor"], encoding)
         for trainer in trainers.values():
-            trainer.writer.close()
+            trainer.callbacks.close()
     ratios = [c / b for b, c in zip(seconds["baseline"], seconds["cotrain"])]
     floor = {}
     if args.floor:

@@ -3,7 +3,7 @@
     from drga.api import TextData, retrofit
 
     data = TextData.from_pairs(pairs)                      # [(text, label), ...]: split 80/10/10
-    network = MyAttentionNet(len(data.vocab), data.num_classes)   # follows baselines/protocol.py
+    network = MyAttentionNet(len(data.vocab), data.num_classes)   # follows drga.baselines.protocol
     result = retrofit(network, data, pretrain_epochs=5, cotrain_epochs=3)
     print(result.table())
     result.predict(["a gripping film", "dull and long"])        # labels of new texts
@@ -11,7 +11,7 @@
 ``retrofit`` runs the same phases as ``drga train`` (pretraining, the equal-budget baseline,
 agent pretraining, co-training) with the same configuration dataclasses, validation and
 per-network defaults, and returns the co-trained network, the agent and every row's accuracy;
-the result classifies new texts as :func:`drga.load` does a saved checkpoint (drga/prediction.py).
+the result classifies new texts as :func:`drga.load` does a saved checkpoint (:mod:`drga.prediction`).
 Output goes to the ``drga`` logger (``logging.getLogger("drga")``); progress bars (tqdm) only
 when stderr is a terminal, unless ``progress=`` says otherwise.
 """
@@ -22,7 +22,7 @@ import copy
 import dataclasses
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -36,10 +36,16 @@ from drga.data.text import check_label_column
 from drga.data.tokenize import CUSTOM_TOKENIZER, raw_text_tokens
 from drga.evaluation import MODES
 from drga.prediction import Classifier, Prediction, Text
+from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
+from drga.runner.loggers import CSVLogger, TensorBoardLogger
 from drga.runner.run_folder import default_run_name, log_info
 from drga.setup import PreparedData
 
-__all__ = ["TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer"]
+__all__ = [
+    "TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer",
+    # callbacks (drga.runner.callbacks): what a run reports while it trains
+    "Callback", "RunStart", "TrainingLog", "Evaluation", "EpochEnd", "PhaseEnd", "RunEnd", "CSVLogger", "TensorBoardLogger",
+]
 
 Pair = tuple[Any, Any]
 
@@ -288,6 +294,7 @@ def retrofit(
     settings: Mapping[str, Any] | None = None,
     run_dir: str | Path | None = None,
     progress: bool | None = None,
+    callbacks: Sequence[Callback] = (),
     **keywords: Any,
 ) -> RetrofitResult:
     """Retrofit ``network`` (an instance following the attention-network protocol) on ``data``.
@@ -301,6 +308,8 @@ def retrofit(
     directory, logged and in ``result.run_dir``; a given folder that holds a run is replaced).
     ``progress``: tqdm progress bars (default: only when stderr is a terminal and ``run.progress``
     is not turned off, so that a log file or a notebook's saved output holds no bar).
+    ``callbacks``: :class:`~drga.runner.callbacks.Callback` instances told what the run does (its dev
+    scores epoch by epoch, ...), after the loggers of ``run.report_to`` (TensorBoard by default).
     """
     config = copy.deepcopy(config) if config is not None else ExperimentConfig()
     given: set[str] = set()
@@ -321,7 +330,7 @@ def retrofit(
     log_info(f"retrofit: checkpoints, results.json and TensorBoard logs in {folder} (result.run_dir)")
     from drga.trainer import Trainer  # the trainer imports the whole toolkit: only when training
 
-    trainer = Trainer(config, overwrite=True, network=network, data=data.prepared)
+    trainer = Trainer(config, overwrite=True, network=network, data=data.prepared, callbacks=callbacks)
     results = trainer.run()
     best = trainer.run_dir / "cotrain_best.pt"
     has_agent = bool(trainer.load_model(best)["has_agent"]) if best.exists() else False
@@ -345,14 +354,15 @@ def _new_run_folder(config: ExperimentConfig) -> Path:
             folder = stem.with_name(f"{stem.name}-{number}")
 
 
-def train(config: ExperimentConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False) -> dict[str, Any]:
+def train(config: ExperimentConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False,
+          callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
     """Train what ``config`` names (its network from the registry, its data set): what ``drga train``
     runs. Returns results.json's content. ``resume`` continues the run in its folder (``force``:
-    although its data changed); ``overwrite`` replaces it."""
+    although its data changed); ``overwrite`` replaces it; ``callbacks`` as :func:`retrofit`'s."""
     from drga.trainer import Trainer
 
     config.validate()
-    return Trainer(config, resume=resume, overwrite=overwrite, force=force).run()
+    return Trainer(config, resume=resume, overwrite=overwrite, force=force, callbacks=callbacks).run()
 
 
 def _qualified(name: str) -> str:

@@ -50,6 +50,7 @@ def _add_train_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--overwrite", action="store_true", help="replace a finished or interrupted run in the run folder")
     train.add_argument("--force", action="store_true", help="with --resume: continue although the data changed since the run started")
     train.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
+    train.add_argument("--report-to", metavar="LOGGERS", help="run.report_to: tensorboard, csv or both (tensorboard,csv); [] for none")
     train.add_argument(
         "--track-examples",
         type=int,

@@ -256,6 +256,10 @@ class RunConfig:
     """
     progress: bool = True
     """Show progress bars."""
+    report_to: list[Literal["tensorboard", "csv"]] = field(default_factory=lambda: ["tensorboard"])
+    """Where a run logs its curves: tensorboard (tb/, one TensorBoard run per arm), csv (metrics.csv, one row per dev evaluation);
+    several, or none ([]). Python code adds callbacks of its own (drga.runner.callbacks, retrofit(callbacks=...)).
+    """
     precision: Literal["fp32", "fp16", "bf16"] = "fp32"
     """CUDA only: fp16 or bf16 runs the forward passes under autocast (mixed precision; fp16 with a gradient scaler), weights and
     optimiser in fp32. On the CPU a run stays fp32 and says so.
@@ -628,6 +632,7 @@ COMMON_FLAGS: tuple[tuple[str, str], ...] = (
     ("run_name", "run.run_name"),
     ("data_dir", "data.data_dir"),
     ("agent", "agent.algorithm"),
+    ("report_to", "run.report_to"),
 )
 #: The options only classification reads.
 CLASSIFICATION_FLAGS: tuple[tuple[str, str], ...] = (("tsv", "data.tsv_path"), ("track_examples", "train.track_examples"))

@@ -12,6 +12,8 @@ The step of every run is its own count of updates since its phase began: network
 for ``baseline`` and ``drga``, which both start from the same pretrained network, so the
 equal-budget baseline and co-training line up step for step; agent updates for ``agent``.
 ``hparams(...)`` adds each arm's hyperparameters and final accuracies to the HParams tab.
+A run writes these through its TensorBoard logger (:class:`drga.runner.loggers.TensorBoardLogger`,
+on by default: ``run.report_to``).
 """
 
 from __future__ import annotations
@@ -88,28 +90,3 @@ class PhaseWriters:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
-
-
-class NullWriters(PhaseWriters):
-    """What a non-main process writes under torchrun: nothing."""
-
-    def __init__(self) -> None:
-        super().__init__(Path("."))
-
-    def writer(self, phase: str):  # type: ignore[override]
-        raise AssertionError("unreachable")
-
-    def scalars(self, *args, **kwargs) -> None:
-        pass
-
-    def dev(self, *args, **kwargs) -> None:
-        pass
-
-    def image(self, *args, **kwargs) -> None:
-        pass
-
-    def text(self, *args, **kwargs) -> None:
-        pass
-
-    def hparams(self, *args, **kwargs) -> None:
-        pass

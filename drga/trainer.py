@@ -6,11 +6,12 @@ task's own parts ``drga/tasks/classification.py``; docs/architecture.md shows ho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from torch import nn
 
 from drga.config import ExperimentConfig
+from drga.runner.callbacks import Callback
 from drga.runner.loop import PhaseRunner
 from drga.runner.phases import PHASE_NAMES as PHASES  # noqa: F401  (drga.trainer.PHASES, as before)
 from drga.runner.run_folder import RunExistsError, log_info  # noqa: F401  (drga.trainer.RunExistsError, as before)
@@ -21,12 +22,14 @@ from drga.tasks.classification import ClassificationTask, majority_class  # noqa
 class Trainer(PhaseRunner):
     """A classification run. ``force``: resume even when the data differ from the run's (their
     fingerprint is in every checkpoint). ``network`` and ``data`` (the Python API, drga/api.py): a
-    network instance of the user's and prepared data, instead of those the configuration names."""
+    network instance of the user's and prepared data, instead of those the configuration names. ``callbacks``:
+    told what the run does (:mod:`drga.runner.callbacks`), after the loggers of ``run.report_to``."""
 
     def __init__(self, config: ExperimentConfig, resume: bool = False, overwrite: bool = False,
                  log: Callable[[str], None] = log_info, force: bool = False, network: nn.Module | None = None,
-                 data: PreparedData | None = None):
-        super().__init__(ClassificationTask(config, network, data), resume=resume, overwrite=overwrite, log=log, force=force)
+                 data: PreparedData | None = None, callbacks: Sequence[Callback] = ()):
+        super().__init__(ClassificationTask(config, network, data), resume=resume, overwrite=overwrite, log=log, force=force,
+                         callbacks=callbacks)
 
     @property
     def data(self) -> PreparedData:

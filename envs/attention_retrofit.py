@@ -67,7 +67,9 @@ class AttentionRetrofitEnv(gym.Env):
         Args:
             network: any network following :mod:`baselines.protocol`; it is used frozen.
             examples: the data set; ``collate([example])`` must give a one-example :class:`Batch`.
-            gamma, sqrt_l0, delta: the reward's γ, √L0 and δ (eq. 5).
+            gamma: the reward's γ (eq. 5).
+            sqrt_l0: the reward's √L0 (eq. 5).
+            delta: the reward's δ (eq. 5), the share of attention mass that counts as highlighted.
             beta: the adjustment strength β (eq. 3), a number or an :class:`AdjustmentStrength`.
             order: "random" (examples drawn with the env's seeded RNG) or "sequential".
             device: where the network runs.

@@ -46,6 +46,10 @@ def test_notebook_example_runs_as_written(tmp_path, monkeypatch, capsys):
         exec(compile(block, "docs/notebook.md", "exec"), namespace)
     printed = capsys.readouterr().out
     assert "DRGA (co-trained)" in printed and "baseline (equal budget)" in printed
+    # the user's callback: a line per dev evaluation, co-training's starting point (epoch 0) scored in both modes
+    evaluations = re.findall(r"^(pretrain|baseline|agent|cotrain) (\d) \{.*\}$", printed, flags=re.MULTILINE)
+    assert [phase for phase, _ in evaluations].count("pretrain") == 3 and ("baseline", "0") in evaluations
+    assert re.search(r"^cotrain 0 \{'net-only': [0-9.]+, 'with-agent': [0-9.]+\}$", printed, flags=re.MULTILINE)
     result = namespace["result"]
     assert 0.0 <= result.accuracy("DRGA (co-trained)", "with-agent") <= 1.0
     assert result.run_dir.parent == Path("runs") and (tmp_path / result.run_dir / "cotrain_best.pt").exists()

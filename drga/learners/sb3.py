@@ -44,7 +44,7 @@ from stable_baselines3 import A2C, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.logger import configure
+from stable_baselines3.common.logger import Logger, configure
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, FlattenExtractor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from torch import nn
@@ -229,7 +229,9 @@ class SB3AgentPhase:
                 if not saved.exists():
                     raise CheckpointError(f"cannot resume the {self.algorithm} agent phase: {saved} is missing")
                 self.model = SB3_ALGORITHMS[self.algorithm].load(saved, env=self.env, device=str(self.device))
-        self.model.set_logger(configure(str(runner.run_dir / "tb" / self.algorithm), ["tensorboard"]))
+        # stable-baselines3's own curves, beside the arms' (tb/<algorithm>), when the run reports to TensorBoard
+        reports = "tensorboard" in runner.config.run.report_to
+        self.model.set_logger(configure(str(runner.run_dir / "tb" / self.algorithm), ["tensorboard"]) if reports else Logger(None, []))
         if epochs_done == 0:
             runner.log(
                 f"   {self.algorithm}: {self.steps_per_epoch} environment steps per epoch, {config.agent.sb3_n_envs} envs "
@@ -260,7 +262,7 @@ class SB3AgentPhase:
             window.append(record)
             step = start_step + int(steps / self.steps_per_batch)
             if step >= next_log:
-                runner.writer.scalars("agent", self._summarise(window), step - runner.progress.start_step)
+                runner.report_scalars("agent", self._summarise(window), step - runner.progress.start_step)
                 window, next_log = [], (step // 10 + 1) * 10
 
         with private_rng(self._seed(epoch), self.device):

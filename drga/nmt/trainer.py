@@ -21,6 +21,7 @@ from drga.nmt.data import (  # noqa: F401  (drga.nmt.trainer's names, as before)
 )
 from drga.nmt.evaluation import TranslationEval
 from drga.nmt.task import TranslationTask, token_cross_entropy
+from drga.runner.callbacks import Callback
 from drga.runner.loop import PhaseRunner
 from drga.runner.run_folder import log_info
 
@@ -29,13 +30,13 @@ token_loss = token_cross_entropy
 
 
 class TranslationTrainer(PhaseRunner):
-    """A translation run (see ``drga/tasks/translation.py``)."""
+    """A translation run (see ``drga/tasks/translation.py``); ``callbacks`` as :class:`drga.runner.PhaseRunner`'s."""
 
     task: TranslationTask
 
     def __init__(self, config: TranslationConfig, resume: bool = False, overwrite: bool = False,
-                 log: Callable[[str], None] = log_info, force: bool = False):
-        super().__init__(TranslationTask(config), resume=resume, overwrite=overwrite, log=log, force=force)
+                 log: Callable[[str], None] = log_info, force: bool = False, callbacks: Sequence[Callback] = ()):
+        super().__init__(TranslationTask(config), resume=resume, overwrite=overwrite, log=log, force=force, callbacks=callbacks)
 
     @property
     def data(self) -> TranslationData:

@@ -3,8 +3,9 @@
 For every phase of the plan: load its starting weights, make its optimisers, then epoch by epoch
 train, evaluate on dev, keep the best checkpoint, stop early after ``train.patience`` epochs
 without a better dev score, and write ``last.pt`` (atomic) so that ``--resume`` continues exactly
-where an interrupted run stopped. Then the final report and ``results.json``. TensorBoard gets one
-sibling run per arm on a shared step axis (``drga/monitor.py``).
+where an interrupted run stopped. Then the final report and ``results.json``. What happens is told
+to the run's callbacks (:mod:`drga.runner.callbacks`): the loggers ``run.report_to`` names
+(TensorBoard, one sibling run per arm on a shared step axis; a CSV file) and the caller's own.
 
 Started by ``torchrun`` it trains as N data-parallel processes (``drga/distributed.py``,
 docs/distributed.md): DDP over what each phase trains, ``data.batch_size`` the global batch, and
@@ -17,6 +18,7 @@ the agent phase; one training step of the DRGA phases is :func:`drga.learners.re
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -32,9 +34,10 @@ from drga.checkpoint import save_atomic
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
 from drga.learners.reinforce import drga_update
-from drga.monitor import ARMS, NullWriters
 from drga.runner import checkpoints
+from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, Image, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
+from drga.runner.loggers import CSVLogger, report_loggers
 from drga.runner.lr_schedule import LearningRateSchedule
 from drga.runner.optim import adam, clip_gradients, network_parameter_groups
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
@@ -42,9 +45,7 @@ from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, ope
 from drga.runner.task import ReportCell, Task
 from drga.setup import build_policy, build_strength, seed_everything, state_and_action_size
 
-#: Scores that are sizes, not measurements: kept out of TensorBoard.
-COUNTS = ("examples", "sentences", "tokens")
-#: TensorBoard's training scalars are written every this many steps.
+#: The training statistics are reported (:meth:`Callback.on_train_log`) every this many steps.
 LOG_INTERVAL = 10
 
 
@@ -54,10 +55,11 @@ def numbers(values: Mapping[str, Any]) -> dict[str, float]:
 
 
 class PhaseRunner:
-    """Runs a task through Algorithm 1's phases. ``force``: resume although the data changed."""
+    """Runs a task through Algorithm 1's phases. ``force``: resume although the data changed. ``callbacks``:
+    told what the run does (:mod:`drga.runner.callbacks`), after the loggers of ``run.report_to``."""
 
     def __init__(self, task: Task, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = log_info,
-                 force: bool = False):
+                 force: bool = False, callbacks: Sequence[Callback] = ()):
         task.validate()
         self.task, self.config, self.force = task, task.config, force
         config = self.config
@@ -66,6 +68,8 @@ class PhaseRunner:
         self.main = distributed.is_main()
         self.log = log if self.main else (lambda _: None)
         self.show_progress = config.run.progress and self.main
+        # under torchrun the main process alone reports
+        self.callbacks = CallbackList([*report_loggers(config.run.report_to), *callbacks] if self.main else [])
         self.agent_learner = make_agent_learner(config.agent.algorithm)
         if distributed.active() and not self.agent_learner.supports_ddp and config.train.agent_epochs > 0:
             raise ConfigError(f"agent.algorithm={config.agent.algorithm} trains in one process only; run it without torchrun")
@@ -78,7 +82,7 @@ class PhaseRunner:
             raise
 
     def set_up(self, resume: bool, overwrite: bool) -> None:
-        """The run folder checked, the data, modules, phase plan and TensorBoard ready; a resumed run's state loaded."""
+        """The run folder checked, the data, modules and phase plan ready; a resumed run's state loaded; the callbacks told."""
         config, task = self.config, self.task
         last = prepare_run_dir(self.run_dir, resume, overwrite) if self.main else self.run_dir / "last.pt"
         if config.run.threads > 0:
@@ -114,10 +118,10 @@ class PhaseRunner:
         self.pending_resume = self.load_resume(last) if resume else None
 
         if self.main:
-            at = (self.plan[self.progress.index].name, self.phase_step) if resume and self.progress.index < len(self.plan) else None
-            self.writer = open_run_folder(self.run_dir, task.config_toml(), at)
-        else:
-            self.writer = NullWriters()
+            open_run_folder(self.run_dir, task.config_toml())
+        at = (self.plan[self.progress.index].name, self.phase_step) if resume and self.progress.index < len(self.plan) else None
+        completed = tuple((record["phase"], record["epoch"]) for record in self.history)
+        self.callbacks.on_run_start(RunStart(self.run_dir, task.flat_config(), tuple(phase.name for phase in self.plan), completed, at))
         task.start(self, resumed=resume)
 
     def release_run_lock(self) -> None:
@@ -155,7 +159,7 @@ class PhaseRunner:
                 self.progress = PhaseProgress(index=self.progress.index + 1)
             return self.final_report()
         finally:
-            self.writer.close()
+            self.callbacks.close()
             self.release_run_lock()
 
     def run_phase(self, phase: Phase) -> None:
@@ -170,8 +174,8 @@ class PhaseRunner:
             self.pending_resume = None
         elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
             scores = self.evaluate_dev(phase, epoch=0)
-            self.consider(phase, scores, epoch=0)
-            self.writer.dev(phase.name, {mode: self.task.numbers(r) for mode, r in scores.items()}, 0, skip=COUNTS)
+            improved = self.consider(phase, scores, epoch=0)
+            self.callbacks.on_evaluation(Evaluation(phase.name, 0, self.phase_step, self.dev_numbers(scores), improved, self.run_dir))
         epochs = phase.epochs(train)
         self.log(f"\n== phase {phase.name}: {epochs} epochs (loss: {phase.legend}; *: best dev score so far) ==")
         while not self.progress.done and self.progress.epoch < epochs:
@@ -181,18 +185,26 @@ class PhaseRunner:
             train_stats = self.train_epoch(phase, epoch, epochs)
             scores = self.evaluate_dev(phase, epoch)
             improved = self.consider(phase, scores, epoch)
+            elapsed = time.time() - started  # up to its selection, before the callbacks hear of it
+            self.callbacks.on_evaluation(Evaluation(phase.name, epoch, self.phase_step, self.dev_numbers(scores), improved, self.run_dir))
             if not improved and self.progress.stale % train.plateau_patience == 0 and self.lr_schedule is not None:
                 self.lr_schedule.cut_on_plateau()
             self.progress.epoch = epoch
             self.progress.done = bool(train.patience) and self.progress.stale >= train.patience
-            elapsed = time.time() - started
             record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
             record.update({f"dev_{mode}_{k}": v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
             self.history.append(record)
+            self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.phase_step, record["seconds"], dict(train_stats),
+                                                 self.dev_numbers(scores), improved, self.run_dir))
             self.log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
             self.save_last()
         if epochs and self.progress.epoch < epochs:
             self.log(f"   early stop: no better dev score for {train.patience} epochs")
+        self.callbacks.on_phase_end(PhaseEnd(phase.name, self.progress.epoch, epochs, self.progress.epoch < epochs, self.run_dir))
+
+    def dev_numbers(self, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """Each mode's dev scores as the task's numbers, a new dict each call: a callback that changes its copy changes no record."""
+        return {mode: self.task.numbers(result) for mode, result in scores.items()}
 
     def start_phase(self, phase: Phase, fresh: bool) -> None:
         """Load the phase's starting weights (fresh start only), set what trains, and make its optimisers."""
@@ -257,7 +269,7 @@ class PhaseRunner:
             if self.global_step % LOG_INTERVAL == 0:
                 now = time.perf_counter()
                 speed = {"sequences_per_second": interval_sequences / max(now - interval_started, 1e-9)}
-                self.writer.scalars(phase.name, {**numbers(stats), **speed}, self.phase_step)
+                self.report_scalars(phase.name, {**numbers(stats), **speed}, self.phase_step)
                 interval_started, interval_sequences = now, 0
                 if self.show_progress:
                     bar.set_postfix({k: f"{float(v) / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
@@ -434,11 +446,17 @@ class PhaseRunner:
 
     # ------------------------------------------------------------------ reporting
 
+    def report_scalars(self, phase: str, values: Mapping[str, float], step: int) -> None:
+        """Training statistics of ``phase`` at ``step`` (updates since it began), for the callbacks (a learner's too)."""
+        self.callbacks.on_train_log(TrainingLog(phase, step, dict(values), self.run_dir))
+
+    def report_image(self, phase: str, tag: str, image: Any, step: int) -> None:
+        """An ``H × W × 3`` uint8 picture of the run's state, for the callbacks (a task's tracked sentences)."""
+        self.callbacks.on_image(Image(phase, tag, image, step, self.run_dir))
+
     def log_epoch(self, phase: Phase, epoch: int, epochs: int, scores: Mapping[str, Any], train_stats: Mapping[str, float],
                   improved: bool, elapsed: float) -> None:
-        """TensorBoard's dev scalars and the epoch's console line (``*``: the best epoch so far)."""
-        self.writer.dev(phase.name, {mode: self.task.numbers(r) for mode, r in scores.items()}, self.phase_step, skip=COUNTS)
-        self.writer.scalars(phase.name, train_stats, self.phase_step, tag=lambda key: f"epoch/{key}")
+        """The epoch's console line (``*``: the best epoch so far)."""
         parts = [*self.task.epoch_summary(scores, train_stats), f"loss {train_stats['task_loss']:.4f}"]
         self.log(f"   {phase.name} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]")
 
@@ -466,14 +484,14 @@ class PhaseRunner:
         return results
 
     def publish(self, results: dict[str, Any], metrics: Mapping[str, Mapping[str, float]], note: str) -> None:
-        """Write ``results.json``, each arm's HParams entry (configuration → its final ``metrics``), and say where they are."""
+        """Write ``results.json``, tell the callbacks (each arm's final ``metrics``: TensorBoard's HParams tab), and say where they are."""
         import json
 
         (self.run_dir / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
-        flat = self.task.flat_config()
-        for phase, values in metrics.items():
-            self.writer.hparams(phase, {"arm": ARMS.get(phase, phase), **flat}, values)
-        self.writer.flush()
+        self.callbacks.on_run_end(RunEnd(copy.deepcopy(results), metrics, self.run_dir))
         self.log(f"\nresults: {self.run_dir / 'results.json'}{note}")
-        self.log(f"TensorBoard: tensorboard --logdir {self.run_dir / 'tb'}")
+        if "tensorboard" in self.config.run.report_to:
+            self.log(f"TensorBoard: tensorboard --logdir {self.run_dir / 'tb'}")
+        if "csv" in self.config.run.report_to:
+            self.log(f"metrics: {self.run_dir / CSVLogger.FILE_NAME}")
 

@@ -1,4 +1,4 @@
-"""A run's folder: its name, refusing to overwrite a run by accident, ``config.toml`` and TensorBoard."""
+"""A run's folder: its name, refusing to overwrite a run by accident, and ``config.toml``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import IO
 from drga.checkpoint import CheckpointError
 from drga.config import ExperimentConfig
 from drga.errors import UserError
-from drga.monitor import ARMS, PhaseWriters
 from drga.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 
 #: The toolkit's logger: ``logging.getLogger("drga")``. The command line sends it to stdout
@@ -70,12 +69,7 @@ def prepare_run_dir(run_dir: Path, resume: bool, overwrite: bool) -> Path:
     return last
 
 
-def open_run_folder(run_dir: Path, config_toml: str, resume_at: tuple[str, int] | None = None) -> PhaseWriters:
-    """Create the folder, write ``config.toml``, and open TensorBoard's per-arm runs (``drga/monitor.py``).
-
-    ``resume_at`` = (phase, step of that phase): a resumed run drops that arm's events from the step on.
-    """
+def open_run_folder(run_dir: Path, config_toml: str) -> None:
+    """Create the folder and write ``config.toml`` (the loggers add their files: :mod:`drga.runner.loggers`)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.toml").write_text(config_toml, encoding="utf-8")
-    purge = {ARMS[resume_at[0]]: resume_at[1]} if resume_at else None
-    return PhaseWriters(run_dir / "tb", purge)

@@ -1,9 +1,10 @@
 """What a task (classification, translation) supplies to the phase runner: only what differs.
 
 The runner (``drga/runner/loop.py``) owns the phases, epochs, early stopping, checkpoints, resume,
-TensorBoard and torchrun DDP. A task says what its data and network are, what eq. 12's loss is on
-the network's own and on the revised attention, how a dev split is scored and which score selects,
-what a checkpoint holds besides the modules, and what the final report is.
+the callbacks (TensorBoard, CSV: ``drga/runner/callbacks.py``) and torchrun DDP. A task says what
+its data and network are, what eq. 12's loss is on the network's own and on the revised attention,
+how a dev split is scored and which score selects, what a checkpoint holds besides the modules, and
+what the final report is.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Task(ABC):
     :class:`drga.tasks.TranslationTask`."""
 
     #: Config fields a resumed run may change without changing its numbers.
-    resumable_changes: frozenset[str] = frozenset({"run.device", "run.progress", "run.threads", "run.logdir"})
+    resumable_changes: frozenset[str] = frozenset({"run.device", "run.progress", "run.threads", "run.logdir", "run.report_to"})
     #: Under torchrun: whether dev and test are sharded over the processes (their means then
     #: combined by :meth:`combine_over_processes`), or scored whole by every process.
     shard_evaluation: bool = True

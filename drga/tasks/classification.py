@@ -49,7 +49,7 @@ class ClassificationTask(Task):
 
     #: All but run.threads leave every number as an uninterrupted run's; another thread count can
     #: change float rounding (see run.threads). The log folder is where the run lives, not what it is.
-    resumable_changes = frozenset({"run.device", "run.progress", "run.threads", "run.logdir", "train.track_examples"})
+    resumable_changes = Task.resumable_changes | {"train.track_examples"}
 
     def __init__(self, config: ExperimentConfig, network: nn.Module | None = None, data: PreparedData | None = None):
         super().__init__(config)
@@ -126,7 +126,7 @@ class ClassificationTask(Task):
             return
         policy = runner.policy if phase.has_agent else None  # before that the agent is untrained
         entry = self.tracker.record(phase.name, epoch, runner.global_step, runner.network, policy, runner.strength().detach())
-        runner.writer.image(phase.name, "tracked_attention", self.tracker.image(entry), runner.phase_step)
+        runner.report_image(phase.name, "tracked_attention", self.tracker.image(entry), runner.phase_step)
 
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
