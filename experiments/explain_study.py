@@ -253,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "analyze":
         return cmd_analyze(args)
-    from explain_tables import write_page  # noqa: E402  (beside this script)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from explain_tables import write_page  # beside this script
 
     write_page(Path(args.results), Path(args.page), Path(args.figures))
     return 0
