@@ -137,7 +137,7 @@ def modified_words(tokens: list[list[str]], pairs: dict[str, tuple[list[Any], li
     return _rounded(result, 4)  # per word: what the figure needs, to 4 digits
 
 
-def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, log=print) -> dict[str, Any]:
+def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, commit: str, log=print) -> dict[str, Any]:
     """The per-run JSON of one finished run folder."""
     import numpy as np
     import torch
@@ -195,7 +195,7 @@ def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, log=print
         "wall_seconds": time.perf_counter() - started,
         "cpu_seconds": time.process_time() - cpu_started,
         "torch_threads": torch.get_num_threads(),
-        "commit": _commit(),
+        "commit": commit,  # the code this process loaded, read when it started
     }
     return _rounded(result)
 
@@ -221,6 +221,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    commit = _commit()
     for run in sorted(p for p in Path(args.runs).iterdir() if p.is_dir()):
         target = out / f"{run.name}.json"
         if target.exists():
@@ -230,7 +231,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             print(f"{run.name}: not finished (no results.json or a checkpoint missing), skipped")
             continue
         print(f"{run.name}: analysing")
-        result = analyze_run(run, args.faithfulness_sentences, args.seed, args.ig_steps)
+        result = analyze_run(run, args.faithfulness_sentences, args.seed, args.ig_steps, commit)
         target.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"{run.name}: {target} ({result['cost']['wall_seconds']:.0f} s wall, {result['cost']['cpu_seconds']:.0f} s CPU)")
     return 0
