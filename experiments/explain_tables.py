@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -109,7 +110,7 @@ MEASURES = (
             ("faithfulness", "tau_attention_ig", "mean"), +1, answers="faithfulness"),
     Measure("tau_loo", "Kendall τ(attention, leave-one-out), mean over sentences", "ERASER faithfulness (DeYoung et al. 2020)",
             ("faithfulness", "tau_attention_loo", "mean"), +1, answers="faithfulness"),
-    Measure("polarity_tau", "Kendall τ(|polarity|, L·α) over 150 frequent tokens", "Token polarity (Sun & Lu 2020)",
+    Measure("polarity_tau", "Kendall τ(\\|polarity\\|, L·α) over 150 frequent tokens", "Token polarity (Sun & Lu 2020)",
             ("polarity", "tau_abs_polarity_attention"), +1),
     *(
         Measure(f"{view}_{key}", f"{view}: {label}", "Negation and intensification", ("negation", view, key), better)
@@ -311,9 +312,10 @@ def erasure_figure(dataset: str, runs: list[dict[str, Any]], edges: list[float])
     axis.axhline(0, color="#888", lw=0.8)
     for x, text in ((0.6, "paper: > 0 from ≈ 0.6 without DRGA"), (0.2, "paper: from ≈ 0.2 with DRGA")):
         axis.axvline(x, color="#bbb", lw=1, ls="--")
-        axis.annotate(text, (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points", fontsize=10,
-                      color="#666")
+        axis.annotate(text, (x, 0), xycoords=("data", "axes fraction"), xytext=(3, 6), textcoords="offset points", fontsize=10,
+                      color="#666")  # at the foot, where ΔJS < 0 is rare and the curves seldom go
     axis.set_yscale("symlog", linthresh=1e-3)
+    axis.set_xlim(0, 1)  # Δα's whole range: the paper's thresholds and every data set on one scale
     axis.set_xlabel("Δα = α of the top token − α of a random token (bins of 0.05; ≥ 5 sentences)")
     axis.set_ylabel("mean ΔJS = JS(top removed) − JS(random removed)")
     legend_below(figure, ncol=1)
@@ -343,7 +345,7 @@ def polarity_figure(dataset: str, runs: list[dict[str, Any]], label_names: list[
         rate, polarity, weight = (np.array([np.mean([v[k] for v in table[t]]) for t in tokens]) for k in range(3))
         points = axis.scatter(np.maximum(weight, 1e-3), polarity, c=rate, cmap="coolwarm", vmin=0, vmax=1, s=18, edgecolors="#444",
                               linewidths=0.3)
-        for i in sorted(set(np.argsort(-np.abs(polarity))[:4].tolist() + np.argsort(-weight)[:3].tolist())):
+        for i in dict.fromkeys(np.argsort(-np.abs(polarity))[:4].tolist() + np.argsort(-weight)[:3].tolist()):  # most extreme first
             axis.annotate(tokens[i], (max(weight[i], 1e-3), polarity[i]), fontsize=10, xytext=(3, 3), textcoords="offset points")
         axis.set_xscale("log")
         axis.axhline(0, color="#999", lw=0.8)
@@ -351,9 +353,23 @@ def polarity_figure(dataset: str, runs: list[dict[str, Any]], label_names: list[
         tau = "-" if any(t is None for t in taus) else f"{np.mean(taus):+.2f}"
         axis.set_title(f"{ATTENTION_NAMES[attention]}\nτ(|polarity|, L·α) = {tau}", fontsize=11)
         axis.set_xlabel("mean relative attention L·α")
+    # whole decades, labelled at the decades only (a narrow range would label its minor ticks on top of each other)
+    low, high = axes[0].get_xlim()
+    axes[0].set_xlim(10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high)))
+    for axis in axes:
+        axis.xaxis.set_minor_formatter(NullFormatter())
     axes[0].set_ylabel(f"polarity: log P({label_names[-1]}) − log P({label_names[0]})")
     colorbar = figure.colorbar(points, ax=list(axes), fraction=0.04, aspect=25)
     colorbar.set_label(f"training share of '{label_names[-1]}'")
+    figure.draw_without_rendering()  # a token name overlapping one named before it (a more extreme token) is left out
+    for axis in axes:
+        kept: list[Any] = []
+        for text in list(axis.texts):
+            box = text.get_window_extent()
+            if any(box.overlaps(other) for other in kept):
+                text.remove()
+            else:
+                kept.append(box)
     figure.suptitle(f"{DATASETS.get(dataset, dataset)}: token polarity vs attention, 150 frequent tokens, mean of {len(runs)} seed(s)")
     return figure
 

@@ -66,3 +66,12 @@ def test_rebuilding_gives_the_same_bytes(tables, tmp_path):
         made.append({p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()})
     assert list(made[0]) == [Path("EXPLAINABILITY.md"), Path("explainability/mr-words.png")]
     assert made[0] == made[1]
+
+
+def test_the_committed_page_is_what_the_committed_results_give(tables, tmp_path):
+    """docs/EXPLAINABILITY.md is rebuilt from experiments/results/explain-analysis alone (its pictures are drawn
+    to a scratch folder here: their bytes depend on the installed matplotlib and fonts)."""
+    results = ROOT / "experiments" / "results" / "explain-analysis"
+    page = tmp_path / "docs" / "EXPLAINABILITY.md"
+    text = tables.write_page(results, page, tmp_path / "docs" / "explainability")
+    assert text == (ROOT / "docs" / "EXPLAINABILITY.md").read_text(encoding="utf-8")
