@@ -28,7 +28,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint docs test test-slow regression wheel-check bench gpu-check results study regime variants families clean
+.PHONY: setup demo lint docs test test-slow regression wheel-check bench gpu-check results study regime variants families explain-tables clean
 
 setup: $(TEST_STAMP)
 
@@ -101,6 +101,10 @@ variants: $(STAMP)
 
 families: $(STAMP)
 	PYTHON=$(BIN)/python bash experiments/families_regime.sh $(SEEDS)
+
+# docs/EXPLAINABILITY.md and docs/explainability/*.png from the committed per-run JSON (issue 41)
+explain-tables: $(STAMP)
+	$(BIN)/python experiments/explain_study.py tables
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache $(LINT_TREE) site .api-tree

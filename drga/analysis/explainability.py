@@ -200,6 +200,23 @@ def binned(delta_alpha: np.ndarray, delta_js: np.ndarray, bins: int = 10) -> tup
     return edges[keep + [keep[-1] + 1]] if keep else edges, centres, means
 
 
+def fixed_bins(delta_alpha: np.ndarray, delta_js: np.ndarray, edges: Sequence[float]) -> tuple[list[int], list[float | None]]:
+    """(count, mean ΔJS) per bin [edges[k], edges[k+1]) of Δα, the last bin closed; None for an empty bin.
+
+    Fixed edges (unlike :func:`binned`'s equal-count ones) let curves of several runs be averaged bin by bin.
+    """
+    delta_alpha, delta_js = np.asarray(delta_alpha, dtype=np.float64), np.asarray(delta_js, dtype=np.float64)
+    edges = np.asarray(edges, dtype=np.float64)
+    which = np.searchsorted(edges, delta_alpha, side="right") - 1
+    which[delta_alpha == edges[-1]] = len(edges) - 2
+    counts, means = [], []
+    for k in range(len(edges) - 1):
+        inside = which == k
+        counts.append(int(inside.sum()))
+        means.append(float(delta_js[inside].mean()) if inside.any() else None)
+    return counts, means
+
+
 def positive_threshold(delta_alpha: np.ndarray, delta_js: np.ndarray, bins: int = 10) -> float | None:
     """The Δα above which the binned mean ΔJS is positive in every bin (None if the top bin is not).
 

@@ -294,19 +294,23 @@ def faithfulness_rows(
     steps: int = 50,
     batch_size: int = 16,
     progress: bool = False,
+    modes: Sequence[str] | None = None,
 ) -> list[SentenceFaithfulness]:
     """The measures of the sentences at ``indices`` (those with ≥ 2 ranked tokens) in each mode.
 
-    With-agent mode only with a policy (and β); without one (a baseline's checkpoint) net-only only.
-    ``batch_size`` sentences share one integrated-gradients pass of ``batch_size · steps`` inputs.
+    ``modes`` default to both with a policy (and β) and to net-only without one (a baseline's
+    checkpoint); with-agent mode needs the policy. ``batch_size`` sentences share one
+    integrated-gradients pass of ``batch_size · steps`` inputs.
     """
     if policy is not None and beta is None:
         raise ValueError("with-agent mode needs β as well as the policy")
     if steps < 1:
         raise AnalysisError(f"integrated gradients need at least one step, got {steps}")
+    modes = tuple(modes) if modes is not None else MODES if policy is not None else MODES[:1]
+    if not set(modes) <= set(MODES) or ("with-agent" in modes and policy is None):
+        raise ValueError(f"modes must be among {MODES} (with-agent only with a policy), got {modes}")
     network_text = lambda example: len(example.ids) - _special_tokens(network, example)
     chosen = [i for i in indices if network_text(examples[i]) >= 2]
-    modes = MODES if policy is not None else MODES[:1]
     rows: list[SentenceFaithfulness] = []
     with eval_mode(network, policy):
         bar = tqdm(total=len(chosen) * len(modes), desc="faithfulness", leave=False, disable=not progress)

@@ -34,6 +34,13 @@ def highlighted(weights: np.ndarray, delta: float) -> int:
     return int(count_highlighted(tensor, torch.ones_like(tensor, dtype=torch.bool), delta).item())
 
 
+def mean_highlighted(weights: Sequence[np.ndarray], delta: float) -> dict[str, float]:
+    """Mean N and mean N/L over sentences, each given by its per-token weights [L]."""
+    counts = np.array([highlighted(w, delta) for w in weights], dtype=np.float64)
+    lengths = np.array([len(w) for w in weights], dtype=np.float64)
+    return {"mean_n": float(counts.mean()), "mean_fraction": float((counts / lengths).mean())}
+
+
 def count_all(
     records: Sequence[AttentionRecord], delta: float, reference: Sequence[AttentionRecord] | None = None
 ) -> list[dict[str, Any]]:

@@ -33,12 +33,24 @@ def word_changes(records: Sequence[AttentionRecord], min_count: int = 1) -> list
     Records need a revised attention. Ties keep the more frequent token first, then the
     alphabetical one, so the order is fully determined.
     """
+    if any(record.revised is None for record in records):
+        raise ValueError("most-modified words need the revised attention (a checkpoint with an agent)")
+    return changes_between([(r.tokens, r.original, r.revised) for r in records], min_count)
+
+
+def changes_between(
+    sentences: Sequence[tuple[Sequence[str], Sequence[float], Sequence[float]]], min_count: int = 1
+) -> list[WordChange]:
+    """:func:`word_changes` of any two attentions over the same tokens: (tokens, before, after) per sentence.
+
+    E.g. the equal-budget baseline's α as *before* and DRGA's α′ as *after*, sentence by sentence.
+    """
     sums: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(3))
     counts: dict[str, int] = defaultdict(int)
-    for record in records:
-        if record.revised is None:
-            raise ValueError("most-modified words need the revised attention (a checkpoint with an agent)")
-        for token, before, after in zip(record.tokens, record.original, record.revised):
+    for tokens, original, revised in sentences:
+        if not len(tokens) == len(original) == len(revised):
+            raise ValueError(f"{len(tokens)} tokens, {len(original)} and {len(revised)} weights")
+        for token, before, after in zip(tokens, original, revised):
             sums[token] += (after - before, before, after)
             counts[token] += 1
     changes = [

@@ -106,12 +106,16 @@ def cell_label(value: float) -> str:
     return "1.0" if value >= 0.995 else f"{value:.2f}"[1:]
 
 
-def save_png(figure: Figure, path: str | Path) -> Path:
-    """Write the figure as a PNG (tight bounding box) and return the path."""
+def save_png(figure: Figure, path: str | Path, reproducible: bool = False) -> Path:
+    """Write the figure as a PNG (tight bounding box) and return the path.
+
+    ``reproducible``: no "Software" entry (matplotlib's version) in the file, so that the same
+    figure gives the same bytes on any matplotlib that draws it the same.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with style():
-        figure.savefig(path, dpi=DPI, bbox_inches="tight")
+        figure.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Software": None} if reproducible else None)
     return path
 
 

@@ -225,16 +225,21 @@ def write_snapshot(rows: Sequence[dict[str, Any]], label_names: Sequence[str], o
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["token"])
         writer.writeheader()
         writer.writerows(rows)
-    polarity = np.array([r["polarity"] for r in rows])
     png = save_png(snapshot_figure(rows, label_names), out / "polarity_snapshot.png")
-    # Sun & Lu's observation: tokens of strong polarity get large attention scores. Kendall τ of
-    # |polarity| against the mean relative attention measures it without assuming a scale.
-    tau = lambda key: kendall_tau(np.abs(polarity), [r[key] for r in rows])
     return {
         "csv": str(path), "png": str(png), "tokens": len(rows),
-        "tau_abs_polarity_attention": tau("attention"),
-        "tau_abs_polarity_attention_revised": tau("attention_revised"),
+        "tau_abs_polarity_attention": polarity_attention_tau(rows, "attention"),
+        "tau_abs_polarity_attention_revised": polarity_attention_tau(rows, "attention_revised"),
     }
+
+
+def polarity_attention_tau(rows: Sequence[dict[str, Any]], key: str = "attention") -> float:
+    """Kendall τ of |polarity| against the mean relative attention ``key`` over the snapshot's tokens.
+
+    Sun & Lu's observation is that tokens of strong polarity get large attention scores; a rank
+    correlation measures it without assuming a scale.
+    """
+    return kendall_tau(np.abs([r["polarity"] for r in rows]), [r[key] for r in rows])
 
 
 def write_trajectories(tracked: dict[str, Any], out: Path) -> dict[str, Any]:

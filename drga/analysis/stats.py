@@ -196,3 +196,11 @@ def mean_std_text(values: Sequence[float], digits: int = 2) -> str:
     if len(values) == 1:
         return f"{values[0]:.{digits}f}"
     return f"{float(np.mean(values)):.{digits}f} ± {float(np.std(values, ddof=1)):.{digits}f}"
+
+
+def paired_effect_size(differences: Sequence[float]) -> float:
+    """Cohen's d_z of paired differences: their mean over their sample std (NaN with fewer than two or no spread)."""
+    d = np.asarray(differences, dtype=np.float64)
+    if len(d) < 2 or float(d.std(ddof=1)) == 0.0:
+        return float("nan")
+    return float(d.mean() / d.std(ddof=1))

@@ -1,0 +1,77 @@
+"""experiments/explain_study.py tables on two hand-made runs (tests/fixtures/explain-analysis): the means, the
+paired tests and Holm's adjustment worked out by hand, and the same bytes on every rebuild."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import ROOT, load_script
+
+FIXTURE = ROOT / "tests" / "fixtures" / "explain-analysis"
+
+
+def two_sided_p_one_df(t: float) -> float:
+    """Student's t with one degree of freedom is Cauchy: P(|T| ≥ |t|) = 1 − 2·atan(|t|)/π."""
+    return 1 - 2 * math.atan(abs(t)) / math.pi
+
+
+@pytest.fixture(scope="module")
+def tables():
+    load_script("experiments/explain_study.py")
+    return load_script("experiments/explain_tables.py")
+
+
+def test_means_tests_and_holm_by_hand(tables):
+    rows = tables.comparisons(tables.load(FIXTURE)["mr"])
+    assert [r["measure"].key for r in rows] == ["n", "n_l"]
+    n, n_l = rows
+    assert n["values"]["baseline"] == {0: 10.0, 1: 12.0}
+    # Two seeds: differences (a, b) give t = mean / (std / √2) = (a + b) / |a − b|.
+    # N: net-only − baseline = (−1, −3): t = −2; with-agent: (−2, −3): t = −5.
+    # N/L: net-only (−0.1, −0.2): t = −3; with-agent (0, −0.1): t = −1.
+    p = {("n", "drga-net-only"): two_sided_p_one_df(2), ("n", "drga-with-agent"): two_sided_p_one_df(5),
+         ("n_l", "drga-net-only"): two_sided_p_one_df(3), ("n_l", "drga-with-agent"): two_sided_p_one_df(1)}
+    assert p[("n", "drga-with-agent")] == pytest.approx(0.125666, abs=1e-6)
+    for row in rows:
+        for mode, test in row["tests"].items():
+            assert test["p"] == pytest.approx(p[(row["measure"].key, mode)], abs=1e-9)
+    # Holm over the four: 0.1257·4 = 0.5027; 0.2048·3 = 0.6145; 0.2952·2 = 0.5903 → 0.6145 (monotone); 0.5·1 → 0.6145
+    assert n["tests"]["drga-with-agent"]["holm"] == pytest.approx(4 * 0.125666, abs=1e-5)
+    for test in (n["tests"]["drga-net-only"], n_l["tests"]["drga-net-only"], n_l["tests"]["drga-with-agent"]):
+        assert test["holm"] == pytest.approx(3 * 0.204833, abs=1e-5)
+    # d_z of (−2, −3): mean −2.5 over the sample std √0.5
+    assert n["tests"]["drga-with-agent"]["d"] == pytest.approx(-2.5 / math.sqrt(0.5))
+    assert n["tests"]["drga-with-agent"]["mean"] == pytest.approx(-2.5)
+
+
+def test_the_page_shows_them(tables, tmp_path):
+    text = tables.write_page(FIXTURE, tmp_path / "EXPLAINABILITY.md", tmp_path / "explainability")
+    # baseline N: 10, 12 → 11.00 ± 1.41 (sample std √2); with-agent: 8, 9 → 8.50 ± 0.71
+    assert "| mean highlighted tokens N | N −22.9 % | 11.00 ± 1.41 (2) | 9.00 ± 0.00 (2) | 8.50 ± 0.71 (2) |" in text
+    assert "-2.50, d = -3.54, p = 0.126, Holm 0.503: no difference |" in text
+    assert "**Partial.**" in text and "MR 2/5, SUBJ 0/5, SST-5 0/5" in text
+    # N against the baseline per seed: net-only −10 %, −25 %; with-agent −20 %, −25 %
+    assert "DRGA net-only α -17.5 ± 10.6 %; DRGA with-agent α* -22.5 ± 3.5 % (the paper: −22.9 %)" in text
+    assert (tmp_path / "explainability" / "mr-words.png").is_file()
+
+
+def test_rebuilding_gives_the_same_bytes(tables, tmp_path):
+    made = []
+    for name in ("first", "second"):
+        folder = tmp_path / name
+        tables.write_page(FIXTURE, folder / "EXPLAINABILITY.md", folder / "explainability")
+        made.append({p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()})
+    assert list(made[0]) == [Path("EXPLAINABILITY.md"), Path("explainability/mr-words.png")]
+    assert made[0] == made[1]
+
+
+def test_the_committed_page_is_what_the_committed_results_give(tables, tmp_path):
+    """docs/EXPLAINABILITY.md is rebuilt from experiments/results/explain-analysis alone (its pictures are drawn
+    to a scratch folder here: their bytes depend on the installed matplotlib and fonts)."""
+    results = ROOT / "experiments" / "results" / "explain-analysis"
+    page = tmp_path / "docs" / "EXPLAINABILITY.md"
+    text = tables.write_page(results, page, tmp_path / "docs" / "explainability")
+    assert text == (ROOT / "docs" / "EXPLAINABILITY.md").read_text(encoding="utf-8")
