@@ -105,17 +105,14 @@ def site_from_cache(cache: dict[str, Any]) -> tuple[AttentionSite, ...]:
 class CrossAttentionEncoding(NetworkEncoding):
     """A :class:`NetworkEncoding` whose site is rebuilt from compact batch-first tensors.
 
-    Repeating it for K action samples repeats [B, T_x, D] tensors, not [B, K_site, T_x, D] views.
+    Repeating it for K action samples (the base class's lazy :class:`RepeatedEncoding`) copies an
+    entry when ``predict`` first reads it, and keeps the site's [B, K_site, T_x, D] views of the
+    compact [B, T_x, D] tensors broadcast; the Transformer reads its entries once per example.
     """
 
     @classmethod
     def from_cache(cls, cache: dict[str, Any]) -> CrossAttentionEncoding:
         return cls(sites=site_from_cache(cache), cache=cache)
-
-    def repeat_interleave(self, repeats: int) -> CrossAttentionEncoding:
-        if repeats == 1:
-            return self
-        return CrossAttentionEncoding.from_cache(map_tensors(self.cache, lambda x: x.repeat_interleave(repeats, dim=0)))
 
     def detached(self) -> CrossAttentionEncoding:
         return CrossAttentionEncoding.from_cache(map_tensors(self.cache, Tensor.detach))

@@ -18,7 +18,12 @@ identical observations.
 
 ``predict`` re-runs the decoder with the revised rows in place of each layer's cross-attention
 weights: a revision in layer 1 changes what every later layer (and later steps, through
-self-attention, which is recomputed) sees. Simplification, as in ``baselines/transformer.py``:
+self-attention, which is recomputed) sees. ``encode`` draws every dropout mask of the decoder's
+teacher-forced pass once per example and ``predict`` applies those same masks to each of the K
+revised copies (common random numbers, as ``baselines/transformer.py``): the samples' rewards
+then differ only by their actions, and what is the same in every copy is computed once — the
+target embedding and layer 1's self-attention sub-layer (its input does not depend on the
+cross-attention) and each layer's projected source values. Simplification, as in ``baselines/transformer.py``:
 all arrays are revised at once from the original pass, so the cross-attention weights of layer
 2 are not recomputed from the changed queries. Decoding with the agent does the same per step
 (an original pass to get the step's arrays, the agent's revision, a pass with the revised rows),
@@ -39,7 +44,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.common import check_tokens
+from drga.baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask
 from drga.baselines.nmt_common import (
     Adjuster,
     CrossAttentionEncoding,
@@ -48,8 +53,11 @@ from drga.baselines.nmt_common import (
     cross_attention_site,
     decoder_input,
 )
-from drga.baselines.protocol import Batch, masked_softmax
+from drga.baselines.protocol import Batch, masked_softmax, per_example
 from drga.baselines.transformer import sinusoidal_positions
+
+#: A decoder layer's dropout keep-masks (:meth:`DecoderLayer.dropout_masks`), None where not training.
+DecoderLayerMasks = tuple[Tensor | None, Tensor | None, Tensor | None, Tensor | None]
 
 
 class MultiHeadAttention(nn.Module):
@@ -130,16 +138,34 @@ class DecoderLayer(nn.Module):
         self.feedforward = feedforward(dim, feedforward_size, dropout)
         self.dropout = nn.Dropout(dropout)
 
-    def self_block(self, x: Tensor, causal: Tensor) -> tuple[Tensor, Tensor]:
-        """Self-attention sub-layer; returns the new x and the cross-attention's query input."""
+    def dropout_masks(self, x: Tensor) -> DecoderLayerMasks:
+        """Keep-masks of the layer's four dropouts for x [N, T, D] (after self-attention, after
+        cross-attention, inside and after the feed-forward block); Nones when not training."""
+        p, inner = self.dropout.p, (*x.shape[:-1], self.feedforward[0].out_features)
+        return (dropout_keep_mask(x, p, self.training), dropout_keep_mask(x, p, self.training),
+                dropout_keep_mask(x, p, self.training, inner), dropout_keep_mask(x, p, self.training))
+
+    def self_block(self, x: Tensor, causal: Tensor, keep: DecoderLayerMasks, copies: int = 1) -> tuple[Tensor, Tensor]:
+        """Self-attention sub-layer with ``keep``'s masks (x holds each example ``copies`` times in a
+        row, ``keep`` one mask per example); returns the new x and the cross-attention's query input."""
         a = self.norm1(x)
-        x = x + self.dropout(self.self_attention.mix(self.self_attention.weights(a, a, causal), a))
+        x = x + apply_keep_mask(self.self_attention.mix(self.self_attention.weights(a, a, causal), a), keep[0], copies)
         return x, self.norm2(x)
 
-    def rest(self, x: Tensor, cross_weights: Tensor, memory: Tensor) -> Tensor:
-        """Cross-attention with the given weights [N, H, T_y, T_x], then the feed-forward sub-layer."""
-        x = x + self.dropout(self.cross_attention.mix(cross_weights, memory))
-        return x + self.dropout(self.feedforward(self.norm3(x)))
+    def rest(self, x: Tensor, cross_weights: Tensor, memory_values: Tensor, keep: DecoderLayerMasks, copies: int = 1) -> Tensor:
+        """Cross-attention with the given weights [N·copies, H, T_y, T_x] over the memory's head-split
+        values [N, H, T_x, d_k] (read by every copy of an example, not copied), then the feed-forward
+        sub-layer, with ``keep``'s masks."""
+        attention = self.cross_attention
+        if copies == 1:
+            mixed = cross_weights @ memory_values
+        else:
+            mixed = (cross_weights.unflatten(0, (-1, copies)) @ memory_values.unsqueeze(1)).flatten(0, 1)
+        attended = attention.output(mixed.transpose(1, 2).reshape(mixed.shape[0], mixed.shape[2], -1))
+        x = x + apply_keep_mask(attended, keep[1], copies)
+        first, _, _, second = self.feedforward
+        inner = apply_keep_mask(torch.relu(first(self.norm3(x))), keep[2], copies)
+        return x + apply_keep_mask(second(inner), keep[3], copies)
 
     # ------------------------------------------------------------------ one new position (decoding)
 
@@ -238,26 +264,50 @@ class TransformerNMT(TranslationNetwork):
         return {"words": words, "memory": memory, "mask": mask}
 
     def _original_pass(self, target_in: Tensor, target_mask: Tensor, memory: Tensor, source_mask: Tensor):
-        """The decoder with its own attention: cross weights [N, L, H, T_y, T_x], queries [N, T_y, L, D], output."""
-        x = self._embed(self.target_embedding, target_in)
+        """The decoder with its own attention and freshly drawn dropout masks: cross weights
+        [N, L, H, T_y, T_x], queries [N, T_y, L, D], output, and what :meth:`_revised_pass` reuses
+        (:meth:`_teacher_forced_start`'s layer-1 input, each layer's masks and source values)."""
         causal = causal_mask(target_mask)
         cross_mask = source_mask[:, None, None, :]
+        x, first_query, reuse = self._teacher_forced_start(target_in, causal, memory)
         weights, queries = [], []
-        for layer in self.decoder_layers:
-            x, query = layer.self_block(x, causal)
+        for index, layer in enumerate(self.decoder_layers):
+            keep = reuse["masks"][index]
+            if index == 0:
+                query = first_query
+            else:
+                x, query = layer.self_block(x, causal, keep)
             w = layer.cross_attention.weights(query, memory, cross_mask)
-            x = layer.rest(x, w, memory)
+            x = layer.rest(x, w, reuse["values"][index], keep)
             weights.append(w)
             queries.append(query)
-        return torch.stack(weights, dim=1), torch.stack(queries, dim=2), self.decoder_norm(x)
+        return torch.stack(weights, dim=1), torch.stack(queries, dim=2), self.decoder_norm(x), reuse
 
-    def _revised_pass(self, target_in: Tensor, target_mask: Tensor, memory: Tensor, cross: Tensor) -> Tensor:
-        """The decoder with every layer's cross-attention weights given, [N, L, H, T_y, T_x]."""
-        x = self._embed(self.target_embedding, target_in)
-        causal = causal_mask(target_mask)
+    def _teacher_forced_start(self, target_in: Tensor, causal: Tensor, memory: Tensor) -> tuple[Tensor, Tensor, dict]:
+        """What every teacher-forced pass over ``target_in`` shares, given the masks: layer 1's
+        state after its self-attention sub-layer and its cross-attention query, the dropout masks
+        of every layer (drawn here, once per example) and each layer's head-split source values."""
+        embedded = self.target_embedding(target_in) * math.sqrt(self.dim)
+        embedded = embedded + sinusoidal_positions(target_in.shape[1], self.dim, embedded.device, embedded.dtype)
+        embedding_keep = dropout_keep_mask(embedded, self.dropout.p, self.training)
+        masks = [layer.dropout_masks(embedded) for layer in self.decoder_layers]
+        x, query = self.decoder_layers[0].self_block(apply_keep_mask(embedded, embedding_keep), causal, masks[0])
+        values = [layer.cross_attention.split_values(memory) for layer in self.decoder_layers]
+        return x, query, {"layer1_state": x, "masks": masks, "values": values}
+
+    def _revised_pass(self, reuse: dict, causal: Tensor, cross: Tensor, copies: int = 1) -> Tensor:
+        """The decoder with every layer's cross-attention weights given, [N·R, L, H, T_y, T_x], for R =
+        ``copies`` of each example in a row: each copy with its example's dropout masks, layer 1's
+        shared start and the source values of ``reuse`` (:meth:`_teacher_forced_start`), read once
+        per example; ``causal`` is the examples' mask [N, 1, T_y, T_y]."""
+        x = reuse["layer1_state"]
+        if copies > 1:
+            x, causal = x.repeat_interleave(copies, dim=0), causal.repeat_interleave(copies, dim=0)
         for index, layer in enumerate(self.decoder_layers):
-            x, _ = layer.self_block(x, causal)
-            x = layer.rest(x, cross[:, index], memory)
+            keep = reuse["masks"][index]
+            if index > 0:
+                x, _ = layer.self_block(x, causal, keep, copies)
+            x = layer.rest(x, cross[:, index], reuse["values"][index], keep, copies)
         return self.decoder_norm(x)
 
     def _logits(self, x: Tensor) -> Tensor:
@@ -275,7 +325,7 @@ class TransformerNMT(TranslationNetwork):
         source = self._encode_source(batch.tokens, batch.mask)
         target_in = decoder_input(batch.labels)
         target_mask = batch.labels != self.pad_id
-        weights, queries, output = self._original_pass(target_in, target_mask, source["memory"], source["mask"])
+        weights, queries, output, reuse = self._original_pass(target_in, target_mask, source["memory"], source["mask"])
         n, t_y, t_x = batch.size, batch.labels.shape[1], batch.tokens.shape[1]
         arrays = weights.permute(0, 3, 1, 2, 4).reshape(n, t_y * self.arrays_per_step, t_x)  # k = (t·L + l)·H + h
         cache = {
@@ -287,19 +337,21 @@ class TransformerNMT(TranslationNetwork):
             "target_in": target_in,
             "target_mask": target_mask,
             "output": output,
+            "reuse": reuse,
         }
         return CrossAttentionEncoding.from_cache(cache)
 
     def predict(self, encoding: CrossAttentionEncoding, attention: Sequence[Tensor]) -> Tensor:
         if len(attention) != 1:
             raise ValueError(f"{self.net_name}: expected 1 attention site (cross-attention), got {len(attention)}")
-        cache, arrays = encoding.cache, attention[0]
-        if arrays is encoding.sites[0].attention:
-            return self._logits(cache["output"])  # the network's own attention: the encode pass's output
-        n, t_y = cache["target_in"].shape
+        arrays = attention[0]
+        if encoding.base is None and arrays is encoding.sites[0].attention:
+            return self._logits(encoding.cache["output"])  # the network's own attention: the encode pass's output
+        reuse, copies = per_example(encoding, "reuse")
+        target_mask, _ = per_example(encoding, "target_mask")
+        n, t_y = arrays.shape[0], target_mask.shape[1]
         cross = arrays.view(n, t_y, self.layers_count, self.heads, -1).permute(0, 2, 3, 1, 4)  # [N, L, H, T_y, T_x]
-        output = self._revised_pass(cache["target_in"], cache["target_mask"], cache["site"]["source_states"], cross)
-        return self._logits(output)
+        return self._logits(self._revised_pass(reuse, causal_mask(target_mask), cross, copies))
 
     # ------------------------------------------------------------------ decoding
 
@@ -375,7 +427,7 @@ class TransformerNMT(TranslationNetwork):
         prefix = torch.cat([state["prefix"], tokens.unsqueeze(1)], dim=1)
         prefix_mask = torch.ones_like(prefix, dtype=torch.bool)
         memory, mask = state["memory"], state["mask"]
-        weights, queries, output = self._original_pass(prefix, prefix_mask, memory, mask)
+        weights, queries, output, reuse = self._original_pass(prefix, prefix_mask, memory, mask)
         revised = state["revised"]
         if adjust is not None:
             n = prefix.shape[0]
@@ -384,6 +436,6 @@ class TransformerNMT(TranslationNetwork):
             site = cross_attention_site(state["words"], memory, self._array_queries(queries[:, -1:]), mask, real, last)
             row = adjust(site).view(n, self.layers_count, self.heads, 1, -1)
             revised = torch.cat([revised, row], dim=3)
-            output = self._revised_pass(prefix, prefix_mask, memory, revised)
+            output = self._revised_pass(reuse, causal_mask(prefix_mask), revised)
         log_probs = torch.log_softmax(self._logits(output[:, -1]).float(), dim=-1)
         return log_probs, {**state, "prefix": prefix, "revised": revised}

@@ -136,8 +136,8 @@ def test_transformer_has_one_array_per_step_layer_and_head():
     # array k = (t·L + l)·H + h: the arrays of pair 1's padded steps 2, 3 are empty
     real_arrays = site.mask.any(dim=-1)
     assert real_arrays[0].all() and real_arrays[1, :8].all() and not real_arrays[1, 8:].any()
-    weights, _, _ = network._original_pass(encoding.cache["target_in"], encoding.cache["target_mask"],
-                                           encoding.cache["site"]["source_states"], batch.mask)
+    weights, _, _, _ = network._original_pass(encoding.cache["target_in"], encoding.cache["target_mask"],
+                                              encoding.cache["site"]["source_states"], batch.mask)
     t, layer, h = 1, 1, 0
     assert torch.allclose(site.attention[0, (t * 2 + layer) * 2 + h], weights[0, layer, h, t])
     # The heads of one step see different queries u (their codes), so one agent can tell them apart.
@@ -170,3 +170,34 @@ def test_rollout_runs_unchanged_on_cross_attention(net):
     assert torch.allclose(result.log_likelihood.detach(), result.terms.log_likelihood)
     result.log_likelihood.mean().backward()  # gradients reach the network through α′
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in network.parameters())
+
+
+def test_transformer_copies_share_the_dropout_masks_encode_drew():
+    # Training mode with dropout: every revised copy of an example applies the masks encode drew
+    # (common random numbers), so K copies of the network's own rows give encode's output K times,
+    # and a revision changes only its own copy.
+    torch.manual_seed(0)
+    network = TransformerNMT(20, 20, hidden_size=8, dropout=0.3, layers=2, heads=2, feedforward_size=16).train()
+    batch = tiny_batch()
+    encoding = network.encode(batch)
+    own = encoding.sites[0].attention
+    copies = 3
+    repeated = encoding.repeat_interleave(copies)
+    logits = network.predict(repeated, [own.repeat_interleave(copies, dim=0)])
+    expected = network.predict(encoding, [own]).repeat_interleave(copies, dim=0)  # the encode pass's output
+    real = (batch.labels != 0).repeat_interleave(copies, dim=0)
+    assert torch.allclose(logits[real], expected[real], atol=1e-5)
+    # the same with one copy and a new tensor (the revised-pass path, not the cached output)
+    pair_real = batch.labels != 0
+    assert torch.allclose(network.predict(encoding, [own.clone()])[pair_real], network.predict(encoding, [own])[pair_real], atol=1e-5)
+    # a revision of copy 1 of pair 0 (uniform rows) changes that copy only
+    revised = own.repeat_interleave(copies, dim=0).clone()
+    revised[1] = encoding.sites[0].mask[0].float() / encoding.sites[0].mask[0].float().sum(-1, keepdim=True).clamp_min(1)
+    changed = network.predict(repeated, [revised])
+    assert not torch.allclose(changed[1], expected[1], atol=1e-3)
+    keep = [r for r in range(2 * copies) if r != 1]
+    assert torch.allclose(changed[keep][real[keep]], expected[keep][real[keep]], atol=1e-5)
+    # gradients reach the decoder's first layer through the shared start and later layers through each copy
+    changed[real].logsumexp(-1).sum().backward()
+    assert network.decoder_layers[0].self_attention.query.weight.grad.abs().sum() > 0
+    assert network.decoder_layers[1].self_attention.query.weight.grad.abs().sum() > 0

@@ -200,3 +200,34 @@ def test_sb3_learns_the_agent_phase_of_a_translation_run(tmp_path):
     agent_row = results["results"]["agent on frozen network"]
     assert math.isfinite(agent_row["test_with-agent"]["perplexity"])
     assert "DRGA (co-trained)" in results["results"]
+
+
+def test_revised_loss_with_one_gradient_sample_has_the_gradient_of_the_loss_over_all_samples(tmp_path):
+    # train.task_loss_samples = n < K: the translation task's eq. 12 reads only the n samples that carry
+    # the gradient; the gradient equals that of the label-smoothed loss over all B·K rows.
+    from drga.nmt.task import TranslationTask, token_cross_entropy
+    from drga.rollout import rollout
+    from drga.scoring import RewardConstants
+
+    k, n = 3, 1
+    config = tiny_translation_config(tmp_path, "transformer-nmt", **{"agent.samples": k, "train.task_loss_samples": n,
+                                                                   "nmt.label_smoothing": 0.1, "network.dropout": 0.2})
+    trainer = TranslationTrainer(config, log=lambda _: None)
+    task, network, policy = trainer.task, trainer.network, trainer.policy
+    assert isinstance(task, TranslationTask)
+    network.train()
+    batch = next(iter(trainer.train_batches))
+    gradients, losses = [], []
+    for shortcut in (False, True):
+        torch.manual_seed(3)  # the same dropout masks and actions
+        r = rollout(network, policy, batch, torch.tensor(0.4), samples=k, reward=RewardConstants(0.2, 0.2, 0.85), task_samples=n)
+        labels = batch.labels.repeat_interleave(k, dim=0)
+        loss = task.revised_loss(r, batch) if shortcut else token_cross_entropy(r.output, labels, 0.1)
+        network.zero_grad()
+        loss.backward()
+        losses.append(float(loss.detach()))
+        gradients.append([p.grad.clone() for p in network.parameters() if p.grad is not None])
+    assert len(gradients[0]) == len(gradients[1]) > 0
+    for full, kept in zip(*gradients):
+        assert torch.allclose(full, kept, rtol=1e-4, atol=1e-7)
+    assert losses[1] == pytest.approx(losses[0], rel=0.2)  # the kept samples' mean, close to all samples'

@@ -102,8 +102,19 @@ class TranslationTask(Task):
         return token_cross_entropy(network(batch), batch.labels, self.translation.nmt.label_smoothing)  # eq. 12
 
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
-        labels = batch.labels.repeat_interleave(self.config.agent.samples, dim=0)
-        return token_cross_entropy(rollout.output, labels, self.translation.nmt.label_smoothing)  # eq. 12 on α′, the K samples
+        k, n, smoothing = self.config.agent.samples, self.config.train.task_loss_samples, self.translation.nmt.label_smoothing
+        labels = batch.labels.repeat_interleave(k, dim=0)
+        if not 0 < n < k:
+            return token_cross_entropy(rollout.output, labels, smoothing)  # eq. 12 on α′, the K samples
+        # Only the first n samples of each pair carry the gradient (rollout.predict_fewer_gradients,
+        # scaled by k/n for a mean over all B·k rows; the copies of a pair share its real tokens).
+        # The loss over their rows alone, its gradient scaled back by n/k, has the same gradient
+        # without a log-softmax over the other k − n samples' vocabulary; its value is their mean.
+        def kept(x: Tensor) -> Tensor:
+            return x.unflatten(0, (-1, k))[:, :n].flatten(0, 1)
+
+        loss = token_cross_entropy(kept(rollout.output), kept(labels), smoothing)
+        return loss.detach() + (loss - loss.detach()) * (n / k)
 
     def warmup_steps(self, phase: Phase) -> int:
         return self.translation.nmt.warmup_steps if phase.warms_up else 0
