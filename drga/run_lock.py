@@ -28,7 +28,8 @@ def acquire_run_lock(run_dir: Path) -> FileLock | None:
     """Lock ``run_dir`` (created if missing) for this process and return the held lock; ``release()``
     it when the run ends. None if another process, or another lock in this one, holds it."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(run_dir / LOCK_NAME, timeout=0, on_acquired=_write_pid)
+    # thread_local=False: the lock is the process's, released by whichever thread ends the run
+    lock = FileLock(run_dir / LOCK_NAME, timeout=0, thread_local=False, on_acquired=_write_pid)
     try:
         lock.acquire()
     except Timeout:
