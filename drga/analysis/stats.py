@@ -7,7 +7,7 @@ text, scipy.stats and statsmodels for the tests (each imported when first used: 
   (``scipy.stats.bootstrap``, percentile) for ``drga compare``;
 - :func:`paired_comparison`, what the study tables report per cell: the differences, whether they
   have a spread to test, and the t-test's p where they do;
-- :func:`holm_adjust` (``statsmodels``' Holm) and :func:`t_interval` (``scipy.stats.t``) for the regime tables.
+- :func:`holm_adjust` (``statsmodels``' Holm) and :func:`t_interval` (``scipy.stats.t``'s quantile) for the regime tables.
 """
 
 from __future__ import annotations
@@ -155,15 +155,15 @@ def t_quantile(probability: float, df: float) -> float:
 
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
-    """The t confidence interval of the mean of ``values`` (``scipy.stats.t.interval``; NaN with fewer than two)."""
-    from scipy.stats import sem
-    from scipy.stats import t as student_t
+    """The t confidence interval of the mean of ``values`` (NaN with fewer than two; the mean itself when all are equal).
 
+    mean ± t-quantile · standard error, not ``scipy.stats.t.interval``, which says NaN for a zero standard error.
+    """
     values = np.asarray(values, dtype=np.float64)
     if len(values) < 2:
         return float("nan"), float("nan")
-    low, high = student_t.interval(level, len(values) - 1, loc=float(values.mean()), scale=float(sem(values)))
-    return float(low), float(high)
+    half = t_quantile(0.5 + level / 2.0, len(values) - 1) * float(values.std(ddof=1)) / math.sqrt(len(values))
+    return float(values.mean()) - half, float(values.mean()) + half
 
 
 def mean_std_text(values: Sequence[float], digits: int = 2) -> str:
