@@ -1,9 +1,20 @@
-"""Checkpoints: written atomically with a checksum of their tensors, read with ``weights_only=True``,
-checked before use (checksum, finite weights, format)."""
+"""Checkpoints: safetensors files written atomically with checksums of their tensors and of their other
+entries, checked before use (checksums, finite weights, format).
+
+A checkpoint is a dict of tensors and plain values (the modules' state dicts, the configuration,
+the optimisers' states, the random state, the history). It is written without pickle: its tensors
+as a safetensors file's tensors, named by where they sit (``network/embedding.weight``), and the
+rest as JSON in the file's metadata, where each tensor is ``{"$tensor": name}`` and the values JSON
+has no type for are tagged too (tuples, bytes, dicts with other than string keys). Files keep the
+``.pt`` name runs always gave them. Checkpoints written by earlier versions, ``torch.save``'s
+pickled zip archives, still load: read with ``weights_only=True`` and checked the same way.
+"""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
 import pickle
 import tempfile
@@ -18,8 +29,13 @@ from torch import nn
 from drga.errors import UserError
 
 #: 2: β's learned factor is exp(log_factor) (was exp(−softplus(rho))); the Transformer's head
-#: revision is additive; the networks' classifier dropout masks are drawn in ``encode``.
+#: revision is additive; the networks' classifier dropout masks are drawn in ``encode``. The version of
+#: what a checkpoint holds, not of its container (safetensors, or torch.save's before it).
 FORMAT_VERSION = 2
+
+#: The safetensors metadata keys of a checkpoint's JSON entries and of their SHA-256.
+ENTRIES_KEY = "drga"
+ENTRIES_CHECKSUM_KEY = "drga_sha256"
 
 
 class CheckpointError(UserError, ValueError):
@@ -51,19 +67,72 @@ def tensor_checksum(payload: Any) -> str:
     return digest.hexdigest()
 
 
-def save_atomic(payload: dict[str, Any], path: str | Path) -> None:
-    """Write to a temporary file in the same folder, then rename: a crash never leaves half a file.
+def _encode(value: Any, where: str, tensors: dict[str, torch.Tensor]) -> Any:
+    """``value`` as JSON, its tensors moved into ``tensors`` under their place in the payload."""
+    if isinstance(value, torch.Tensor):
+        name = where.lstrip("/") or "tensor"
+        while name in tensors:  # two keys that print alike ("1" and 1): never two tensors under one name
+            name += "'"
+        tensors[name] = value.detach().to("cpu").contiguous()
+        return {"$tensor": name}
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode(item, f"{where}/{index}", tensors) for index, item in enumerate(value)]}
+    if isinstance(value, list):
+        return [_encode(item, f"{where}/{index}", tensors) for index, item in enumerate(value)]
+    if isinstance(value, dict):
+        if all(isinstance(key, str) and not key.startswith("$") for key in value):
+            return {key: _encode(item, f"{where}/{key}", tensors) for key, item in value.items()}
+        # an optimiser's state is keyed by parameter number: JSON's keys are strings, so the pairs are kept
+        return {"$items": [[_encode(key, where, tensors), _encode(item, f"{where}/{key}", tensors)] for key, item in value.items()]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"a checkpoint holds tensors and plain values, not {type(value).__name__} (at {where or '/'})")
 
-    A dict payload gets ``tensor_checksum`` (:func:`tensor_checksum`), which :func:`load_checkpoint`
-    verifies."""
-    if isinstance(payload, dict):
-        payload = {**payload, "tensor_checksum": tensor_checksum(payload)}
+
+def _decode(value: Any, tensors: dict[str, torch.Tensor]) -> Any:
+    """The inverse of :func:`_encode`."""
+    if isinstance(value, list):
+        return [_decode(item, tensors) for item in value]
+    if isinstance(value, dict):
+        if len(value) == 1:
+            tag, inner = next(iter(value.items()))
+            if tag == "$tensor":
+                return tensors[inner]
+            if tag == "$bytes":
+                return base64.b64decode(inner)
+            if tag == "$tuple":
+                return tuple(_decode(item, tensors) for item in inner)
+            if tag == "$items":
+                return {_decode(key, tensors): _decode(item, tensors) for key, item in inner}
+        return {key: _decode(item, tensors) for key, item in value.items()}
+    return value
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def save_atomic(payload: dict[str, Any], path: str | Path) -> None:
+    """Write ``payload`` as a checkpoint (module docstring) with ``tensor_checksum`` (:func:`tensor_checksum`), which
+    :func:`load_checkpoint` verifies: to a temporary file in the same folder, then renamed, so a crash never leaves half a file."""
+    from safetensors.torch import save_file
+
+    payload = {**payload, "tensor_checksum": tensor_checksum(payload)}
+    tensors: dict[str, torch.Tensor] = {}
+    entries = json.dumps(_encode(payload, "", tensors))
+    storages: set[int] = set()
+    for name, tensor in tensors.items():  # tied weights: safetensors refuses two tensors in one storage
+        if tensor.untyped_storage().data_ptr() in storages:
+            tensors[name] = tensor.clone()
+        storages.add(tensors[name].untyped_storage().data_ptr())
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     try:
-        torch.save(payload, temporary)
+        save_file(tensors, temporary, metadata={ENTRIES_KEY: entries, ENTRIES_CHECKSUM_KEY: _sha256(entries)})
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -71,10 +140,14 @@ def save_atomic(payload: dict[str, Any], path: str | Path) -> None:
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A checkpoint's payload, read (safetensors, or an earlier version's ``torch.save`` file) and verified."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
-    payload = _read_torch_file(path)
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"{path} is empty, not a checkpoint (an interrupted copy?); {WHAT_A_CHECKPOINT_IS}")
+    # torch.save has written zip archives since PyTorch 1.6: the checkpoints of earlier versions of the toolkit
+    payload = _read_torch_file(path) if zipfile.is_zipfile(path) else _read_safetensors(path)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
         found = payload.get("format") if isinstance(payload, dict) else None
         hint = (
@@ -93,26 +166,45 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
 
 #: Where a DRGA checkpoint comes from, said when a file is not one.
 WHAT_A_CHECKPOINT_IS = "DRGA checkpoints are the .pt files of a run folder, such as runs/<run>/cotrain_best.pt"
-NOT_READABLE = "PyTorch cannot read it (a truncated copy, or a file of another kind)"
+NOT_READABLE = "it cannot be read (a truncated copy, or a file of another kind)"
+
+
+def _read_safetensors(path: Path) -> dict[str, Any]:
+    """A checkpoint written by :func:`save_atomic`: its tensors and its JSON entries, the entries checked against their checksum."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(path, framework="pt", device="cpu") as handle:
+            metadata = handle.metadata() or {}
+            # copied out of the file's memory map: a tensor must outlive a rewrite of its file in place (a bus error otherwise)
+            tensors = {name: handle.get_tensor(name).clone() for name in handle.keys()}
+    except Exception:  # safetensors' own error, or an OS error: a truncated file, or a file of another kind
+        raise CheckpointError(f"{path} is not a DRGA checkpoint: {NOT_READABLE}; {WHAT_A_CHECKPOINT_IS}") from None
+    entries = metadata.get(ENTRIES_KEY)
+    if entries is None:
+        raise CheckpointError(f"{path} is a safetensors file but not a DRGA checkpoint (it has no DRGA entries); {WHAT_A_CHECKPOINT_IS}")
+    if _sha256(entries) != metadata.get(ENTRIES_CHECKSUM_KEY):
+        raise CheckpointError(f"{path} is corrupted: its entries do not match the checksum written with them")
+    try:
+        return _decode(json.loads(entries), tensors)
+    except (ValueError, KeyError, TypeError):  # entries that hash right but do not fit the tensors: written by something else
+        raise CheckpointError(f"{path} is corrupted: its entries do not fit its tensors") from None
 
 
 def _read_torch_file(path: Path) -> Any:
-    """``torch.load`` with ``weights_only=True``; a file it cannot read is a :class:`CheckpointError` that says
-    what the file is, without PyTorch's own text (its advice to load untrusted files unsafely or to report an issue)."""
-    if path.stat().st_size == 0:
-        raise CheckpointError(f"{path} is empty, not a checkpoint (an interrupted copy?); {WHAT_A_CHECKPOINT_IS}")
+    """An earlier version's checkpoint: ``torch.load`` with ``weights_only=True``; a file it cannot read is a
+    :class:`CheckpointError` that says what the file is, without PyTorch's own text (its advice to load untrusted files
+    unsafely or to report an issue)."""
     with warnings.catch_warnings(record=True) as caught:  # the unpickler's warnings about foreign pickles, shown only on success
         warnings.simplefilter("always")
         try:
             payload = torch.load(path, map_location="cpu", weights_only=True)
         except pickle.UnpicklingError:
-            if not zipfile.is_zipfile(path):  # torch.save writes a zip archive: this is a file of another kind
-                raise CheckpointError(f"{path} is not a DRGA checkpoint: {NOT_READABLE}; {WHAT_A_CHECKPOINT_IS}") from None
             raise CheckpointError(
                 f"{path} is not a DRGA checkpoint: it holds Python objects (a whole pickled model, say), where a checkpoint holds "
                 f"tensors and plain values only; {WHAT_A_CHECKPOINT_IS}"
             ) from None
-        except Exception:  # a truncated file, or a file of another kind
+        except Exception:  # a damaged archive
             raise CheckpointError(f"{path} is not a DRGA checkpoint: {NOT_READABLE}; {WHAT_A_CHECKPOINT_IS}") from None
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

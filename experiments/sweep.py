@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from drga.run_lock import run_lock_holder  # noqa: E402  (standard library only, like this script)
+from drga.run_lock import run_lock_holder  # noqa: E402  (filelock, not torch: the sweep stays light)
 
 #: Result columns: (column title, results.json row, evaluation mode).
 COLUMNS = [

@@ -91,9 +91,21 @@ def test_t_test_and_bootstrap_known_values():
     assert stats.t_two_sided_p(1.0, 1) == pytest.approx(0.5)  # Cauchy
     t, p = stats.paired_t_test([1, 2, 3], [2, 3.5, 4])  # d = 1, 1.5, 1: mean 7/6, se 1/6
     assert t == pytest.approx(7.0) and p == pytest.approx(0.0198, abs=1e-4)
-    assert stats.bootstrap_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
+    assert stats.bootstrap_ci([0.5, 0.5, 0.5]) == pytest.approx((0.5, 0.5))
+    assert all(math.isnan(end) for end in stats.bootstrap_ci([0.5]))  # one value: nothing to resample
     low, high = stats.bootstrap_ci([0.1, 0.4, 0.2, 0.3], seed=1)
-    assert low < 0.25 < high and (low, high) == stats.bootstrap_ci([0.1, 0.4, 0.2, 0.3], seed=1)
+    assert low < 0.25 < high and (low, high) == pytest.approx(stats.bootstrap_ci([0.1, 0.4, 0.2, 0.3], seed=1), abs=1e-15)
+
+
+def test_bootstrap_interval_is_the_percentile_of_the_seeds_resample_means():
+    # the study tables were written by 10,000 resamples drawn in one batch from default_rng(seed):
+    # scipy's bootstrap must draw the same ones for a seed to give the committed intervals
+    values = np.array([0.1, 0.4, 0.2, 0.3, 0.9])
+    means = values[np.random.default_rng(3).integers(0, 5, size=(10000, 5))].mean(axis=1)
+    expected = np.quantile(means, [0.025, 0.975])
+    assert stats.bootstrap_ci(values, seed=3) == pytest.approx(tuple(expected), abs=1e-12)
+    # 0 and 1 resampled twice: means 0, ½, ½, 1 with chances ¼, ½, ¼; the 5% and 95% percentiles are 0 and 1
+    assert stats.bootstrap_ci([0.0, 1.0], level=0.9) == pytest.approx((0.0, 1.0))
 
 
 # --- the token view ----------------------------------------------------------------------------

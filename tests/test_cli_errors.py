@@ -144,7 +144,7 @@ def test_a_file_that_is_no_checkpoint_is_named_without_pytorchs_advice(tmp_path,
     whole_model = tmp_path / "model.pt"
     torch.save(torch.nn.Linear(2, 2), whole_model)
     objects = "it holds Python objects (a whole pickled model, say), where a checkpoint holds tensors and plain values only"
-    for path, said in ((notes, "PyTorch cannot read it (a truncated copy, or a file of another kind)"), (whole_model, objects)):
+    for path, said in ((notes, "it cannot be read (a truncated copy, or a file of another kind)"), (whole_model, objects)):
         assert main(["evaluate", str(path)]) == 2
         out, err = capsys.readouterr()
         assert err == f"drga evaluate: error: {path} is not a DRGA checkpoint: {said}; DRGA checkpoints are the .pt files " \

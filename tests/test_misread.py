@@ -10,9 +10,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-import torch
 
-from drga.checkpoint import CheckpointError, save_atomic
+from drga.checkpoint import CheckpointError, load_checkpoint, save_atomic
 from drga.cli import main
 from drga.pretrained import label_order
 from tests.nmt_helpers import write_synthetic_corpus
@@ -142,7 +141,7 @@ def test_an_old_checkpoint_without_label_names_reads_them_off_its_unchanged_trai
     status, recorded, _ = drga(capsys, "evaluate", checkpoint)
     assert status == 0
     old = run_dir / "old.pt"
-    payload = torch.load(checkpoint, weights_only=True)
+    payload = load_checkpoint(checkpoint)
     stripped = {k: v for k, v in payload.items() if k not in ("label_names", "vocab_fingerprint", "tensor_checksum")}
     save_atomic(stripped, old)
     status, out, _ = drga(capsys, "evaluate", old)
@@ -242,7 +241,7 @@ def test_every_command_that_reads_a_checkpoint_refuses_mismatched_data_in_one_me
     neg_pos = write(tmp_path / "neg_pos.tsv", keyword_lines(["neg", "pos"], 60, seed=5))
     nmt_argv, nmt_run = translation_run
     swapped = tmp_path / "swapped.pt"  # a translation checkpoint whose subword model is not its network's
-    payload = torch.load(nmt_run / "pretrain_best.pt", weights_only=True)
+    payload = load_checkpoint(nmt_run / "pretrain_best.pt")
     source, target = payload["source_tokenizer"], payload["target_tokenizer"]
     save_atomic({**{k: v for k, v in payload.items() if k != "tensor_checksum"}, "source_tokenizer": target,
                  "target_tokenizer": source, "shared_tokenizer": False}, swapped)

@@ -102,3 +102,5 @@ def test_t_interval_by_hand():
     # values 1, 2, 3: mean 2, sd 1, half-width 4.302653 / √3
     low, high = t_interval([1.0, 2.0, 3.0])
     assert (low, high) == pytest.approx((2 - 4.302653 / math.sqrt(3), 2 + 4.302653 / math.sqrt(3)), abs=1e-5)
+    assert t_interval([2.0, 2.0, 2.0]) == pytest.approx((2.0, 2.0))  # no spread: the mean itself
+    assert all(math.isnan(end) for end in t_interval([2.0]))

@@ -1,11 +1,13 @@
-"""The few statistics the analyses need, in numpy and the standard library (Kendall's τ from scipy).
+"""The statistics the analyses and the study tables need: numpy for the divergences and the table
+text, scipy.stats and statsmodels for the tests (each imported when first used: they are slow to import).
 
 - :func:`js_divergence` (natural log, so 0 ≤ JS ≤ ln 2) for the explainability test;
 - :func:`kendall_tau` (τ-b, ties handled; ``scipy.stats.kendalltau``) for attention vs saliency and faithfulness;
-- :func:`paired_t_test` (two-sided, Student's t via the regularised incomplete beta) and
-  :func:`bootstrap_ci` (percentile) for ``drga compare``;
+- :func:`paired_t_test` (``scipy.stats.ttest_rel``, two-sided) and :func:`bootstrap_ci`
+  (``scipy.stats.bootstrap``, percentile) for ``drga compare``;
 - :func:`paired_comparison`, what the study tables report per cell: the differences, whether they
-  have a spread to test, and the t-test's p where they do.
+  have a spread to test, and the t-test's p where they do;
+- :func:`holm_adjust` (``statsmodels``' Holm) and :func:`t_interval` (``scipy.stats.t``'s quantile) for the regime tables.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
 
     NaN when fewer than two values or when either sequence is constant.
     """
-    from scipy.stats import kendalltau  # imported when first used: scipy is slow to import
+    from scipy.stats import kendalltau
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -52,61 +54,33 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
         raise ValueError(f"kendall_tau needs two 1-d sequences of one length, got {x.shape} and {y.shape}")
     if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return float("nan")
-    return float(kendalltau(x, y).statistic)
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    # Continued fraction of the incomplete beta function (Numerical Recipes, §6.4, modified Lentz).
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """The regularised incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+    return float(kendalltau(x, y, variant="b").statistic)
 
 
 def t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom: I_{df/(df+t²)}(df/2, ½)."""
-    if not math.isfinite(t):
-        return 0.0 if math.isinf(t) else float("nan")
-    return betainc(df / 2.0, 0.5, df / (df + t * t))
+    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom."""
+    from scipy.stats import t as student_t
+
+    return float(2.0 * student_t.sf(abs(t), df))
 
 
 def paired_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """(t, two-sided p) of the paired differences b − a; NaN with fewer than two pairs.
+    """(t, two-sided p) of the paired differences b − a (``scipy.stats.ttest_rel``); NaN with fewer than two pairs.
 
-    Identical non-zero differences have no spread: t is ±inf and p is 0.
+    Identical non-zero differences have no spread: t is ±inf and p is 0, as scipy says, without its precision-loss warning.
     """
-    d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    from scipy.stats import ttest_rel
+
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    d = b - a
     if len(d) < 2:
         return float("nan"), float("nan")
-    sd = float(d.std(ddof=1))
-    mean = float(d.mean())
-    if sd == 0.0:
+    if float(d.std(ddof=1)) == 0.0:
+        mean = float(d.mean())
         return (float("nan"), float("nan")) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
-    t = mean / (sd / math.sqrt(len(d)))
-    return t, t_two_sided_p(t, len(d) - 1)
+    result = ttest_rel(b, a)
+    return float(result.statistic), float(result.pvalue)
 
 
 @dataclass(frozen=True)
@@ -140,48 +114,51 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], decimals: int = 9)
 
 
 def bootstrap_ci(values: Sequence[float], resamples: int = 10000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean of ``values``."""
+    """Percentile bootstrap confidence interval of the mean of ``values`` (``scipy.stats.bootstrap``).
+
+    The resamples come from ``numpy.random.default_rng(seed)`` in one batch, so a seed gives the
+    interval the study tables were written with. NaN with fewer than two values: nothing to resample.
+    """
+    from scipy.stats import bootstrap
+
     values = np.asarray(values, dtype=np.float64)
-    if len(values) == 0:
+    if len(values) < 2:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
+    result = bootstrap(
+        (values,), np.mean, n_resamples=resamples, confidence_level=level, method="percentile", rng=np.random.default_rng(seed)
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def holm_adjust(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (family-wise error over the tests); NaN stays NaN.
+    """Holm's step-down adjusted p-values (``statsmodels``' ``multipletests``, method "holm"); NaN stays NaN.
 
-    Sorted ascending, the i-th smallest of m gets max over j ≤ i of min(1, (m − j + 1)·p_(j)).
+    Sorted ascending, the i-th smallest of m gets max over j ≤ i of min(1, (m − j + 1)·p_(j)); the NaNs
+    (cells with no test) are not in the family of m.
     """
-    indexed = sorted((p, i) for i, p in enumerate(pvalues) if not math.isnan(p))
-    m = len(indexed)
+    from statsmodels.stats.multitest import multipletests
+
     adjusted = [float("nan")] * len(pvalues)
-    running = 0.0
-    for rank, (p, index) in enumerate(indexed):
-        running = max(running, min(1.0, (m - rank) * p))
-        adjusted[index] = running
+    tested = [index for index, p in enumerate(pvalues) if not math.isnan(p)]
+    if tested:
+        corrected = multipletests([pvalues[index] for index in tested], method="holm")[1]
+        for index, p in zip(tested, corrected):
+            adjusted[index] = float(p)
     return adjusted
 
 
 def t_quantile(probability: float, df: float) -> float:
-    """The ``probability`` quantile (> 0.5) of Student's t with ``df`` degrees of freedom, by bisection."""
-    if not 0.5 < probability < 1.0:
-        raise ValueError(f"probability must be in (0.5, 1), got {probability}")
-    low, high = 0.0, 1e3
-    for _ in range(200):
-        middle = (low + high) / 2
-        if 1.0 - t_two_sided_p(middle, df) / 2.0 < probability:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
+    """The ``probability`` quantile of Student's t with ``df`` degrees of freedom (``scipy.stats.t.ppf``)."""
+    from scipy.stats import t as student_t
+
+    return float(student_t.ppf(probability, df))
 
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
-    """The t confidence interval of the mean of ``values`` (NaN with fewer than two)."""
+    """The t confidence interval of the mean of ``values`` (NaN with fewer than two; the mean itself when all are equal).
+
+    mean ± t-quantile · standard error, not ``scipy.stats.t.interval``, which says NaN for a zero standard error.
+    """
     values = np.asarray(values, dtype=np.float64)
     if len(values) < 2:
         return float("nan"), float("nan")

@@ -127,7 +127,7 @@ class PhaseRunner:
     def release_run_lock(self) -> None:
         """Let another process train in the run folder (``drga/run_lock.py``)."""
         if self.run_lock is not None:
-            self.run_lock.close()
+            self.run_lock.release()
             self.run_lock = None
 
     # ------------------------------------------------------------------ the modules, by name

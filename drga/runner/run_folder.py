@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import IO
+
+from filelock import FileLock
 
 from drga.checkpoint import CheckpointError
 from drga.config import ExperimentConfig
@@ -31,8 +32,8 @@ class RunInUseError(UserError):
     """Another process is training in the run folder."""
 
 
-def lock_run_dir(run_dir: Path) -> IO[str]:
-    """Hold ``run_dir`` for this process (``drga/run_lock.py``) until the returned file is closed."""
+def lock_run_dir(run_dir: Path) -> FileLock:
+    """Hold ``run_dir`` for this process (``drga/run_lock.py``) until the returned lock is released."""
     handle = acquire_run_lock(run_dir)
     if handle is None:
         pid = run_lock_holder(run_dir)
