@@ -28,7 +28,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint docs test test-slow regression wheel-check bench gpu-check results study regime variants families explain-tables clean
+.PHONY: setup demo lint docs test test-slow regression wheel-check bench gpu-check results study regime variants families explain-tables translation nmt-tables clean
 
 setup: $(TEST_STAMP)
 
@@ -105,6 +105,13 @@ families: $(STAMP)
 # docs/EXPLAINABILITY.md and docs/explainability/*.png from the committed per-run JSON (issue 41)
 explain-tables: $(STAMP)
 	$(BIN)/python experiments/explain_study.py tables
+
+# the translation study (issue 39): its runs, and docs/results/nmt-regime.md from the committed result files
+translation: $(STAMP)
+	PYTHON=$(BIN)/python bash experiments/translation_regime.sh
+
+nmt-tables: $(STAMP)
+	$(BIN)/python experiments/translation_tables.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache $(LINT_TREE) site .api-tree

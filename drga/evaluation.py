@@ -16,7 +16,7 @@ from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.modes import eval_mode
 from drga.reward import RewardTerms
-from drga.rollout import rollout
+from drga.rollout import Rollout, rollout
 from drga.scoring import RewardSettings, score
 
 Mode = Literal["net-only", "with-agent"]
@@ -50,8 +50,16 @@ def output_and_reward(
         masks = [site.mask for site in encoding.sites]
         scored = score(network, encoding, encoding.attention, batch.labels, masks, reward)
         return scored.output, scored.terms
-    result = rollout(network, policy, batch, torch.as_tensor(beta), reward=reward, deterministic=True)
+    result = agent_pass(network, batch, reward, policy, beta)
     return result.output, result.terms
+
+
+def agent_pass(
+    network: AttentionNetwork, batch: Batch, reward: RewardSettings, policy: AgentPolicy, beta: torch.Tensor | float
+) -> Rollout:
+    """The ``with-agent`` mode's pass over ``batch``: the agent's deterministic actions applied (eqs. 1–4),
+    rewarded by eq. 5; its ``shift`` says how far they moved the attention."""
+    return rollout(network, policy, batch, torch.as_tensor(beta), reward=reward, deterministic=True)
 
 
 @torch.no_grad()

@@ -2,9 +2,10 @@
 
 - :func:`teacher_forced_scores`: perplexity, mean log P(y|X), the reward (eq. 5) and its parts,
   with teacher forcing, in the mode's attention (``net-only``: the network's own; ``with-agent``:
-  the agent's deterministic action applied, eqs. 1–4);
+  the agent's deterministic action applied, eqs. 1–4, and how far it moved the attention);
 - :func:`decode_pairs`: greedy or beam-search translations, detokenized, in the mode;
-- :func:`evaluate_translation`: both, scored with sacrebleu against the raw references.
+- :func:`evaluate_translation`: both, scored with sacrebleu against the raw references (BLEU with
+  its brevity penalty and lengths, chrF).
 
 Used by the translation trainer (dev every epoch, test at the end) and by ``drga evaluate`` on a
 translation checkpoint, so both report the same numbers for the same checkpoint.
@@ -22,7 +23,7 @@ from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
-from drga.evaluation import output_and_reward
+from drga.evaluation import agent_pass, output_and_reward
 from drga.modes import eval_mode
 from drga.nmt.config import TranslationConfig
 from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
@@ -46,6 +47,11 @@ class TranslationEval:
     tokens: int
     bleu_signature: str = ""
     chrf_signature: str = ""
+    brevity_penalty: float | None = None  #: BLEU's; below 1 when the translations are shorter than the references
+    hypothesis_length: int | None = None  #: tokens of the translations as BLEU counts them
+    reference_length: int | None = None  #: tokens of the references as BLEU counts them
+    #: with-agent: the mean over sentences of TV(α, α′) averaged over the arrays (teacher-forced); None net-only
+    attention_shift: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,16 +70,22 @@ def decode_settings(config: TranslationConfig, beam_size: int = 1) -> DecodeSett
 @torch.no_grad()
 def teacher_forced_scores(
     network: TranslationNetwork, batches: Iterable[Batch], config: TranslationConfig, mode: str, policy=None, beta=None, device="cpu"
-) -> dict[str, float]:
-    """Perplexity, mean log P(y|X), reward (eq. 5) and its parts under teacher forcing."""
+) -> dict[str, float | None]:
+    """Perplexity, mean log P(y|X), reward (eq. 5) and its parts under teacher forcing; with the agent,
+    how far its actions moved the attention (``attention_shift``, None in ``net-only``)."""
     if mode not in MODES:
         raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {MODES}")
     reward = config.experiment.reward
-    totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0)
+    totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0, shift=0.0)
     with eval_mode(network):
         for batch in batches:
             batch = batch.to(device)
-            _, terms = output_and_reward(network, batch, reward, mode, policy, beta)
+            if mode == "with-agent":
+                acted = agent_pass(network, batch, reward, policy, beta)
+                terms = acted.terms
+                totals["shift"] += acted.shift.sum().item()
+            else:
+                _, terms = output_and_reward(network, batch, reward, mode)
             totals["nll"] -= terms.log_likelihood.sum().item()
             totals["tokens"] += int((batch.labels != PAD_ID).sum())
             totals["log_likelihood"] += terms.log_likelihood.sum().item()
@@ -90,6 +102,7 @@ def teacher_forced_scores(
         "highlighted_fraction": totals["highlighted_fraction"] / n,
         "sentences": totals["sentences"],
         "tokens": totals["tokens"],
+        "attention_shift": totals["shift"] / n if mode == "with-agent" else None,
     }
 
 
@@ -126,7 +139,7 @@ def evaluate_translation(
     decode: tuple[Sequence[EncodedPair], Sequence[str], SubwordTokenizer] | None = None,
     beam_size: int = 1,
     progress: bool = False,
-    forced: dict[str, float] | None = None,
+    forced: dict[str, float | None] | None = None,
 ) -> tuple[TranslationEval, list[str]]:
     """Scores of one mode, and the hypotheses.
 
@@ -153,5 +166,9 @@ def evaluate_translation(
         sentences=int(forced["sentences"]), tokens=int(forced["tokens"]),
         bleu_signature=scores.bleu_signature if scores else "",
         chrf_signature=scores.chrf_signature if scores else "",
+        brevity_penalty=scores.brevity_penalty if scores else None,
+        hypothesis_length=scores.hypothesis_length if scores else None,
+        reference_length=scores.reference_length if scores else None,
+        attention_shift=forced["attention_shift"],
     )
     return result, hypotheses

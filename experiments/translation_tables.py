@@ -1,0 +1,465 @@
+"""Tables of the translation study (issue 39), rebuilt from its committed per-run result files alone.
+
+    python experiments/translation_tables.py [experiments/results/translation-regime] [--out docs/results/nmt-regime.md | --out -]
+
+Reads every ``multi30k-en-de-<net>-seed<k>.json`` that ``experiments/translation_regime.sh`` (through
+``experiments/sweep.py --results``) wrote and writes one markdown page (``--out -``: to stdout):
+
+1. **Seeds**: per network the seeds present against the seeds planned; a cell short of its seeds is
+   marked incomplete, and the page says it is partial.
+2. **Baselines and convergence**: pretrain-only test BLEU (beam) against issue 39's floors, the
+   pretraining epochs early stopping needed, and the equal-budget baseline's gain over pretrain-only
+   (under 0.5 BLEU on average: the network was close to convergence when the agent started).
+3. **Test scores**: mean ± std over seeds of every row and mode (pretrain-only, equal-budget baseline,
+   agent on the frozen network, DRGA co-trained net-only and with the agent): perplexity, BLEU and
+   chrF greedy and beam, BLEU's brevity penalty and hypothesis/reference length, and the agent's
+   signals (N/L, the highlighted fraction; the attention shift TV(α, α′)).
+4. **Selected epochs** of the baseline and DRGA rows, and how often the selection kept the phase's
+   starting point (epoch 0).
+5. **The paper's Table V beside ours**: its WMT14 deltas (the corpora differ: compare deltas only).
+6. **Paired tests** of DRGA (each mode) against the equal-budget baseline and against pretrain-only,
+   on BLEU beam, BLEU greedy and perplexity: paired t-test over seeds, 95% t interval, Holm's
+   correction over every (network, comparison) cell of a metric.
+7. **Runs**: commits, wall time, epochs per phase.
+
+The same files give the same bytes. A file that is not a result of this study, or lacks a number the
+tables need, is refused with one line naming it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval  # noqa: E402
+from drga.errors import UserError  # noqa: E402
+
+STUDY = "experiments/results/translation-regime"
+PAGE = "docs/results/nmt-regime.md"
+DATASET = "multi30k-en-de"
+PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
+#: Every (results.json row, evaluation mode) a run of the study reports, in the tables' order.
+CELLS = [(PRETRAIN, "net-only"), (BASELINE, "net-only"), (AGENT, "with-agent"), (DRGA, "net-only"), (DRGA, "with-agent")]
+CELL_NAMES = {
+    (PRETRAIN, "net-only"): "pretrain-only",
+    (BASELINE, "net-only"): "equal-budget baseline",
+    (AGENT, "with-agent"): "agent on the frozen network",
+    (DRGA, "net-only"): "DRGA net-only",
+    (DRGA, "with-agent"): "DRGA with agent",
+}
+#: What the study compares: (DRGA's cell, the reference cell).
+COMPARISONS = [
+    ((DRGA, "with-agent"), (BASELINE, "net-only")),
+    ((DRGA, "net-only"), (BASELINE, "net-only")),
+    ((DRGA, "with-agent"), (PRETRAIN, "net-only")),
+    ((DRGA, "net-only"), (PRETRAIN, "net-only")),
+]
+#: The pretrain-only baseline's gain from the equal budget that still counts as converged (BLEU points).
+CONVERGED_GAIN = 0.5
+
+
+@dataclass(frozen=True)
+class PaperTableV:
+    """The paper's Table V on WMT14 English→German (../shared/paper/tables.md): baseline and +DRGA."""
+
+    bleu: tuple[float, float]
+    perplexity: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Network:
+    title: str
+    planned_seeds: tuple[int, ...]
+    #: issue 39's floor on the pretrain-only test2016 BLEU (beam 5), mean of the seeds
+    floor: float
+    paper: PaperTableV
+
+
+NETWORKS = {
+    "seq2seq-luong": Network("Luong attention seq2seq", (0, 1, 2, 3, 4), 33.0, PaperTableV((23.0, 25.6), (6.3, 5.2))),
+    "transformer-nmt": Network("Transformer encoder-decoder", (0, 1, 2), 35.0, PaperTableV((28.4, 29.8), (4.3, 3.7))),
+}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One number of a row and mode's result, read from its compact result (``experiments/sweep.py``'s compact_row)."""
+
+    title: str
+    read: Callable[[dict], float | None]
+    digits: int = 2
+    lower_is_better: bool = False
+
+
+def _field(search: str, key: str) -> Callable[[dict], float | None]:
+    return lambda cell: (cell.get(search) or {}).get(key)
+
+
+def _length_ratio(search: str) -> Callable[[dict], float | None]:
+    def read(cell: dict) -> float | None:
+        scores = cell.get(search) or {}
+        hypothesis, reference = scores.get("hypothesis_length"), scores.get("reference_length")
+        return hypothesis / reference if hypothesis is not None and reference else None
+
+    return read
+
+
+PERPLEXITY = Measure("test ppl", _field("test", "perplexity"), lower_is_better=True)
+BLEU_GREEDY = Measure("BLEU greedy", _field("test", "bleu"))
+BLEU_BEAM = Measure("BLEU beam", _field("test_beam", "bleu"))
+CHRF_GREEDY, CHRF_BEAM = Measure("chrF greedy", _field("test", "chrf")), Measure("chrF beam", _field("test_beam", "chrf"))
+SCORES = [PERPLEXITY, BLEU_GREEDY, CHRF_GREEDY, BLEU_BEAM, CHRF_BEAM]
+LENGTHS_AND_SIGNALS = [
+    Measure("BP greedy", _field("test", "brevity_penalty"), 3),
+    Measure("BP beam", _field("test_beam", "brevity_penalty"), 3),
+    Measure("hyp/ref length greedy", _length_ratio("test"), 3),
+    Measure("hyp/ref length beam", _length_ratio("test_beam"), 3),
+    Measure("N/L", _field("test", "highlighted_fraction"), 3),
+    Measure("attention shift", _field("test", "attention_shift"), 3),
+]
+#: The paired tests' metrics, the first the study's main one; each is its own Holm family.
+TESTED = [BLEU_BEAM, BLEU_GREEDY, PERPLEXITY]
+
+
+# ---------------------------------------------------------------------------------------- reading
+
+
+def load(folder: Path) -> dict[str, dict[int, dict]]:
+    """net → seed → result file content, every file checked (:func:`check`)."""
+    runs: dict[str, dict[int, dict]] = {}
+    for path in sorted(folder.glob("*.json")):
+        result = check(path)
+        seeds = runs.setdefault(result["net"], {})
+        if result["seed"] in seeds:
+            raise UserError(f"{path}: a second result file of {result['net']} seed {result['seed']}")
+        seeds[result["seed"]] = result
+    return runs
+
+
+def check(path: Path) -> dict:
+    """A result file's content if it is a finished run of this study with every number the tables need."""
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(result, dict) or not all(key in result for key in ("net", "dataset", "seed", "rows")):
+        raise UserError(f"{path}: not a result file of experiments/sweep.py --results (it needs net, dataset, seed and rows)")
+    if result["dataset"] != DATASET:
+        raise UserError(f"{path}: a run on {result['dataset']}, not {DATASET}: not a result of the translation study")
+    if not isinstance(result["seed"], int) or path.stem != f"{DATASET}-{result['net']}-seed{result['seed']}":
+        raise UserError(f"{path}: its name does not match its run ({result['net']} seed {result['seed']})")
+    for row, mode in CELLS:
+        cell = (result["rows"].get(row) or {}).get(mode)
+        if not isinstance(cell, dict):
+            raise UserError(f"{path}: no {row} / {mode} scores (a run of the study reports every row)")
+        for search in ("test", "test_beam"):
+            scores = cell.get(search)
+            missing = [key for key in ("perplexity", "bleu", "chrf") if not isinstance((scores or {}).get(key), (int, float))]
+            if missing:
+                raise UserError(f"{path}: {row} / {mode} has no {search} {', '.join(missing)}")
+        if not isinstance(cell.get("epoch"), int):
+            raise UserError(f"{path}: {row} / {mode} has no selected epoch")
+    return result
+
+
+def values(runs: dict[int, dict], cell: tuple[str, str], measure: Measure) -> list[float]:
+    """``measure`` of ``cell`` over the seeds in order, where the result holds it."""
+    row, mode = cell
+    read = (measure.read(runs[seed]["rows"][row][mode]) for seed in sorted(runs))
+    return [float(v) for v in read if v is not None]
+
+
+def order(runs: dict[str, dict[int, dict]]) -> list[str]:
+    return [net for net in NETWORKS if net in runs] + sorted(net for net in runs if net not in NETWORKS)
+
+
+def seeds_text(seeds) -> str:
+    seeds = sorted(seeds)
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(map(str, seeds)) or "-"
+
+
+def missing_seeds(net: str, runs: dict[int, dict]) -> list[int]:
+    planned = NETWORKS[net].planned_seeds if net in NETWORKS else ()
+    return [seed for seed in planned if seed not in runs]
+
+
+# ---------------------------------------------------------------------------------------- tables
+
+
+def seeds_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+    lines = ["| network | planned seeds | seeds present | missing | cell |", "|---|---|---|---|---|"]
+    for net in [*NETWORKS, *(n for n in order(runs) if n not in NETWORKS)]:
+        present = runs.get(net, {})
+        missing = missing_seeds(net, present)
+        planned = seeds_text(NETWORKS[net].planned_seeds) if net in NETWORKS else "-"
+        state = f"incomplete ({len(present)} of {len(NETWORKS[net].planned_seeds)})" if missing else "complete"
+        lines.append(f"| {net} | {planned} | {seeds_text(present)} | {seeds_text(missing)} | {state} |")
+    return lines
+
+
+def status_line(runs: dict[str, dict[int, dict]]) -> str:
+    short = [f"{net} {len(runs.get(net, {}))}/{len(spec.planned_seeds)}"
+             for net, spec in NETWORKS.items() if missing_seeds(net, runs.get(net, {}))]
+    if short:
+        return f"**Partial**: {', '.join(short)} seeds so far; the numbers below are those of the finished runs."
+    return "Every network has its planned seeds."
+
+
+def convergence_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+    lines = [
+        "| network | seeds | pretrain-only BLEU beam | floor (issue 39) | pretraining epochs (mean, range; best) "
+        f"| equal-budget − pretrain-only, BLEU beam (under {CONVERGED_GAIN}: converged) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for net in order(runs):
+        seeds = runs[net]
+        pretrain = values(seeds, (PRETRAIN, "net-only"), BLEU_BEAM)
+        baseline = values(seeds, (BASELINE, "net-only"), BLEU_BEAM)
+        floor = NETWORKS[net].floor if net in NETWORKS else None
+        floor_text = "-" if floor is None else f"{floor:.1f} {'✓' if statistics.mean(pretrain) >= floor else '✗'}"
+        epochs = [r["phases"]["pretrain"]["epochs"] for r in seeds.values() if (r.get("phases") or {}).get("pretrain")]
+        best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in seeds.values()]
+        epoch_text = f"{statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}; best {min(best)}–{max(best)})" if epochs else "-"
+        gains = [b - p for p, b in zip(pretrain, baseline)]
+        gain = statistics.mean(gains)
+        gain_text = f"{gain:+.2f} ({mean_std_text(gains)}) {'✓' if gain < CONVERGED_GAIN else '✗'}"
+        lines.append(f"| {net} | {len(seeds)} | {mean_std_text(pretrain)} | {floor_text} | {epoch_text} | {gain_text} |")
+    return lines
+
+
+def scores_table(seeds: dict[int, dict], measures: list[Measure]) -> list[str]:
+    lines = ["| row | mode | seeds | " + " | ".join(m.title for m in measures) + " |", "|---|---|---|" + "---|" * len(measures)]
+    for cell in CELLS:
+        columns = [mean_std_text(values(seeds, cell, m), m.digits) for m in measures]
+        lines.append(f"| {CELL_NAMES[cell]} | {cell[1]} | {len(seeds)} | " + " | ".join(columns) + " |")
+    return lines
+
+
+def reference_lengths(runs: dict[str, dict[int, dict]]) -> str:
+    lengths = {
+        scores["reference_length"]
+        for seeds in runs.values() for result in seeds.values() for row, mode in CELLS
+        for search in ("test", "test_beam") if (scores := result["rows"][row][mode].get(search) or {}).get("reference_length")
+    }
+    return ", ".join(f"{n:,}" for n in sorted(lengths)) or "-"
+
+
+def test_sentences(runs: dict[str, dict[int, dict]]) -> str:
+    counts = {result["rows"][row][mode]["test"].get("sentences")
+              for seeds in runs.values() for result in seeds.values() for row, mode in CELLS}
+    return ", ".join(f"{n:,}" for n in sorted(counts - {None})) or "?"
+
+
+def epochs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+    lines = [
+        "| network | row | mode | selected epoch per seed | at the phase's starting point (epoch 0) |",
+        "|---|---|---|---|---|",
+    ]
+    for net in order(runs):
+        seeds = runs[net]
+        for cell in [(BASELINE, "net-only"), (DRGA, "net-only"), (DRGA, "with-agent")]:
+            epochs = [seeds[seed]["rows"][cell[0]][cell[1]]["epoch"] for seed in sorted(seeds)]
+            per_seed = ", ".join(f"{epoch} (seed {seed})" for seed, epoch in zip(sorted(seeds), epochs))
+            lines.append(f"| {net} | {CELL_NAMES[cell]} | {cell[1]} | {per_seed} | {epochs.count(0)} of {len(epochs)} |")
+    return lines
+
+
+def paper_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+    lines = [
+        "| network | paper (WMT14): BLEU | paper: ppl | ours: pretrain-only → DRGA with agent, BLEU beam "
+        "| ours: equal-budget → DRGA with agent, BLEU beam | ours: pretrain-only → DRGA with agent, test ppl |",
+        "|---|---|---|---|---|---|",
+    ]
+    for net in [n for n in order(runs) if n in NETWORKS]:
+        paper, seeds = NETWORKS[net].paper, runs[net]
+
+        def change(reference: tuple[str, str], measure: Measure, relative: bool = False, seeds=seeds) -> str:
+            before, after = values(seeds, reference, measure), values(seeds, (DRGA, "with-agent"), measure)
+            text = f"{statistics.mean(before):.2f} → {statistics.mean(after):.2f} ({statistics.mean(after) - statistics.mean(before):+.2f}"
+            return text + (f", {100 * (statistics.mean(after) / statistics.mean(before) - 1):+.1f} %)" if relative else ")")
+
+        (bleu0, bleu1), (ppl0, ppl1) = paper.bleu, paper.perplexity
+        lines.append(
+            f"| {net} | {bleu0} → {bleu1} ({bleu1 - bleu0:+.1f}) | {ppl0} → {ppl1} ({ppl1 - ppl0:+.1f}, {100 * (ppl1 / ppl0 - 1):+.1f} %) "
+            f"| {change((PRETRAIN, 'net-only'), BLEU_BEAM)} | {change((BASELINE, 'net-only'), BLEU_BEAM)} "
+            f"| {change((PRETRAIN, 'net-only'), PERPLEXITY, relative=True)} |"
+        )
+    return lines
+
+
+def paired_tests(runs: dict[str, dict[int, dict]], measure: Measure) -> list[dict]:
+    """Every (network, comparison) cell's paired test on ``measure``, with Holm's p over the cells that have a test."""
+    entries = []
+    for net in order(runs):
+        for ours, reference in COMPARISONS:
+            comparison = paired_comparison(values(runs[net], reference, measure), values(runs[net], ours, measure))
+            entries.append({"net": net, "ours": ours, "reference": reference, "comparison": comparison})
+    for entry, adjusted in zip(entries, holm_adjust([e["comparison"].p for e in entries])):
+        entry["holm"] = adjusted
+    return entries
+
+
+def tests_table(runs: dict[str, dict[int, dict]], measure: Measure) -> list[str]:
+    entries = paired_tests(runs, measure)
+    tested = sum(not math.isnan(e["comparison"].p) for e in entries)
+    better = "lower" if measure.lower_is_better else "higher"
+    lines = [
+        f"**{measure.title}** (DRGA − reference; {better} is better; 95% t interval; paired t-test over seeds; "
+        f"Holm over the {tested} cells of this metric with a test):",
+        "",
+        "| network | comparison | seeds | Δ | 95% interval | p | p (Holm) | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for entry in entries:
+        comparison = entry["comparison"]
+        start = f"| {entry['net']} | {CELL_NAMES[entry['ours']]} − {CELL_NAMES[entry['reference']]} | {comparison.n} |"
+        if comparison.n < 2:
+            only = f" {comparison.differences[0]:+.2f}" if comparison.differences else " -"
+            lines.append(start + only + " | - | - | - | too few seeds |")
+            continue
+        mean = statistics.mean(comparison.differences)
+        if not comparison.spread:
+            lines.append(start + f" {mean:+.2f} | - | - | - | no spread (every seed differs by the same) |")
+            continue
+        low, high = t_interval(comparison.differences)
+        improved = mean < 0 if measure.lower_is_better else mean > 0
+        verdict = "tie" if not entry["holm"] < 0.05 else ("better" if improved else "worse")
+        lines.append(start + f" {mean:+.2f} | [{low:+.2f}, {high:+.2f}] | {comparison.p:.3f} | {entry['holm']:.3f} | {verdict} |")
+    return lines
+
+
+def run_hours(result: dict) -> float | None:
+    """A run's wall time: its ``wall_seconds``, but at least its phases' seconds (which survive a resume)."""
+    phases = sum(p.get("seconds") or 0.0 for p in (result.get("phases") or {}).values())
+    seconds = max(result.get("wall_seconds") or 0.0, phases)
+    return seconds / 3600 if seconds else None
+
+
+def runs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+    phases = ("pretrain", "baseline", "agent", "cotrain")
+    lines = [
+        "| network | seeds | commits | mean wall time per run (h) | epochs run (mean: " + ", ".join(phases) + ") |",
+        "|---|---|---|---|---|",
+    ]
+    for net in order(runs):
+        seeds = runs[net]
+        commits = ", ".join(sorted({str(r.get("commit", "?")) for r in seeds.values()}))
+        hours = [h for r in seeds.values() if (h := run_hours(r)) is not None]
+        epochs = [
+            [((r.get("phases") or {}).get(phase) or {}).get("epochs") for r in seeds.values()] for phase in phases
+        ]
+        epoch_text = ", ".join(f"{statistics.mean(e):.1f}" if all(x is not None for x in e) else "-" for e in epochs)
+        lines.append(f"| {net} | {seeds_text(seeds)} | {commits} | {f'{statistics.mean(hours):.1f}' if hours else '-'} | {epoch_text} |")
+    return lines
+
+
+def settings_line(runs: dict[str, dict[int, dict]]) -> str:
+    """The decoding settings and sacrebleu signatures the files record (several if the runs differ)."""
+    beams = sorted({(r.get("config") or {}).get("nmt", {}).get("beam_size") for s in runs.values() for r in s.values()} - {None})
+    penalties = sorted({(r.get("config") or {}).get("nmt", {}).get("length_penalty") for s in runs.values() for r in s.values()} - {None})
+    signatures = sorted({
+        f"BLEU {c['signatures'].get('bleu_signature', '?')}; chrF {c['signatures'].get('chrf_signature', '?')}"
+        for s in runs.values() for r in s.values() for row, mode in CELLS if (c := r["rows"][row][mode]).get("signatures")
+    })
+    beam_text = f"beam search of {', '.join(map(str, beams)) or '?'} (length penalty {', '.join(map(str, penalties)) or '?'})"
+    return f"Beam: {beam_text}. sacrebleu: {' | '.join(f'`{s}`' for s in signatures) or '-'}."
+
+
+def page(runs: dict[str, dict[int, dict]], command: str) -> str:
+    lines = [
+        f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->",
+        "",
+        "# Translation in the paper's regime: Multi30k English→German (issue 39)",
+        "",
+        f"Multi30k task 1 test2016 ({test_sentences(runs)} sentences). BLEU and chrF are sacrebleu's on detokenized, cased output against "
+        "the raw references; perplexity is per target subword under teacher forcing. Mean ± sample std over seeds. "
+        f"{settings_line(runs)} The runs: `bash experiments/translation_regime.sh`.",
+        "",
+        status_line(runs),
+        "",
+        "## Seeds",
+        "",
+        *seeds_table(runs),
+        "",
+        "## Baselines and convergence",
+        "",
+        *convergence_table(runs),
+        "",
+        "## Test scores",
+        "",
+        "BP: BLEU's brevity penalty; hyp/ref length: the translations' tokens over the references' "
+        f"({reference_lengths(runs)} tokens as BLEU counts them). N/L: the highlighted fraction of the source "
+        "(eq. 5's N over L, teacher-forced); attention shift: TV(α, α′) = ½ Σ|α′ − α| of the agent's deterministic "
+        "action, averaged over the arrays and sentences (with the agent only).",
+    ]
+    for net in order(runs):
+        title = NETWORKS[net].title if net in NETWORKS else net
+        lines += ["", f"### {net} ({title})", "", *scores_table(runs[net], SCORES), "", *scores_table(runs[net], LENGTHS_AND_SIGNALS)]
+    lines += [
+        "",
+        "## Selected epochs",
+        "",
+        "The equal-budget baseline and co-training count their starting point as epoch 0: the pretrained network "
+        "(and, with the agent, the agent phase's agent). A DRGA row selected at epoch 0 is no co-trained network.",
+        "",
+        *epochs_table(runs),
+        "",
+        "## The paper's Table V beside ours",
+        "",
+        "The paper's numbers are WMT14 English→German (../shared/paper/tables.md, Table V); ours are Multi30k, "
+        "whose perplexities (another corpus and subword vocabulary) compare as relative changes only.",
+        "",
+        *paper_table(runs),
+        "",
+        "## Paired tests",
+        "",
+    ]
+    for measure in TESTED:
+        lines += [*tests_table(runs, measure), ""]
+    lines += ["## Runs", "", *runs_table(runs), ""]
+    return "\n".join(lines)
+
+
+def command_line(folder: Path, out: str) -> str:
+    """The command that rebuilds the page, as short as the defaults allow."""
+    command = "python experiments/translation_tables.py"
+    command += f" {folder}" if folder != Path(STUDY) else ""
+    return command + (f" --out {out}" if out not in (PAGE, "-") else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", nargs="?", type=Path, default=Path(STUDY), help=f"the study's result files (default {STUDY})")
+    parser.add_argument("--out", default=PAGE, help=f"the page to write (default {PAGE}); - prints it instead")
+    args = parser.parse_args(argv)
+    try:
+        runs = load(args.folder)
+        if not runs:
+            raise UserError(f"no result files in {args.folder} (experiments/translation_regime.sh writes them)")
+        text = page(runs, command_line(args.folder, args.out))
+    except UserError as error:
+        print(f"translation_tables.py: {error}", file=sys.stderr)
+        return 2
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
