@@ -194,9 +194,10 @@ def differences(expected: Any, actual: Any, where: str = "", compare: str = "all
     ``compare``: "all" values, "non-floats" (floats left to another comparison), or "keys" only.
     """
     if isinstance(expected, dict) and isinstance(actual, dict):
-        found = [f"{where}/{key}: only in {'fixture' if key in expected else 'run'}" for key in expected.keys() ^ actual.keys()]
+        # sorted: the same paths in the same order in every process (a set's order follows the hash seed)
+        found = [f"{where}/{key}: only in {'fixture' if key in expected else 'run'}" for key in sorted(expected.keys() ^ actual.keys())]
         return found + [
-            d for key in expected.keys() & actual.keys() for d in differences(expected[key], actual[key], f"{where}/{key}", compare)
+            d for key in sorted(expected.keys() & actual.keys()) for d in differences(expected[key], actual[key], f"{where}/{key}", compare)
         ]
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
