@@ -56,6 +56,11 @@ def numbers(values: Mapping[str, Any]) -> dict[str, float]:
 class PhaseRunner:
     """Runs a task through Algorithm 1's phases. ``force``: resume although the data changed."""
 
+    #: Called after every epoch's dev evaluation and ``last.pt`` as ``epoch_listener(runner, phase, epoch, scores)``
+    #: (``scores``: the task's dev result per mode); an exception it raises ends the run there. ``drga tune``
+    #: reports each epoch's dev score to Optuna and prunes from it (drga/tune/study.py).
+    epoch_listener: Callable[[PhaseRunner, Phase, int, Mapping[str, Any]], None] | None = None
+
     def __init__(self, task: Task, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = log_info,
                  force: bool = False):
         task.validate()
@@ -191,6 +196,8 @@ class PhaseRunner:
             self.history.append(record)
             self.log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
             self.save_last()
+            if self.epoch_listener is not None:
+                self.epoch_listener(self, phase, epoch, scores)
         if epochs and self.progress.epoch < epochs:
             self.log(f"   early stop: no better dev score for {train.patience} epochs")
 
