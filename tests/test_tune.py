@@ -143,6 +143,28 @@ def test_a_pruned_trial_stops_after_the_epoch_it_reported(tmp_path, monkeypatch)
     assert not settings.best_file.exists()  # no trial completed
 
 
+def test_a_grid_interrupted_in_a_trial_ends_with_every_point_trained_once(tmp_path, monkeypatch):
+    from drga.runner.loop import PhaseRunner
+
+    save_last, interrupted = PhaseRunner.save_last, []
+
+    def interrupt_trial_1_once(runner):  # Ctrl-C in trial 1's first co-training epoch, after its last.pt
+        save_last(runner)
+        if runner.run_dir.name == "trial-1" and runner.plan[runner.progress.index].name == "cotrain" and not interrupted:
+            interrupted.append(True)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(PhaseRunner, "save_last", interrupt_trial_1_once)
+    settings = tiny_settings(tmp_path, trials=3, dimensions=parse_search(["reward.delta=0.8,0.85,0.9"]), sampler="grid")
+    with pytest.raises(KeyboardInterrupt):
+        tune(settings)
+    study = tune(settings)  # the same study: trial 1 queued again (as trial 2), then the grid's last point
+    states = [(t.number, t.state.name, t.user_attrs.get("run_folder")) for t in study.trials]
+    assert states == [(0, "COMPLETE", "trial-0"), (1, "FAIL", "trial-1"), (2, "COMPLETE", "trial-1"), (3, "COMPLETE", "trial-3")]
+    assert sorted(t.params["reward.delta"] for t in finished_trials(study)) == [0.8, 0.85, 0.9]
+    assert "resuming" in (settings.folder / "trial-1" / "train.log").read_text()
+
+
 # --- an interrupted study, continued by the same command ----------------------------------------
 
 

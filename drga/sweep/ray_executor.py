@@ -75,11 +75,15 @@ class RayExecutor:
         except ImportError:
             raise UserError("--executor ray needs Ray: pip install 'drga[ray]' (or --executor local)") from None
         self.ray, self.args = ray, args
-        if args.address:
-            context = ray.init(address=args.address, logging_level="WARNING")
-        else:
-            context = ray.init(num_cpus=args.num_cpus, include_dashboard=False if args.no_dashboard else None,
-                               object_store_memory=OBJECT_STORE_BYTES, logging_level="WARNING")
+        try:
+            if args.address:
+                context = ray.init(address=args.address, logging_level="WARNING")
+            else:
+                context = ray.init(num_cpus=args.num_cpus, include_dashboard=False if args.no_dashboard else None,
+                                   object_store_memory=OBJECT_STORE_BYTES, logging_level="WARNING")
+        except (ConnectionError, RuntimeError, ValueError) as error:  # no cluster there, or not one this Ray can join
+            first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise UserError(f"Ray did not start{f' at {args.address}' if args.address else ''}: {first_line}") from None
         resources = ray.cluster_resources()
         nodes = [node for node in ray.nodes() if node.get("Alive")]
         cpus, gpus = resources.get("CPU", 0.0), resources.get("GPU", 0.0)

@@ -144,7 +144,7 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
                 trainer.epoch_listener = report
                 results = trainer.run()
         except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
-            trial.study.enqueue_trial(params, user_attrs={"run_folder": run_name})
+            queue_again(trial.study, trial.number)
             raise
         row = results["results"][phase.report_label]
         dev = row[f"dev_{mode}"]
@@ -155,6 +155,17 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
         return float(key[0])
 
     return train_trial
+
+
+def queue_again(study: Any, number: int) -> None:
+    """Queue trial ``number`` again, as Optuna's retry of a killed trial does: its values, its run folder and its
+    place in a grid (``grid_id``, without which the grid sampler fails to end a grid that a queued trial closes)."""
+    optuna = optuna_module()
+    trial = next(t for t in study.get_trials(deepcopy=False) if t.number == number)
+    study.add_trial(optuna.trial.create_trial(
+        state=optuna.trial.TrialState.WAITING, params=trial.params, distributions=trial.distributions,
+        user_attrs=trial.user_attrs, system_attrs=trial.system_attrs,
+    ))
 
 
 def finished_trials(study: Any) -> list[Any]:
