@@ -3,7 +3,9 @@
 #   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
 #   make lint       ruff and the import-linter layer contract only
 #   make docs       the documentation site with its API reference, strict (any warning fails), into site/
-#   make test-slow  the slow tests too
+#   make test-slow  the slow tests too (and the Ray tests)
+#   make test-ray   the Ray tests of drga sweep --executor ray: an embedded Ray and a two-node loopback cluster
+#                   (4 min 26 s on this project's 2 loaded cores, so not part of make test; see tests/test_sweep_ray.py)
 #   make wheel-check  the wheel installed into a clean venv and used from an empty folder (run by make test)
 #   make regression BASE=<rev> [HEAD=<rev>]  the regression fixture's runs at BASE and at HEAD (default: the working tree)
 #                   on this machine, compared exactly: a refactor that moves a number is caught on any machine
@@ -23,12 +25,13 @@ TORCH_SPEC ?= torch==2.13.0
 # Extra pip options for the torch install only, e.g. TORCH_PIP="--index-url URL" for a CUDA build.
 TORCH_PIP ?=
 BIN := $(VENV)/bin
-# The package and what it needs to run (demo, bench, studies); then the test tools and the hf extra
-# (transformers) on top, for make test: the demo's set-up does not wait for what only the tests use.
+# The package and what it needs to run (demo, bench, studies); then the test tools and the hf, ray and tune
+# extras (transformers, Ray, Optuna) on top, for make test: the demo's set-up does not wait for what only the
+# tests use. Under CI=true a test whose extra is missing fails instead of skipping.
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 
-.PHONY: setup demo lint docs test test-slow regression wheel-check bench gpu-check results study regime variants families explain-tables translation nmt-tables clean
+.PHONY: setup demo lint docs test test-slow test-ray regression wheel-check bench gpu-check results study regime variants families explain-tables translation nmt-tables clean
 
 setup: $(TEST_STAMP)
 
@@ -40,7 +43,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[test,hf,docs]"
+	$(BIN)/python -m pip install --quiet -e ".[test,hf,docs,ray,tune]"
 	touch $(TEST_STAMP)
 
 demo: $(STAMP)
@@ -80,6 +83,9 @@ regression: $(TEST_STAMP)
 
 test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"
+
+test-ray: $(TEST_STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -m ray
 
 bench: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python bench/throughput.py --net all --train-fraction 0.25 --repeats 2 --clock cpu --samples 5 --floor --memory

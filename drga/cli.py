@@ -16,7 +16,7 @@ from drga.errors import UserError
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
-EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.nmt.cli")
+EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.nmt.cli", "drga.sweep.cli", "drga.tune.cli")
 
 #: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
 USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, PermissionError)

@@ -1,4 +1,4 @@
-"""experiments/sweep.py: skipping finished runs, resuming interrupted ones, parallel runs, the table.
+"""`drga sweep` (and experiments/sweep.py, its caller): skipping finished runs, resuming interrupted ones, parallel runs, the table.
 
 The sweep is driven against a stand-in for `drga train` (standard library only, so each run
 takes milliseconds) that keeps the same contract: it writes last.pt after every epoch and
@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from tests.lock_holder import lock_held_elsewhere
-from tests.scripts import load_script
 
 SWEEP = Path(__file__).resolve().parents[1] / "experiments" / "sweep.py"
 
@@ -281,23 +280,25 @@ def test_set_values_name_the_runs_seed_dataset_and_net(tmp_path, fake_cli):
 
 
 def test_a_sweep_projects_its_compute_from_the_measured_runs_of_the_same_cells(tmp_path):
-    sweep = load_script("experiments/sweep.py", "sweep_module")
+    from drga.sweep.grid import plan
+    from drga.sweep.results import projected_compute
+
     results = tmp_path / "results"
     results.mkdir()
-    runs = sweep.plan(["lstm-sa", "cnn-sa"], ["mr"], [0, 1, 2], tmp_path / "runs", results)
+    runs = plan(["lstm-sa", "cnn-sa"], ["mr"], [0, 1, 2], tmp_path / "runs", results)
     for run, seconds in zip(runs[:2], (600.0, 900.0)):  # lstm-sa seeds 0 and 1 finished: 10 and 15 minutes
         phases = {"pretrain": {"seconds": seconds - 100, "epochs": 12}, "cotrain": {"seconds": 100.0, "epochs": 5}}
         run.result_file.write_text(json.dumps({"phases": phases}))
     todo = [run for run in runs if not run.finished]
     args = argparse.Namespace(jobs=2, threads_per_run=1)
-    text = sweep.projected_compute(todo, runs, args)
+    text = projected_compute(todo, runs, args)
     # lstm-sa seed 2 costs the mean of its cell (750 s, 17 epochs); cnn-sa has no measurement yet
     assert "[plan] 4 runs to do (0 resumed), 2 at a time, 1 thread(s) each" in text
     assert "projected for 1 of them (from 2 finished runs of the same cells): 17 epochs, 0.2 core-hours, 0.1 h wall" in text
     assert "not projected (no finished run of the cell yet): cnn-sa/mr ×3" in text
     # a sweep asked for other seeds of the same study also projects from the finished ones' result files
-    later = sweep.plan(["lstm-sa"], ["mr"], [2, 3], tmp_path / "runs", results)
-    text = sweep.projected_compute(later, later, args)
+    later = plan(["lstm-sa"], ["mr"], [2, 3], tmp_path / "runs", results)
+    text = projected_compute(later, later, args)
     assert "projected for 2 of them (from 2 finished runs of the same cells): 34 epochs" in text
 
 
@@ -314,3 +315,12 @@ def test_a_run_another_process_is_training_is_skipped_not_started_twice(tmp_path
     again = run_sweep(tmp_path, fake_cli)  # its holder gone, the run is the one left to do
     assert again.returncode == 0 and again.stdout.count("[skip]") == 3
     assert starts(tmp_path)[3:] == [("d-a-seed0", "fresh")]
+
+
+def test_drga_sweep_is_the_same_command(tmp_path, fake_cli):
+    command = [sys.executable, "-m", "drga.cli", "sweep", *sweep_command(tmp_path, fake_cli)[2:], "--threads-per-run", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(starts(tmp_path)) == [(n, "fresh") for n in ["d-a-seed0", "d-a-seed1", "d-b-seed0", "d-b-seed1"]]
+    assert "| b | d | 1 | finished | - | 81.00 | - | 82.00 | 83.00 |" in (tmp_path / "runs" / "sweep_results.md").read_text()
+    assert "(4 of 4 ended)" in done.stdout

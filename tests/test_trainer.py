@@ -256,18 +256,20 @@ def test_tune_reward_scores_each_setting_on_dev_from_a_finished_pretraining(tmp_
                                       "train.fair_baseline": "false"})
     Trainer(config, log=lambda _: None).run()
     run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
-    report = tune_reward.tune(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")
+    report = tune_reward.tune_grid(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")
     assert [(s["sqrt_l0"], s["delta"]) for s in report["settings"]] == [(0.2, 0.85), (0.5, 0.85)]
     assert report["chosen"] in ({"sqrt_l0": 0.2, "delta": 0.85}, {"sqrt_l0": 0.5, "delta": 0.85})
     best = max(report["settings"], key=lambda s: (s["dev_accuracy"], s["dev_reward"]))
     assert report["chosen"]["sqrt_l0"] == best["sqrt_l0"]
-    # every setting's agent started from the same frozen network: the pretrained one
-    for name in ("l0-0.2-delta-0.85", "l0-0.5-delta-0.85"):
-        saved = load_checkpoint(tmp_path / "tuning" / name / "agent_best.pt")
-        pretrained = load_checkpoint(run_dir / "pretrain_best.pt")
+    # every setting's agent started from the same frozen network: the pretrained one (a trial of the `drga tune` grid each)
+    trials = sorted((tmp_path / "tuning").glob("trial-*"))
+    assert [t.name for t in trials] == ["trial-0", "trial-1"]
+    pretrained = load_checkpoint(run_dir / "pretrain_best.pt")
+    for trial in trials:
+        saved = load_checkpoint(trial / "agent_best.pt")
         assert all(torch.equal(saved["network"][k], pretrained["network"][k]) for k in pretrained["network"])
-    again = tune_reward.tune(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")  # read back, not retrained
-    assert again["settings"] == report["settings"]
+    again = tune_reward.tune_grid(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")  # read back, not retrained
+    assert again["settings"] == report["settings"] and sorted((tmp_path / "tuning").glob("trial-*")) == trials
 
 
 def test_each_drga_mode_is_reported_from_the_epoch_of_its_own_best_dev_accuracy(tmp_path):

@@ -10,6 +10,8 @@ Checks, each printed as it passes:
 - ``drga demo`` runs on the data bundled in the package (a shortened demo: the same configuration
   with one epoch per phase on a quarter of the training set, so that CI stays short; ``make demo``
   is the full one), and its data lines say the bundled copies were used;
+- ``drga sweep`` plans a grid with the base install alone (its local executor needs no extra), and
+  ``drga tune`` without Optuna says which extra to install;
 - the notebook example of docs/notebook.md (its first two blocks, as tests/test_docs.py runs them in
   the checkout) runs as written with the installed package.
 
@@ -92,6 +94,14 @@ def check(work: Path) -> None:
     step("drga demo (shortened) ran from an empty folder on the bundled data:")
     for line in data_lines:
         print(f"    {line}")
+
+    plan = run([drga, "sweep", "--dry-run", "--nets", "lstm-sa", "cnn-sa", "--seeds", "0", "1"], cwd=empty, env=env)
+    if plan.stdout.count(" train --dataset subj ") != 4:
+        raise SystemExit("[wheel-check] FAILED: drga sweep --dry-run did not plan the 4 runs:\n" + plan.stdout[-3000:])
+    tune = subprocess.run([drga, "tune", "--dataset", "subj"], cwd=empty, env=env, capture_output=True, text=True)
+    if tune.returncode != 2 or "pip install 'drga[tune]'" not in tune.stderr:
+        raise SystemExit(f"[wheel-check] FAILED: drga tune without Optuna (exit {tune.returncode}):\n{tune.stderr[-3000:]}")
+    step("drga sweep planned a grid with the base install; drga tune without Optuna named its extra")
 
     blocks = python_blocks((ROOT / "docs" / "notebook.md").read_text(encoding="utf-8"))[:2]
     script = empty / "notebook_example.py"

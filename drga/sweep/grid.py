@@ -1,0 +1,86 @@
+"""The grid of a sweep: its runs (data set × network × seed), their folders and their `drga train` commands.
+
+A run lives in ``<logdir>/<dataset>-<net>-seed<seed>/``. One whose folder has ``results.json`` (or
+whose ``--results`` file exists) is finished; one with ``last.pt`` but no results was interrupted
+and continues with ``--resume``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Run:
+    """One cell of the grid and what happened to it in this invocation."""
+
+    net: str
+    dataset: str
+    seed: int
+    folder: Path
+    status: str = "pending"  #: pending, running, finished, finished earlier, failed, interrupted, busy
+    returncode: int | None = None
+    commit: str = "unknown"
+    #: ``--results``: the committed per-run result file.
+    result_file: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def finished(self) -> bool:
+        return (self.folder / "results.json").exists() or (self.result_file is not None and self.result_file.exists())
+
+    @property
+    def interrupted(self) -> bool:
+        return not self.finished and (self.folder / "last.pt").exists()
+
+
+def plan(nets: list[str], datasets: list[str], seeds: list[int], logdir: str | Path, results: str | Path | None = None) -> list[Run]:
+    """The grid, in the order runs start: data set, then network, then seed."""
+    runs = [Run(net, dataset, seed, Path(logdir) / f"{dataset}-{net}-seed{seed}") for dataset in datasets for net in nets for seed in seeds]
+    for run in runs:
+        run.result_file = Path(results) / f"{run.name}.json" if results else None
+    return runs
+
+
+def train_arguments(run: Run, args: argparse.Namespace) -> list[str]:
+    """What follows the Python interpreter in the run's `drga train` command, without ``--resume``
+    (a run is resumed or not where and when it starts: on a cluster, after a retry, it may be)."""
+    entry = [args.cli] if args.cli.endswith(".py") else ["-m", args.cli]
+    arguments = [
+        *entry, "train", "--dataset", run.dataset, "--net", run.net, "--seed", str(run.seed),
+        "--logdir", str(run.folder.parent), "--run-name", run.name, "--no-progress",
+    ]
+    if args.config:
+        arguments += ["--config", args.config]
+    for item in args.set:  # {seed}, {dataset} and {net} stand for the run's
+        arguments += ["--set", item.replace("{seed}", str(run.seed)).replace("{dataset}", run.dataset).replace("{net}", run.net)]
+    return arguments
+
+
+def command(run: Run, args: argparse.Namespace, python: str = sys.executable) -> list[str]:
+    """The run's whole command as it would start now (``--resume`` if it was interrupted)."""
+    return [python, *train_arguments(run, args), *(["--resume"] if run.interrupted else [])]
+
+
+def source_commit() -> str:
+    """The commit the runs' code is at; ``-dirty`` when tracked files differ from it; ``unknown``
+    outside a git checkout of the toolkit (an installed package, say)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, check=True).stdout
+        if Path(top.strip()).resolve() != root:  # a package installed inside some other repository's tree
+            return "unknown"
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "."], cwd=root).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("-dirty" if dirty else "")

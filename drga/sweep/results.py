@@ -1,0 +1,212 @@
+"""What a sweep writes about its runs: each finished run's small result file (``--results``), the
+projected compute of the runs still to do, and the final table (markdown, a .csv beside it).
+
+The result file's format is read by the table builders of experiments/ (regime_tables.py,
+variant_tables.py) over more than a hundred committed files: change it only with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+from drga.sweep.grid import Run
+
+#: Result columns: (column title, results.json row, evaluation mode).
+COLUMNS = [
+    ("baseline, pretrain only", "baseline (pretrain only)", "net-only"),
+    ("baseline, equal budget", "baseline (equal budget)", "net-only"),
+    ("agent on frozen network", "agent on frozen network", "with-agent"),
+    ("DRGA net-only", "DRGA (co-trained)", "net-only"),
+    ("DRGA with-agent", "DRGA (co-trained)", "with-agent"),
+]
+
+
+def export_result(run: Run, commit: str) -> None:
+    """The run's small result file (``--results``) from its results.json; nothing if it has none yet."""
+    source = run.folder / "results.json"
+    if run.result_file is None or not source.exists() or run.result_file.exists():
+        return
+    full = json.loads(source.read_text(encoding="utf-8"))
+    rows = {}
+    for label, row in full.get("results", {}).items():
+        rows[label] = {
+            mode: compact_row(row, mode) for mode in ("net-only", "with-agent") if f"test_{mode}" in row
+        }
+    history = [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.items()} for record in full.get("history", [])]
+    wall = run.folder / "wall_seconds.txt"
+    compact = {
+        "name": run.name,
+        "net": run.net,
+        "dataset": run.dataset,
+        "seed": run.seed,
+        "commit": commit,
+        "data_checksum": full.get("data_checksum"),
+        "wall_seconds": float(wall.read_text()) if wall.exists() else None,
+        "phases": full.get("phases"),
+        "majority_class": full.get("majority_class"),
+        "rows": rows,
+        "pretrain_checksum": full.get("pretrain_checksum"),
+        "config": full.get("config"),
+        "history": history,
+    }
+    run.result_file.parent.mkdir(parents=True, exist_ok=True)
+    partial = run.result_file.with_suffix(".json.tmp")
+    partial.write_text(json.dumps(compact, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, run.result_file)
+
+
+def compact_row(row: dict, mode: str) -> dict:
+    """One mode of a results.json row: a classification row's accuracies, or a translation row's scores
+    (perplexity, BLEU, chrF, reward terms; greedy, and beam search under ``test_beam``) without the
+    metric signatures, which the full config determines."""
+    test = row[f"test_{mode}"]
+    if "accuracy" in test:
+        return {
+            "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
+            "dev": (row.get(f"dev_{mode}") or {}).get("accuracy"),
+            "test": test["accuracy"],
+            "test_reward": test.get("reward"),
+            "test_highlighted_fraction": test.get("highlighted_fraction"),
+        }
+
+    def numbers(scores: dict | None) -> dict | None:
+        return None if scores is None else {k: v for k, v in scores.items() if not k.endswith("_signature")}
+
+    return {
+        "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
+        "dev": numbers(row.get(f"dev_{mode}")),
+        "test": numbers(test),
+        "test_beam": numbers(row.get(f"test_{mode}_beam")),
+        "signatures": {k: v for k, v in test.items() if k.endswith("_signature")},
+    }
+
+
+def measured_cost(run: Run) -> tuple[float, int] | None:
+    """(seconds, epochs) a finished run took, from its result file or results.json; None if unknown."""
+    for source in (run.result_file, run.folder / "results.json"):
+        if source is not None and source.exists():
+            return cost_in(source)
+    return None
+
+
+def cost_in(result_file: Path) -> tuple[float, int] | None:
+    """(seconds, epochs) summed over the phases a result file records; None if it records none."""
+    phases = json.loads(result_file.read_text(encoding="utf-8")).get("phases") or {}
+    if not phases:
+        return None
+    return sum(p["seconds"] for p in phases.values()), sum(p["epochs"] for p in phases.values())
+
+
+def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace) -> str:
+    """What the runs still to do will cost, projected from the measured runs of the same cells
+    (network, data set): runs, epochs, core-hours and wall hours at ``args.jobs`` runs at a time."""
+    measured: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    counted_files = set()
+    for run in runs:
+        cost = measured_cost(run) if run.finished else None
+        if cost is not None:
+            measured.setdefault((run.net, run.dataset), []).append(cost)
+            counted_files.add(run.result_file)
+    # and the committed result files of the same cells' other seeds (a sweep asked for seeds 5-9 of a study)
+    for cell, result_file in {((r.net, r.dataset), r.result_file.parent / f"{r.dataset}-{r.net}-seed") for r in todo if r.result_file}:
+        for other in sorted(result_file.parent.glob(f"{result_file.name}*.json")):
+            cost = cost_in(other) if other not in counted_files else None
+            if cost is not None and other.stem.rsplit("seed", 1)[-1].isdigit():
+                measured.setdefault(cell, []).append(cost)
+                counted_files.add(other)
+    threads = max(1, args.threads_per_run or 1)
+    seconds = epochs = 0.0
+    unmeasured: dict[tuple[str, str], int] = {}
+    for run in todo:
+        costs = measured.get((run.net, run.dataset))
+        if not costs:
+            unmeasured[(run.net, run.dataset)] = unmeasured.get((run.net, run.dataset), 0) + 1
+            continue
+        seconds += statistics.mean(c[0] for c in costs)
+        epochs += statistics.mean(c[1] for c in costs)
+    counted = len(todo) - sum(unmeasured.values())
+    resumed = sum(run.interrupted for run in todo)
+    lines = [f"[plan] {len(todo)} runs to do ({resumed} resumed), {args.jobs} at a time, {threads} thread(s) each"]
+    if counted:
+        lines.append(
+            f"[plan] projected for {counted} of them (from {sum(len(c) for c in measured.values())} finished runs of the same "
+            f"cells): {epochs:.0f} epochs, {seconds * threads / 3600:.1f} core-hours, {seconds / 3600 / max(args.jobs, 1):.1f} h "
+            f"wall at {args.jobs} jobs (a resumed run counts as a whole one)"
+        )
+    if unmeasured:
+        cells = ", ".join(f"{net}/{dataset} ×{count}" for (net, dataset), count in unmeasured.items())
+        lines.append(f"[plan] not projected (no finished run of the cell yet): {cells}")
+    return "\n".join(lines)
+
+
+def accuracy(payload: dict, row: str, mode: str) -> float | None:
+    result = payload.get("results", {}).get(row, {}).get(f"test_{mode}")
+    if result is None:
+        return None
+    return float(result["accuracy"] if "accuracy" in result else result["bleu"])  # translation: greedy BLEU
+
+
+def table(runs: list[Run], out: str | Path) -> str:
+    """Every run's test accuracies (%), then mean ± std over seeds per network and data set; the rows
+    also go to ``out`` with the suffix .csv. Returns the markdown."""
+    titles = [title for title, _, _ in COLUMNS]
+    lines = [
+        f"Test accuracy (%) of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.",
+        "",
+        "| network | data set | seed | status | " + " | ".join(titles) + " | wall (s) |",
+        "|---|---|---|---|" + "---|" * len(titles) + "---|",
+    ]
+    rows, groups = [], {}
+    for run in runs:
+        full = run.folder / "results.json"
+        payload = json.loads(full.read_text()) if full.exists() else {}
+        values = [accuracy(payload, row, mode) for _, row, mode in COLUMNS]
+        wall = run.folder / "wall_seconds.txt"
+        seconds = wall.read_text().strip() if wall.exists() else ""
+        status = run.status if run.status != "pending" else ("finished" if run.finished else "not run")
+        rows.append(
+            {
+                "network": run.net,
+                "dataset": run.dataset,
+                "seed": run.seed,
+                "status": status,
+                **{t: v for t, v in zip(titles, values)},
+                "wall_seconds": seconds,
+            }
+        )
+        cells = [f"{100 * v:.2f}" if v is not None else "-" for v in values]
+        lines.append(f"| {run.net} | {run.dataset} | {run.seed} | {status} | " + " | ".join(cells) + f" | {seconds} |")
+        if run.finished:
+            group = groups.setdefault((run.net, run.dataset), {t: [] for t in titles})
+            for title, value in zip(titles, values):
+                if value is not None:
+                    group[title].append(value)
+    lines += [
+        "",
+        "Mean ± std over the finished seeds:",
+        "",
+        "| network | data set | seeds | " + " | ".join(titles) + " |",
+        "|---|---|---|" + "---|" * len(titles),
+    ]
+    for (net, dataset), group in groups.items():
+        seeds = max((len(v) for v in group.values()), default=0)
+        lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std(group[t]) for t in titles) + " |")
+    with open(Path(out).with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return "\n".join(lines)
+
+
+def mean_std(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{100 * values[0]:.2f}"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"

@@ -1,0 +1,98 @@
+"""What ``drga tune`` searches: one :class:`Dimension` per ``--search`` item.
+
+- ``section.key=LOW:HIGH`` a range (whole numbers when both bounds are: ``network.hidden_size=64:256``),
+  ``section.key=LOW:HIGH:log`` on a log scale;
+- ``section.key=A,B,C`` a choice among values (``reward.delta=0.8,0.85,0.9``, ``train.select_mode=with-agent,net-only``).
+
+Without ``--search`` the reward's coefficients are searched (:data:`REWARD_SEARCH`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from drga.config import ConfigError, ExperimentConfig, set_value
+
+#: The default search: √L0, δ and γ of eq. 5 and β0 of eq. 3, around the paper's 0.2, 0.85, 0.2 and 0.4.
+REWARD_SEARCH = ("reward.sqrt_l0=0.05:0.6", "reward.delta=0.7:0.95", "reward.gamma=0.02:1:log", "adjust.beta0=0.1:1")
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One searched setting: a range (``low``, ``high``, ``log``) or ``choices``."""
+
+    key: str
+    low: float | int | None = None
+    high: float | int | None = None
+    log: bool = False
+    choices: tuple[Any, ...] | None = None
+
+    def suggest(self, trial: Any) -> Any:
+        """This setting's value for an Optuna trial."""
+        if self.choices is not None:
+            return trial.suggest_categorical(self.key, list(self.choices))
+        if isinstance(self.low, int) and isinstance(self.high, int):
+            return trial.suggest_int(self.key, self.low, self.high, log=self.log)
+        return trial.suggest_float(self.key, float(self.low), float(self.high), log=self.log)
+
+
+def _number(text: str) -> int | float | None:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return None
+
+
+def parse_dimension(text: str) -> Dimension:
+    """``section.key=LOW:HIGH[:log]`` or ``section.key=A,B,...``, checked against the configuration's keys and types."""
+    key, _, spec = text.partition("=")
+    key, spec = key.strip(), spec.strip()
+    if not key or not spec:
+        raise ConfigError(f"--search {text!r} must look like section.key=LOW:HIGH, section.key=LOW:HIGH:log or section.key=A,B,C")
+    if ":" in spec and "," not in spec:
+        parts = spec.split(":")
+        log = len(parts) == 3 and parts[2] == "log"
+        bounds = [_number(part) for part in parts[:2]]
+        if len(parts) not in (2, 3) or (len(parts) == 3 and not log) or None in bounds:
+            raise ConfigError(f"--search {text!r}: a range is LOW:HIGH or LOW:HIGH:log with numbers for LOW and HIGH")
+        low, high = bounds
+        if isinstance(low, int) != isinstance(high, int):
+            low, high = float(low), float(high)
+        if not low < high or (log and low <= 0):
+            raise ConfigError(f"--search {text!r}: LOW must be below HIGH{' and above 0 on a log scale' if log else ''}")
+        dimension = Dimension(key, low, high, log)
+        values = [low, high]
+    else:
+        values = [_number(value.strip()) if _number(value.strip()) is not None else value.strip() for value in spec.split(",")]
+        if any(value == "" for value in values) or len(set(values)) != len(values):
+            raise ConfigError(f"--search {text!r}: the choices must be distinct and not empty")
+        dimension = Dimension(key, choices=tuple(values))
+    for value in values:  # an unknown key, or a value its setting cannot take, is refused now, not in trial 1
+        set_value(ExperimentConfig(), key, value)
+    return dimension
+
+
+def parse_search(items: list[str]) -> list[Dimension]:
+    """The ``--search`` items (the reward's coefficients when there are none); a key given twice is refused."""
+    dimensions = [parse_dimension(item) for item in (items or REWARD_SEARCH)]
+    keys = [dimension.key for dimension in dimensions]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise ConfigError(f"--search names {', '.join(twice)} more than once")
+    return dimensions
+
+
+def grid(dimensions: list[Dimension]) -> dict[str, list[Any]]:
+    """The grid of ``--sampler grid``: every combination of the choices; a range has none."""
+    ranges = [dimension.key for dimension in dimensions if dimension.choices is None]
+    if ranges:
+        raise ConfigError(f"--sampler grid needs choices (A,B,C), not ranges: {', '.join(ranges)}")
+    return {dimension.key: list(dimension.choices) for dimension in dimensions}
+
+
+def overrides(params: dict[str, Any]) -> list[str]:
+    """A trial's values as ``section.key=value`` overrides."""
+    return [f"{key}={value}" for key, value in params.items()]

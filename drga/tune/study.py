@@ -1,0 +1,251 @@
+"""A ``drga tune`` study: Optuna searches settings of `drga train`, its trials kept in a database.
+
+Each trial is one classification run in ``<study folder>/trial-<n>/`` with the trial's values on top
+of the base configuration. Its score is the best dev score of the plan's last phase (co-training,
+or the agent phase when co-training gets no epochs), in the mode that selects that phase's best
+epoch: dev accuracy for classification, the first part of the task's selection key. Test data is
+never read for the choice. Every epoch of that phase reports its dev score to Optuna, whose median
+pruner stops a trial that does worse than the median of the earlier trials at the same epoch.
+
+The study lives in a database: by default an SQLite file in the study folder, or any SQLAlchemy URL
+(``postgresql://…``) that several machines, or several `drga tune` processes, share. The same
+command continues a study: trials that ended are kept, an interrupted trial (Ctrl-C) is queued
+again and resumes from its ``last.pt``, and one whose process was killed outright is retried the
+same way once its heartbeat is :data:`GRACE_SECONDS` old. The best trial's settings are written
+as a config file for `drga train --config` after every trial that improved on the best.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drga.config import config_to_toml, load_config
+from drga.errors import UserError
+from drga.runner.phases import Phase, phase_plan
+from drga.tune.space import Dimension, grid, overrides
+
+#: A running trial writes its heartbeat this often; a trial whose heartbeat is GRACE_SECONDS old was
+#: killed outright, and is retried from its last.pt.
+HEARTBEAT_SECONDS = 15
+GRACE_SECONDS = 60
+#: Times a killed trial is retried.
+RETRIES = 3
+#: Trials listed in the closing summary.
+SHOWN_TRIALS = 10
+
+
+@dataclass
+class TuneSettings:
+    """A study as the command line describes it."""
+
+    config: str | None  #: the base TOML file
+    base: list[str]  #: its ``section.key=value`` overrides (``--set`` and the options)
+    dimensions: list[Dimension]
+    trials: int  #: trials to finish (completed or pruned), counting the study's earlier ones
+    folder: Path  #: the trials' run folders, the default SQLite file and best.toml
+    study_name: str
+    storage: str | None = None  #: an SQLAlchemy URL; None: sqlite in ``folder``
+    sampler: str = "tpe"  #: tpe or grid
+    sampler_seed: int | None = None
+    prune: bool = True
+    best_path: Path | None = None  #: default ``folder / "best.toml"``
+    log: Callable[[str], None] = field(default=print, repr=False)
+
+    @property
+    def storage_url(self) -> str:
+        return self.storage or f"sqlite:///{(self.folder / 'study.db').resolve()}"
+
+    @property
+    def best_file(self) -> Path:
+        return self.best_path or self.folder / "best.toml"
+
+
+def optuna_module() -> Any:
+    try:
+        import optuna
+    except ImportError:
+        raise UserError("drga tune needs Optuna: pip install 'drga[tune]'") from None
+    return optuna
+
+
+def open_study(settings: TuneSettings) -> Any:
+    """The study in its database, created or continued (the same name, the same storage)."""
+    optuna = optuna_module()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # The heartbeat and the retry of killed trials are marked experimental (since Optuna 2.8); said once in the docs.
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    settings.folder.mkdir(parents=True, exist_ok=True)
+    # SQLite: several local processes may share the file; wait for its lock instead of failing.
+    engine = {"connect_args": {"timeout": 60}} if settings.storage_url.startswith("sqlite") else {}
+    storage = optuna.storages.RDBStorage(
+        settings.storage_url, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_SECONDS, grace_period=GRACE_SECONDS,
+        heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=RETRIES),
+    )
+    if settings.sampler == "grid":
+        sampler = optuna.samplers.GridSampler(grid(settings.dimensions), seed=settings.sampler_seed)
+    else:  # constant_liar: workers sharing the study do not all pick what one of them is trying now
+        sampler = optuna.samplers.TPESampler(seed=settings.sampler_seed, constant_liar=True)
+    pruner = optuna.pruners.MedianPruner() if settings.prune else optuna.pruners.NopPruner()
+    return optuna.create_study(study_name=settings.study_name, storage=storage, sampler=sampler, pruner=pruner,
+                               direction="maximize", load_if_exists=True)
+
+
+def trial_config(settings: TuneSettings, params: Mapping[str, Any], run_name: str | None = None) -> Any:
+    """The configuration of a trial with ``params``: in its run folder, or (no ``run_name``) as `drga train` would run it."""
+    where = [f"run.logdir={settings.folder}", f"run.run_name={run_name}", "run.progress=false"] if run_name else []
+    return load_config(settings.config, [*settings.base, *overrides(dict(params)), *where])
+
+
+def objective_phase(config: Any) -> Phase:
+    """The phase whose best dev score a trial is scored by: the last of the plan."""
+    plan = phase_plan(config.train)
+    if not plan:
+        raise UserError("the configuration trains no phase: give some phase epochs")
+    return plan[-1]
+
+
+def objective(settings: TuneSettings) -> Callable[[Any], float]:
+    optuna = optuna_module()
+    from drga.trainer import Trainer
+
+    def train_trial(trial: Any) -> float:
+        params = {dimension.key: dimension.suggest(trial) for dimension in settings.dimensions}
+        inherited = trial.user_attrs.get("run_folder")  # a trial queued again, or retried, keeps its folder
+        run_name = inherited or f"trial-{trial.number}"
+        trial.set_user_attr("run_folder", run_name)
+        config = trial_config(settings, params, run_name)
+        phase = objective_phase(config)
+        mode = phase.selection_mode(config.train.select_mode)
+        folder = settings.folder / run_name
+        resume = (folder / "last.pt").exists() and not (folder / "results.json").exists()
+
+        def log(line: str) -> None:  # the trial's lines into its train.log (reopened: a fresh run empties its folder first)
+            folder.mkdir(parents=True, exist_ok=True)
+            with open(folder / "train.log", "a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+
+        def report(runner: Any, epoch_phase: Phase, epoch: int, scores: Mapping[str, Any]) -> None:
+            if epoch_phase.name != phase.name:
+                return
+            trial.report(runner.task.selection_key(scores[mode])[0], step=epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"pruned after {phase.name} epoch {epoch}")
+
+        try:
+            if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
+                results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+            else:
+                trainer = Trainer(config, resume=resume, overwrite=not resume, log=log)
+                trainer.epoch_listener = report
+                results = trainer.run()
+        except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
+            queue_again(trial.study, trial.number)
+            raise
+        row = results["results"][phase.report_label]
+        dev = row[f"dev_{mode}"]
+        key = [dev["accuracy"], dev["reward"]]  # the runner's selection key (classification)
+        trial.set_user_attr("dev", dev)
+        trial.set_user_attr("selection_key", key)
+        trial.set_user_attr("epoch", row.get(f"epoch_{mode}", row.get("epoch")))
+        return float(key[0])
+
+    return train_trial
+
+
+def queue_again(study: Any, number: int) -> None:
+    """Queue trial ``number`` again, as Optuna's retry of a killed trial does: its values, its run folder and its
+    place in a grid (``grid_id``, without which the grid sampler fails to end a grid that a queued trial closes)."""
+    optuna = optuna_module()
+    trial = next(t for t in study.get_trials(deepcopy=False) if t.number == number)
+    study.add_trial(optuna.trial.create_trial(
+        state=optuna.trial.TrialState.WAITING, params=trial.params, distributions=trial.distributions,
+        user_attrs=trial.user_attrs, system_attrs=trial.system_attrs,
+    ))
+
+
+def finished_trials(study: Any) -> list[Any]:
+    optuna = optuna_module()
+    return study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED))
+
+
+def best_trial(study: Any) -> Any | None:
+    """The completed trial with the best selection key (dev accuracy, then dev reward); the earliest of equals."""
+    optuna = optuna_module()
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    if not complete:
+        return None
+    return max(complete, key=lambda t: (tuple(t.user_attrs.get("selection_key", [t.value])), -t.number))
+
+
+def describe(trial: Any) -> str:
+    values = " ".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in trial.params.items())
+    state = trial.state.name.lower()
+    if state == "complete":
+        dev = trial.user_attrs.get("dev", {})
+        return f"[trial {trial.number}] {values}: dev accuracy {trial.value:.4f}, reward {dev.get('reward', float('nan')):.3f} " \
+               f"(epoch {trial.user_attrs.get('epoch')})"
+    if state == "pruned":
+        last = max(trial.intermediate_values) if trial.intermediate_values else 0
+        return f"[trial {trial.number}] {values}: pruned after epoch {last} (dev accuracy {trial.intermediate_values.get(last, 0.0):.4f})"
+    return f"[trial {trial.number}] {values}: {state}"
+
+
+def write_best_config(settings: TuneSettings, study: Any, trial: Any) -> Path:
+    """The best trial's settings as a TOML file ready for `drga train --config`."""
+    config = trial_config(settings, trial.params)
+    header = [
+        f"# drga tune, study '{settings.study_name}' ({settings.storage_url}): the best of {len(finished_trials(study))} finished trials,",
+        f"# trial {trial.number} (run folder {settings.folder / trial.user_attrs.get('run_folder', '?')}), "
+        f"dev accuracy {trial.value:.4f}; its searched values:",
+        *[f"#   {key} = {value}" for key, value in trial.params.items()],
+        f"# Train with it: drga train --config {settings.best_file}",
+        "",
+    ]
+    settings.best_file.parent.mkdir(parents=True, exist_ok=True)
+    settings.best_file.write_text("\n".join(header) + config_to_toml(config), encoding="utf-8")
+    return settings.best_file
+
+
+def tune(settings: TuneSettings) -> Any:
+    """Run the study until it has ``settings.trials`` finished trials (the grid may end it sooner); return it."""
+    optuna = optuna_module()
+    study = open_study(settings)
+    done = len(finished_trials(study))
+    left = settings.trials - done
+    settings.log(f"[study] '{settings.study_name}' in {settings.storage_url}: {done} trials finished, {max(left, 0)} to go; "
+                 f"run folders in {settings.folder}")
+    best = best_trial(study)
+
+    def after_trial(study: Any, trial: Any) -> None:
+        nonlocal best
+        settings.log(describe(trial))
+        if trial.state == optuna.trial.TrialState.COMPLETE and best_trial(study).number == trial.number:
+            best = trial
+            write_best_config(settings, study, trial)
+
+    if left > 0:
+        stop_at = optuna.study.MaxTrialsCallback(settings.trials, states=(optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED))
+        study.optimize(objective(settings), n_trials=left, callbacks=[stop_at, after_trial])
+    if best is not None:
+        write_best_config(settings, study, best)
+    return study
+
+
+def summary(settings: TuneSettings, study: Any) -> str:
+    """The best trials, and where the best settings are."""
+    finished = finished_trials(study)
+    ranked = sorted(finished, key=lambda t: (t.value if t.state.name == "COMPLETE" else float("-inf")), reverse=True)
+    lines = [f"\n{len(finished)} finished trials; the best {min(len(ranked), SHOWN_TRIALS)}:"]
+    lines += [describe(trial) for trial in ranked[:SHOWN_TRIALS]]
+    best = best_trial(study)
+    if best is None:
+        lines.append("no trial completed yet")
+    else:
+        lines.append(f"\nbest: trial {best.number}, dev accuracy {best.value:.4f}; its config: {settings.best_file}")
+        lines.append(f"train with it: drga train --config {settings.best_file}")
+    return "\n".join(lines)
