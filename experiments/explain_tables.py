@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled  # noqa: E402
+from drga.analysis.polarity import drop_overlapping_labels  # noqa: E402
 from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, paired_effect_size  # noqa: E402
 
 ATTENTIONS = ("baseline", "drga-net-only", "drga-with-agent")
@@ -361,15 +362,7 @@ def polarity_figure(dataset: str, runs: list[dict[str, Any]], label_names: list[
     axes[0].set_ylabel(f"polarity: log P({label_names[-1]}) − log P({label_names[0]})")
     colorbar = figure.colorbar(points, ax=list(axes), fraction=0.04, aspect=25)
     colorbar.set_label(f"training share of '{label_names[-1]}'")
-    figure.draw_without_rendering()  # a token name overlapping one named before it (a more extreme token) is left out
-    for axis in axes:
-        kept: list[Any] = []
-        for text in list(axis.texts):
-            box = text.get_window_extent()
-            if any(box.overlaps(other) for other in kept):
-                text.remove()
-            else:
-                kept.append(box)
+    drop_overlapping_labels(figure, axes)
     figure.suptitle(f"{DATASETS.get(dataset, dataset)}: token polarity vs attention, 150 frequent tokens, mean of {len(runs)} seed(s)")
     return figure
 

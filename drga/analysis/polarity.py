@@ -298,16 +298,7 @@ def snapshot_figure(rows: Sequence[dict[str, Any]], label_names: Sequence[str]):
     axes[0].set_ylabel(f"polarity: log P({label_names[-1]})\n− log P({label_names[0]})")
     colorbar = figure.colorbar(points, ax=list(axes), fraction=0.04, aspect=25)
     colorbar.set_label(f"training-set share of '{label_names[-1]}'")
-    # a name that would overlap one placed before it (a more extreme token) is left out
-    figure.draw_without_rendering()
-    for axis in axes:
-        kept = []
-        for text in list(axis.texts):
-            box = text.get_window_extent()
-            if any(box.overlaps(other) for other in kept):
-                text.remove()
-            else:
-                kept.append(box)
+    drop_overlapping_labels(figure, axes)
     figure.suptitle(f"{len(rows)} frequent tokens: polarity vs attention (Sun & Lu 2020); "
                     f"L·α below {FLOOR:g} drawn at {FLOOR:g}")
     return figure
@@ -459,3 +450,16 @@ def _name_line_ends(figure: Any, axes: np.ndarray, series: list[_Series], text_x
 def _last_drawn(values: list[float]) -> tuple[int, float] | None:
     """(index, value) of the last value that is not NaN, or None."""
     return next(((len(values) - 1 - i, w) for i, w in enumerate(reversed(values)) if w == w), None)
+
+
+def drop_overlapping_labels(figure, axes) -> None:
+    """Remove each text label that would overlap one placed before it (a more extreme token, named first)."""
+    figure.draw_without_rendering()
+    for axis in axes:
+        kept = []
+        for text in list(axis.texts):
+            box = text.get_window_extent()
+            if any(box.overlaps(other) for other in kept):
+                text.remove()
+            else:
+                kept.append(box)
