@@ -11,6 +11,7 @@ import torch
 
 from drga.checkpoint import CheckpointError, load_checkpoint
 from drga.cli import main
+from drga.config import ConfigError
 from drga.nmt.config import load_translation_config
 from drga.nmt.pretrained import load_translation_model
 from drga.nmt.trainer import TranslationTrainer, token_loss
@@ -233,3 +234,27 @@ def test_revised_loss_with_one_gradient_sample_has_the_gradient_of_the_loss_over
     for full, kept in zip(*gradients):
         assert torch.allclose(full, kept, rtol=1e-4, atol=1e-7)
     assert losses[1] == pytest.approx(losses[0], rel=0.2)  # the kept samples' mean, close to all samples'
+
+
+def test_a_translation_run_can_start_from_another_runs_pretrained_network(tmp_path):
+    first = TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.fair_baseline": "false"}), log=lambda _: None).run()
+    source = tmp_path / "a" / "runs" / "parallel-seq2seq-luong-seed0" / "pretrain_best.pt"
+    config = tiny_translation_config(tmp_path / "a", **{"train.init_from": str(source), "train.fair_baseline": "false",
+                                                        "run.logdir": str(tmp_path / "b")})
+    said: list[str] = []
+    second = TranslationTrainer(config, log=said.append).run()
+    assert [h["phase"] for h in second["history"]] == ["agent", "cotrain"]  # no pretraining
+    assert any("pretraining skipped" in line for line in said)
+    pretrain_only = "baseline (pretrain only)"  # the adopted network's row: the same network, the same scores
+    assert second["results"][pretrain_only]["test_net-only"] == first["results"][pretrain_only]["test_net-only"]
+    with pytest.raises(CheckpointError, match="does not fit"):  # another size
+        TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(source), "network.hidden_size": 20,
+                                                                      "run.logdir": str(tmp_path / "c")}), log=lambda _: None)
+    with pytest.raises(ConfigError, match="other subword models"):  # another vocabulary
+        TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(source), "nmt.vocab_size": 70,
+                                                                      "run.logdir": str(tmp_path / "d")}), log=lambda _: None)
+    classifier = tmp_path / "classifier.pt"
+    torch.save({"net_name": "seq2seq-luong"}, classifier)
+    with pytest.raises(ConfigError, match="train.init_from"):
+        TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(classifier),
+                                                                      "run.logdir": str(tmp_path / "e")}), log=lambda _: None)

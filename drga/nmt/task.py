@@ -25,6 +25,7 @@ from torch import Tensor, nn
 from drga.baselines.nmt_common import PAD_ID
 from drga.baselines.protocol import Batch
 from drga.checkpoint import load_checkpoint
+from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
 from drga.nmt.config import TranslationConfig, config_to_toml, translation_config_from_dict
 from drga.nmt.data import (
@@ -189,6 +190,19 @@ class TranslationTask(Task):
         if runner.main:
             (runner.run_dir / "source.spm.model").write_bytes(self.data.source_tokenizer.model_proto)
             (runner.run_dir / "target.spm.model").write_bytes(self.data.target_tokenizer.model_proto)
+        if self.config.train.init_from and runner.main and not resumed:
+            self.adopt_pretrained(runner, Path(self.config.train.init_from))
+
+    def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
+        # Its embedding rows and outputs are the pieces of its subword models: this run's must be the same.
+        if payload.get("task") != "translation":
+            raise ConfigError(f"train.init_from: {source} holds no translation network")
+        mine = tokenizer_fingerprint(self.data.source_tokenizer, self.data.target_tokenizer)
+        if payload.get("vocab_fingerprint") != mine:
+            raise ConfigError(
+                f"train.init_from: {source} was trained with other subword models than this run's (nmt.vocab_size, "
+                "nmt.shared_vocab or the training text differ)"
+            )
 
     def checkpoint_content(self) -> dict[str, Any]:
         return {

@@ -9,6 +9,7 @@ what the final report is.
 
 from __future__ import annotations
 
+import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from torch import Tensor, nn
 
 from drga.baselines.protocol import Batch
-from drga.checkpoint import CheckpointError
-from drga.config import ExperimentConfig
+from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.config import ConfigError, ExperimentConfig
 from drga.rollout import Rollout
 from drga.runner.phases import Phase
 
@@ -86,6 +87,27 @@ class Task(ABC):
 
     def validate(self) -> None:
         self.settings.validate()
+
+    # ------------------------------------------------------------------ starting from a pretrained network
+
+    def adopt_pretrained(self, runner: PhaseRunner, source: Path) -> None:
+        """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``, so
+        that runs differing only in what DRGA does start from one network (pretraining is skipped)."""
+        try:
+            payload = load_checkpoint(source)
+        except CheckpointError as error:
+            raise ConfigError(f"train.init_from: {error}") from None
+        if payload.get("net_name") != self.config.network.name:
+            raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
+        self.check_adoptable(source, payload)
+        runner.load_model(source, policy=False)  # its network must fit this configuration (sizes)
+        shutil.copyfile(source, runner.run_dir / "pretrain_best.pt")
+        runner.log(f"start  from {source} (pretraining skipped)")
+
+    @abstractmethod
+    def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
+        """Raise :class:`ConfigError` (``train.init_from: ...``) unless the checkpoint's network reads and
+        writes what this run's data give (the labels and vocabulary; the subword models)."""
 
     # ------------------------------------------------------------------ data and network
 

@@ -7,7 +7,6 @@ every selected checkpoint and records the data's fingerprint and the majority-cl
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -17,7 +16,7 @@ from torch import Tensor, nn
 
 from drga import distributed
 from drga.baselines.protocol import Batch
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.checkpoint import CheckpointError
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
 from drga.data.vocab import vocabulary_fingerprint
@@ -141,23 +140,13 @@ class ClassificationTask(Task):
                 self.config.train.track_examples, self.config.run.seed, resumed, runner.log,
             )
 
-    def adopt_pretrained(self, runner: PhaseRunner, source: Path) -> None:
-        """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``."""
-        try:
-            payload = load_checkpoint(source)
-        except CheckpointError as error:
-            raise ConfigError(f"train.init_from: {error}") from None
-        if payload.get("net_name") != self.config.network.name:
-            raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
+    def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
         trained, given = payload.get("label_names"), list(self.data.splits.label_names)
         if trained != given:
             what = f"the labels {quoted(trained)}" if trained is not None else "labels it does not record"
             raise ConfigError(f"train.init_from: {source} was trained on {what}, and these data are labelled {quoted(given)}")
         if payload.get("vocab") != list(self.data.vocab.itos):
             raise ConfigError(f"train.init_from: {source} was trained with another vocabulary than this data gives")
-        runner.load_model(source, policy=False)  # its network must fit this configuration (sizes)
-        shutil.copyfile(source, runner.run_dir / "pretrain_best.pt")
-        runner.log(f"start  from {source} (pretraining skipped)")
 
     def data_fingerprint(self) -> str:
         return self.data.checksum
