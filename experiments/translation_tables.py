@@ -123,6 +123,7 @@ LENGTHS_AND_SIGNALS = [
     Measure("BP beam", _field("test_beam", "brevity_penalty"), 3),
     Measure("hyp/ref length greedy", _length_ratio("test"), 3),
     Measure("hyp/ref length beam", _length_ratio("test_beam"), 3),
+    Measure("P(stop early)", _field("test", "early_stop_probability"), 3, lower_is_better=True),
     Measure("N/L", _field("test", "highlighted_fraction"), 3),
     Measure("attention shift", _field("test", "attention_shift"), 3),
 ]
@@ -399,7 +400,9 @@ def page(runs: dict[str, dict[int, dict]], command: str) -> str:
         "## Test scores",
         "",
         "BP: BLEU's brevity penalty; hyp/ref length: the translations' tokens over the references' "
-        f"({reference_lengths(runs)} tokens as BLEU counts them). N/L: the highlighted fraction of the source "
+        f"({reference_lengths(runs)} tokens as BLEU counts them); P(stop early): teacher-forced, the probability of "
+        "ending before the reference does (1 − Π(1 − P(</s>)) over its words), the network's own inclination to stop "
+        "short apart from the search. N/L: the highlighted fraction of the source "
         "(eq. 5's N over L, teacher-forced); attention shift: TV(α, α′) = ½ Σ|α′ − α| of the agent's deterministic "
         "action, averaged over the arrays and sentences (with the agent only).",
     ]

@@ -61,3 +61,22 @@ def test_a_scored_mode_carries_the_brevity_penalty_and_lengths_of_its_bleu_only_
     assert (result.bleu, result.brevity_penalty, result.hypothesis_length, result.reference_length) == (None, None, None, None)
     assert result.attention_shift is not None and "attention_shift" in result.numbers()
     assert "brevity_penalty" not in result.numbers()  # no BLEU, nothing logged for it
+
+
+def test_early_stop_probability_by_hand():
+    from drga.baselines.nmt_common import EOS_ID, PAD_ID
+    from drga.nmt.evaluation import early_stop_probability
+
+    def step(eos: float) -> list[float]:  # a next-token distribution over 6 ids with P(</s>) = eos
+        rest = (1.0 - eos) / 5
+        return [eos if i == EOS_ID else rest for i in range(6)]
+
+    probabilities = torch.tensor([
+        [step(0.1), step(0.2), step(0.9)],  # two words, then </s>: 1 − 0.9 · 0.8 = 0.28 (the last step is the end itself)
+        [step(0.5), step(0.7), step(0.3)],  # one word, </s>, padding: 0.5
+        [step(0.6), step(0.1), step(0.1)],  # an empty translation: no chance to end early, 0
+    ])
+    labels = torch.tensor([[4, 5, EOS_ID], [4, EOS_ID, PAD_ID], [EOS_ID, PAD_ID, PAD_ID]])
+    got = early_stop_probability(probabilities.log(), labels)
+    assert torch.allclose(got, torch.tensor([0.28, 0.5, 0.0]), atol=1e-6)
+    assert torch.allclose(early_stop_probability(probabilities.log() + 3.0, labels), got, atol=1e-6)  # logits, not probabilities

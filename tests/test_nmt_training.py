@@ -29,6 +29,7 @@ def test_every_phase_runs_and_reports_perplexity_and_bleu(tmp_path, net):
         assert drga[key]["perplexity"] > 1.0 and 0.0 <= drga[key]["bleu"] <= 100.0 and drga[key]["sentences"] == 40
         assert 0.0 <= drga[key]["brevity_penalty"] <= 1.0 and drga[key]["reference_length"] > 0
         assert (drga[key]["attention_shift"] is None) == ("net-only" in key)
+        assert 0.0 <= drga[key]["early_stop_probability"] <= 1.0
     assert "tok:13a" in results["bleu_signature"]
     run_dir = tmp_path / "runs" / f"parallel-{net}-seed0"
     for name in ("pretrain_best.pt", "baseline_best.pt", "agent_best.pt", "cotrain_best.pt", "last.pt", "config.toml",

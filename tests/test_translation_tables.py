@@ -60,7 +60,7 @@ def scores(bleu: float, mode: str, search: str) -> dict:
         bleu_signature="nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
         chrf_signature="nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0",
         brevity_penalty=0.9 if greedy else 1.0, hypothesis_length=11000 if greedy else 12500, reference_length=REFERENCE_TOKENS,
-        attention_shift=None if mode == "net-only" else 0.25,
+        attention_shift=None if mode == "net-only" else 0.25, early_stop_probability=0.2 if mode == "net-only" else 0.35,
     ).as_dict()
 
 
@@ -136,11 +136,11 @@ def test_means_paired_tests_and_holm_by_hand(tables, study, tmp_path):
     transformer = section(text, "### transformer-nmt")
     # 36, 35, 40: mean 37, deviations −1, −2, 3 → sample std √(14/2) = 2.65
     assert table_row(transformer, "| DRGA with agent |")[6] == "37.00 ± 2.65"
-    # the lengths and the agent's signals: BP, 11,000 and 12,500 tokens over 12,106, N/L, shift (with the agent only)
+    # the lengths and the agent's signals: BP, 11,000 and 12,500 tokens over 12,106, P(stop early), N/L, shift (with the agent only)
     lengths = section(luong, "| row | mode | seeds | BP greedy")
     assert [cell.removesuffix(" ± 0.000") for cell in table_row(lengths, "| DRGA with agent |")[3:]] == [
-        "0.900", "1.000", "0.909", "1.033", "0.300", "0.250"]
-    assert table_row(lengths, "| DRGA net-only |")[7:] == ["0.400 ± 0.000", "-"]
+        "0.900", "1.000", "0.909", "1.033", "0.350", "0.300", "0.250"]
+    assert table_row(lengths, "| DRGA net-only |")[7:] == ["0.200 ± 0.000", "0.400 ± 0.000", "-"]
 
     # Beam BLEU, DRGA with agent against the baseline: Luong +1, +2, +3 (mean 2, sd 1, t = 2√3);
     # against pretrain-only +2, +3, +4 (t = 3√3); the Transformer +1, −1, +3 (mean 1, sd 2, t = √3/2) and

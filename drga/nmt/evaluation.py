@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
+from drga.baselines.nmt_common import EOS_ID, PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
@@ -52,6 +52,9 @@ class TranslationEval:
     reference_length: int | None = None  #: tokens of the references as BLEU counts them
     #: with-agent: the mean over sentences of TV(α, α′) averaged over the arrays (teacher-forced); None net-only
     attention_shift: float | None = None
+    #: teacher-forced, the mean over sentences of the probability of ending (``</s>``) before the reference does:
+    #: the network's own inclination to stop short, apart from the search (docs/results/nmt-regime.md, brevity)
+    early_stop_probability: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,6 +70,15 @@ def decode_settings(config: TranslationConfig, beam_size: int = 1) -> DecodeSett
     return DecodeSettings(beam_size, nmt.length_penalty, nmt.decode_length_ratio, config.experiment.data.max_length + 1)
 
 
+def early_stop_probability(output: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Per sentence, 1 − Π_{t < T} (1 − P(</s> | y_<t, x)): the chance that sampling from the teacher-forced
+    next-token distributions stops before the reference's own ``</s>`` at position T. [B, T, V], [B, T] → [B]."""
+    stop = torch.softmax(output.float(), dim=-1)[..., EOS_ID]
+    before_end = (labels != PAD_ID) & (labels != EOS_ID)  # the reference's words: </s> there ends the sentence early
+    go_on = torch.log1p(-stop.clamp(max=1.0 - 1e-7)) * before_end
+    return 1.0 - go_on.sum(dim=-1).exp()
+
+
 @torch.no_grad()
 def teacher_forced_scores(
     network: TranslationNetwork, batches: Iterable[Batch], config: TranslationConfig, mode: str, policy=None, beta=None, device="cpu"
@@ -76,16 +88,18 @@ def teacher_forced_scores(
     if mode not in MODES:
         raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {MODES}")
     reward = config.experiment.reward
-    totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0, shift=0.0)
+    totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0, shift=0.0,
+                  early_stop=0.0)
     with eval_mode(network):
         for batch in batches:
             batch = batch.to(device)
             if mode == "with-agent":
                 acted = agent_pass(network, batch, reward, policy, beta)
-                terms = acted.terms
+                output, terms = acted.output, acted.terms
                 totals["shift"] += acted.shift.sum().item()
             else:
-                _, terms = output_and_reward(network, batch, reward, mode)
+                output, terms = output_and_reward(network, batch, reward, mode)
+            totals["early_stop"] += early_stop_probability(output, batch.labels).sum().item()
             totals["nll"] -= terms.log_likelihood.sum().item()
             totals["tokens"] += int((batch.labels != PAD_ID).sum())
             totals["log_likelihood"] += terms.log_likelihood.sum().item()
@@ -103,6 +117,7 @@ def teacher_forced_scores(
         "sentences": totals["sentences"],
         "tokens": totals["tokens"],
         "attention_shift": totals["shift"] / n if mode == "with-agent" else None,
+        "early_stop_probability": totals["early_stop"] / n,
     }
 
 
@@ -169,6 +184,6 @@ def evaluate_translation(
         brevity_penalty=scores.brevity_penalty if scores else None,
         hypothesis_length=scores.hypothesis_length if scores else None,
         reference_length=scores.reference_length if scores else None,
-        attention_shift=forced["attention_shift"],
+        attention_shift=forced["attention_shift"], early_stop_probability=forced["early_stop_probability"],
     )
     return result, hypotheses
