@@ -18,6 +18,12 @@ with this script's report on top:
         [--sqrt-l0 0.1 0.2 0.3 0.5] [--delta 0.8 0.85 0.9] [--agent-epochs 2] \\
         [--out experiments/results/reward-tuning/mr-lstm-sa.json]
 
+A translation run is tuned the same way, by its own selection key (dev BLEU, then perplexity), with
+γ searched too and a cheaper agent epoch where whole passes cost hours (issue 39's search):
+
+    python experiments/tune_reward.py runs/translation-probes/multi30k-en-de-transformer-nmt-seed0 \\
+        --sqrt-l0 0.1 0.2 0.4 --delta 0.8 0.9 --gamma 0.1 0.2 --agent-epochs 1 --set nmt.epoch_pairs=5000
+
 It prints the TOML lines to paste into a study config (``[reward.per_dataset.<dataset>]``),
 and writes every setting's dev scores to ``--out``. Resumable: the study's database (in the
 work folder) keeps the finished settings, and the same command trains only the others.
@@ -26,7 +32,9 @@ work folder) keeps the finished settings, and the same command trains only the o
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -34,46 +42,48 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drga.config import load_config  # noqa: E402
 from drga.tune.space import parse_search  # noqa: E402
-from drga.tune.study import TuneSettings, tune  # noqa: E402
+from drga.tune.study import TuneSettings, experiment, load_run_config, tune  # noqa: E402
 
-PAPER = {"sqrt_l0": 0.2, "delta": 0.85}
+PAPER = {"sqrt_l0": 0.2, "delta": 0.85, "gamma": 0.2}
 
 
-def settings(run_dir: Path, sqrt_l0s: list[float], deltas: list[float], agent_epochs: int, workdir: Path) -> TuneSettings:
-    """The `drga tune` study of the grid."""
+def settings(run_dir: Path, grid: dict[str, list[float]], agent_epochs: int, workdir: Path, extra: list[str]) -> TuneSettings:
+    """The `drga tune` study of the grid (``grid``: reward coefficient → its values)."""
     source = run_dir / "pretrain_best.pt"
     if not source.exists():
         raise SystemExit(f"{source} does not exist: tune from a run whose pretraining finished")
-    search = [f"reward.sqrt_l0={','.join(map(str, sqrt_l0s))}", f"reward.delta={','.join(map(str, deltas))}"]
+    search = [f"reward.{name}={','.join(map(str, values))}" for name, values in grid.items()]
     base = [f"train.init_from={source.resolve()}", f"train.agent_epochs={agent_epochs}", "train.cotrain_epochs=0",
-            "train.fair_baseline=false"]
+            "train.fair_baseline=false", *extra]
     return TuneSettings(config=str(run_dir / "config.toml"), base=base, dimensions=parse_search(search),
-                        trials=len(sqrt_l0s) * len(deltas), folder=workdir, study_name="reward", sampler="grid", prune=False,
-                        log=lambda line: print(line, flush=True))
+                        trials=math.prod(len(values) for values in grid.values()), folder=workdir, study_name="reward",
+                        sampler="grid", prune=False, log=lambda line: print(line, flush=True))
 
 
-def tune_grid(run_dir: Path, sqrt_l0s: list[float], deltas: list[float], agent_epochs: int, workdir: Path) -> dict:
-    """Every setting's dev scores, in grid order, and the chosen setting."""
-    study = tune(settings(run_dir, sqrt_l0s, deltas, agent_epochs, workdir))
-    scores = {}
-    for trial in study.get_trials(deepcopy=False):
-        if trial.state.name == "COMPLETE":
-            dev = trial.user_attrs["dev"]
-            scores[(trial.params["reward.sqrt_l0"], trial.params["reward.delta"])] = {
-                "dev_accuracy": dev["accuracy"], "dev_reward": dev["reward"],
-                "dev_highlighted_fraction": dev.get("highlighted_fraction"), "epoch": trial.user_attrs["epoch"],
-            }
-    settings_scored = [{"sqrt_l0": s, "delta": d, **scores[(s, d)]} for s in sqrt_l0s for d in deltas if (s, d) in scores]
+def scored_setting(trial, names: list[str]) -> dict:
+    """One grid point's values and dev scores (classification: accuracy and reward; translation: BLEU, perplexity, reward)."""
+    dev = trial.user_attrs["dev"]
+    scores = {f"dev_{key}": dev[key] for key in ("accuracy", "bleu", "perplexity", "reward", "highlighted_fraction") if key in dev}
+    return {**{name: trial.params[f"reward.{name}"] for name in names}, **scores,
+            "selection_key": trial.user_attrs["selection_key"], "epoch": trial.user_attrs["epoch"]}
+
+
+def tune_grid(run_dir: Path, grid: dict[str, list[float]], agent_epochs: int, workdir: Path, extra: list[str] = ()) -> dict:
+    """Every setting's dev scores, in grid order, and the chosen setting: the best selection key (the run's own:
+    dev accuracy then reward, or dev BLEU then perplexity), ties broken towards the paper's values."""
+    study = tune(settings(run_dir, grid, agent_epochs, workdir, list(extra)))
+    names = list(grid)
+    done = {tuple(t.params[f"reward.{n}"] for n in names): t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE"}
+    settings_scored = [scored_setting(done[point], names) for point in itertools.product(*grid.values()) if point in done]
 
     def key(s: dict) -> tuple:
-        distance = abs(s["sqrt_l0"] - PAPER["sqrt_l0"]) + abs(s["delta"] - PAPER["delta"])
-        return (round(s["dev_accuracy"], 6), round(s["dev_reward"], 6), -distance)
+        distance = sum(abs(s[name] - PAPER[name]) for name in names)
+        return (*(round(part, 6) for part in s["selection_key"]), -distance)
 
     best = max(settings_scored, key=key)
     return {"run": str(run_dir), "agent_epochs": agent_epochs, "settings": settings_scored,
-            "chosen": {"sqrt_l0": best["sqrt_l0"], "delta": best["delta"]}}
+            "chosen": {name: best[name] for name in names}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,7 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="a finished run folder (its config.toml and pretrain_best.pt)")
     parser.add_argument("--sqrt-l0", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.5])
     parser.add_argument("--delta", type=float, nargs="+", default=[0.8, 0.85, 0.9])
+    parser.add_argument("--gamma", type=float, nargs="+", help="γ's values too (default: γ stays the run's)")
     parser.add_argument("--agent-epochs", type=int, default=2)
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="a setting of every grid point (repeatable), e.g. nmt.epoch_pairs=5000 for a cheaper agent epoch")
     parser.add_argument("--workdir", type=Path, help="where the settings' runs and the study go (default <run>-reward-tuning)")
     parser.add_argument("--out", type=Path, help="JSON of every setting's dev scores and the choice")
     args = parser.parse_args(argv)
@@ -89,15 +102,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.run} holds no config.toml: give the folder of a finished run")
     workdir = args.workdir or args.run.with_name(args.run.name + "-reward-tuning")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    report = tune_grid(args.run, args.sqrt_l0, args.delta, args.agent_epochs, workdir)
-    config = load_config(args.run / "config.toml")
+    grid = {"sqrt_l0": args.sqrt_l0, "delta": args.delta, **({"gamma": args.gamma} if args.gamma else {})}
+    report = tune_grid(args.run, grid, args.agent_epochs, workdir, args.set)
+    config = experiment(load_run_config(str(args.run / "config.toml"), []))
     chosen = report["chosen"]
     report["dataset"], report["net"] = config.data.dataset, config.network.name
+    if args.set:
+        report["settings_of_every_point"] = args.set
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     command = f"python experiments/tune_reward.py {args.run}"
-    print(f"\n# {command}\n[reward.per_dataset.{config.data.dataset}]\nsqrt_l0 = {chosen['sqrt_l0']}\ndelta = {chosen['delta']}")
+    lines = [f"{name} = {value}" for name, value in chosen.items() if name != "gamma"]  # per data set: √L0 and δ only
+    print(f"\n# {command}\n[reward.per_dataset.{config.data.dataset}]\n" + "\n".join(lines))
+    if "gamma" in chosen:
+        print(f"# and in [reward]: gamma = {chosen['gamma']}")
     return 0
 
 

@@ -256,8 +256,10 @@ def test_tune_reward_scores_each_setting_on_dev_from_a_finished_pretraining(tmp_
                                       "train.fair_baseline": "false"})
     Trainer(config, log=lambda _: None).run()
     run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
-    report = tune_reward.tune_grid(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")
+    grid = {"sqrt_l0": [0.2, 0.5], "delta": [0.85]}
+    report = tune_reward.tune_grid(run_dir, grid, agent_epochs=1, workdir=tmp_path / "tuning")
     assert [(s["sqrt_l0"], s["delta"]) for s in report["settings"]] == [(0.2, 0.85), (0.5, 0.85)]
+    assert all(s["selection_key"] == [s["dev_accuracy"], s["dev_reward"]] for s in report["settings"])
     assert report["chosen"] in ({"sqrt_l0": 0.2, "delta": 0.85}, {"sqrt_l0": 0.5, "delta": 0.85})
     best = max(report["settings"], key=lambda s: (s["dev_accuracy"], s["dev_reward"]))
     assert report["chosen"]["sqrt_l0"] == best["sqrt_l0"]
@@ -268,7 +270,7 @@ def test_tune_reward_scores_each_setting_on_dev_from_a_finished_pretraining(tmp_
     for trial in trials:
         saved = load_checkpoint(trial / "agent_best.pt")
         assert all(torch.equal(saved["network"][k], pretrained["network"][k]) for k in pretrained["network"])
-    again = tune_reward.tune_grid(run_dir, [0.2, 0.5], [0.85], agent_epochs=1, workdir=tmp_path / "tuning")  # read back, not retrained
+    again = tune_reward.tune_grid(run_dir, grid, agent_epochs=1, workdir=tmp_path / "tuning")  # read back, not retrained
     assert again["settings"] == report["settings"] and sorted((tmp_path / "tuning").glob("trial-*")) == trials
 
 

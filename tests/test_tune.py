@@ -207,3 +207,36 @@ def test_an_interrupted_study_continues_from_its_sqlite_file_and_the_interrupted
     best = load_config(study / "best.toml")
     assert best.network.name == "lstm-sa" and best.data.tsv_path == str(tsv)
     assert f"best: trial {best_trial(stored).number}" in second.stdout
+
+
+def test_a_translation_network_is_tuned_by_its_dev_bleu_from_a_pretrained_network(tmp_path):
+    from drga.nmt.config import load_translation_config
+    from drga.nmt.trainer import TranslationTrainer
+    from tests.nmt_helpers import tiny_translation_config
+
+    pretrained = TranslationTrainer(tiny_translation_config(tmp_path, **{"train.agent_epochs": 0, "train.cotrain_epochs": 0,
+                                                                         "train.fair_baseline": "false"}), log=lambda _: None)
+    pretrained.run()
+    source = pretrained.run_dir / "pretrain_best.pt"
+    base = [f"{key}={value}" for key, value in {
+        "network.name": "seq2seq-luong", "data.dataset": "parallel", "data.data_dir": str(tmp_path / "corpus"), "data.batch_size": 32,
+        "nmt.vocab_size": 80, "network.embedding_dim": 24, "network.hidden_size": 24, "network.layers": 1,
+        "agent.hidden_sizes": "16,16", "agent.samples": 2, "train.init_from": str(source), "train.agent_epochs": 1,
+        "train.cotrain_epochs": 0, "train.fair_baseline": "false", "nmt.beam_size": 1, "nmt.warmup_steps": 0,
+    }.items()]
+    settings = TuneSettings(config=None, base=base, dimensions=parse_search(["reward.sqrt_l0=0.1,0.4", "nmt.label_smoothing=0.0"]),
+                            trials=2, folder=tmp_path / "study", study_name="nmt", sampler="grid", prune=False, log=lambda line: None)
+    study = tune(settings)
+    trials = finished_trials(study)
+    assert sorted(t.params["reward.sqrt_l0"] for t in trials) == [0.1, 0.4]
+    for trial in trials:
+        results = json.loads((settings.folder / f"trial-{trial.number}" / "results.json").read_text())
+        assert [h["phase"] for h in results["history"]] == ["agent"]  # started from the pretrained network
+        dev = results["results"]["agent on frozen network"]["dev_with-agent"]
+        assert trial.value == pytest.approx(dev["bleu"]) and trial.user_attrs["metric"] == "dev BLEU"
+        assert trial.user_attrs["selection_key"] == pytest.approx([dev["bleu"], -dev["perplexity"]])
+    saved = load_translation_config(settings.best_file)  # a translation config, [nmt] included, ready for drga train
+    assert saved.experiment.reward.sqrt_l0 == pytest.approx(best_trial(study).params["reward.sqrt_l0"])
+    assert saved.nmt.vocab_size == 80 and saved.experiment.train.init_from == str(source)
+    with pytest.raises(ConfigError, match="nmt.bogus"):
+        parse_search(["nmt.bogus=1,2"])

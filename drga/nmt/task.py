@@ -54,6 +54,12 @@ def token_cross_entropy(output: Tensor, labels: Tensor, smoothing: float = 0.0) 
     return (loss * real).sum() / real.sum().clamp_min(1.0)
 
 
+def translation_selection_key(result: TranslationEval, select_metric: str) -> tuple[float, ...]:
+    """Bigger is better: dev BLEU then minus the perplexity (``nmt.select_metric = "bleu"``), or the other way round."""
+    bleu = result.bleu if result.bleu is not None else 0.0
+    return (bleu, -result.perplexity) if select_metric == "bleu" else (-result.perplexity, bleu)
+
+
 class TranslationTask(Task):
     shard_evaluation = False
     report_metric = "bleu"
@@ -170,10 +176,7 @@ class TranslationTask(Task):
         return result.numbers()
 
     def selection_key(self, result: TranslationEval) -> tuple[float, ...]:
-        bleu = result.bleu if result.bleu is not None else 0.0
-        if self.translation.nmt.select_metric == "bleu":
-            return (bleu, -result.perplexity)
-        return (-result.perplexity, bleu)
+        return translation_selection_key(result, self.translation.nmt.select_metric)
 
     def epoch_summary(self, scores: Mapping[str, TranslationEval], train_stats: Mapping[str, float]) -> list[str]:
         parts = [f"dev {mode} ppl {r.perplexity:.2f} BLEU {r.bleu:.2f}" for mode, r in scores.items()]

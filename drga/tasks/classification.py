@@ -43,6 +43,11 @@ def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:
     return {"label": label_names[label], "dev_accuracy": share(dev), "test_accuracy": share(test)}
 
 
+def classification_selection_key(result: EvalResult) -> tuple[float, ...]:
+    """Bigger is better: dev accuracy, then the dev reward (eq. 5) between equal accuracies."""
+    return (result.accuracy, result.reward)
+
+
 class ClassificationTask(Task):
     """``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data."""
 
@@ -111,7 +116,7 @@ class ClassificationTask(Task):
         return result.as_dict()
 
     def selection_key(self, result: EvalResult) -> tuple[float, ...]:
-        return (result.accuracy, result.reward)
+        return classification_selection_key(result)
 
     def epoch_summary(self, scores: Mapping[str, EvalResult], train_stats: Mapping[str, float]) -> list[str]:
         parts = [f"dev acc {mode} {r.accuracy:.4f}" for mode, r in scores.items()]

@@ -59,16 +59,13 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
 
 def settings_from(args: argparse.Namespace) -> Any:
     """The study the command line describes, its base configuration checked."""
-    from drga.baselines import NETWORK_INPUTS
-    from drga.config import ConfigError, load_config
+    from drga.config import ConfigError
     from drga.tune.space import grid, parse_search
-    from drga.tune.study import TuneSettings
+    from drga.tune.study import TuneSettings, experiment, load_run_config
 
     args.no_progress = False  # the trials' own run.progress=false stays out of the best config
     base = flag_overrides(args, interactive=True, extra=(("tsv", "data.tsv_path"),))
-    config = load_config(args.config, base)
-    if NETWORK_INPUTS.get(config.network.name) == "parallel":
-        raise ConfigError(f"drga tune trains classification networks; '{config.network.name}' is a translation network")
+    config = experiment(load_run_config(args.config, base))  # checked now, not in trial 1
     dimensions = parse_search(args.search)
     trials = args.trials
     if trials is None:

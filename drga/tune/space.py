@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drga.config import ConfigError, ExperimentConfig, set_value
+from drga.nmt.config import load_translation_config
 
 #: The default search: √L0, δ and γ of eq. 5 and β0 of eq. 3, around the paper's 0.2, 0.85, 0.2 and 0.4.
 REWARD_SEARCH = ("reward.sqrt_l0=0.05:0.6", "reward.delta=0.7:0.95", "reward.gamma=0.02:1:log", "adjust.beta0=0.1:1")
@@ -71,7 +72,10 @@ def parse_dimension(text: str) -> Dimension:
             raise ConfigError(f"--search {text!r}: the choices must be distinct and not empty")
         dimension = Dimension(key, choices=tuple(values))
     for value in values:  # an unknown key, or a value its setting cannot take, is refused now, not in trial 1
-        set_value(ExperimentConfig(), key, value)
+        if key.startswith("nmt."):  # translation's own section
+            load_translation_config(None, [f"{key}={value}"])
+        else:
+            set_value(ExperimentConfig(), key, value)
     return dimension
 
 

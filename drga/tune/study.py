@@ -1,9 +1,10 @@
 """A ``drga tune`` study: Optuna searches settings of `drga train`, its trials kept in a database.
 
-Each trial is one classification run in ``<study folder>/trial-<n>/`` with the trial's values on top
-of the base configuration. Its score is the best dev score of the plan's last phase (co-training,
-or the agent phase when co-training gets no epochs), in the mode that selects that phase's best
-epoch: dev accuracy for classification, the first part of the task's selection key. Test data is
+Each trial is one run (classification or translation) in ``<study folder>/trial-<n>/`` with the
+trial's values on top of the base configuration. Its score is the best dev score of the plan's last
+phase (co-training, or the agent phase when co-training gets no epochs), in the mode that selects
+that phase's best epoch: the first part of the task's selection key (dev accuracy for classification,
+dev BLEU or minus the perplexity for translation, as ``nmt.select_metric`` says). Test data is
 never read for the choice. Every epoch of that phase reports its dev score to Optuna, whose median
 pruner stops a trial that does worse than the median of the earlier trials at the same epoch.
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drga.config import config_to_toml, load_config
+from drga.config import ExperimentConfig, config_to_toml, load_config
 from drga.errors import UserError
 from drga.runner.phases import Phase, phase_plan
 from drga.tune.space import Dimension, grid, overrides
@@ -95,15 +96,47 @@ def open_study(settings: TuneSettings) -> Any:
                                direction="maximize", load_if_exists=True)
 
 
+def load_run_config(path: str | None, settings: list[str]) -> Any:
+    """A classification :class:`ExperimentConfig`, or a :class:`TranslationConfig` where the network translates."""
+    from drga.baselines import NETWORK_INPUTS
+    from drga.nmt.config import load_translation_config, requested_network
+
+    if NETWORK_INPUTS.get(requested_network(path, settings) or "") == "parallel":
+        return load_translation_config(path, settings)
+    return load_config(path, settings)
+
+
+def experiment(config: Any) -> ExperimentConfig:
+    """The settings every task shares (a translation configuration's ``experiment``)."""
+    return config if isinstance(config, ExperimentConfig) else config.experiment
+
+
+def run_config_toml(config: Any) -> str:
+    from drga.nmt.config import config_to_toml as translation_toml
+
+    return config_to_toml(config) if isinstance(config, ExperimentConfig) else translation_toml(config)
+
+
+def trainer_for(config: Any, **options: Any) -> Any:
+    """The runner of ``config``'s task: the classification trainer or the translation trainer."""
+    if isinstance(config, ExperimentConfig):
+        from drga.trainer import Trainer
+
+        return Trainer(config, **options)
+    from drga.nmt.trainer import TranslationTrainer
+
+    return TranslationTrainer(config, **options)
+
+
 def trial_config(settings: TuneSettings, params: Mapping[str, Any], run_name: str | None = None) -> Any:
     """The configuration of a trial with ``params``: in its run folder, or (no ``run_name``) as `drga train` would run it."""
     where = [f"run.logdir={settings.folder}", f"run.run_name={run_name}", "run.progress=false"] if run_name else []
-    return load_config(settings.config, [*settings.base, *overrides(dict(params)), *where])
+    return load_run_config(settings.config, [*settings.base, *overrides(dict(params)), *where])
 
 
 def objective_phase(config: Any) -> Phase:
     """The phase whose best dev score a trial is scored by: the last of the plan."""
-    plan = phase_plan(config.train)
+    plan = phase_plan(experiment(config).train)
     if not plan:
         raise UserError("the configuration trains no phase: give some phase epochs")
     return plan[-1]
@@ -111,7 +144,6 @@ def objective_phase(config: Any) -> Phase:
 
 def objective(settings: TuneSettings) -> Callable[[Any], float]:
     optuna = optuna_module()
-    from drga.trainer import Trainer
 
     def train_trial(trial: Any) -> float:
         params = {dimension.key: dimension.suggest(trial) for dimension in settings.dimensions}
@@ -120,7 +152,7 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
         trial.set_user_attr("run_folder", run_name)
         config = trial_config(settings, params, run_name)
         phase = objective_phase(config)
-        mode = phase.selection_mode(config.train.select_mode)
+        mode = phase.selection_mode(experiment(config).train.select_mode)
         folder = settings.folder / run_name
         resume = (folder / "last.pt").exists() and not (folder / "results.json").exists()
 
@@ -140,7 +172,7 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
             if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
                 results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
             else:
-                trainer = Trainer(config, resume=resume, overwrite=not resume, log=log)
+                trainer = trainer_for(config, resume=resume, overwrite=not resume, log=log)
                 trainer.epoch_listener = report
                 results = trainer.run()
         except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
@@ -148,13 +180,34 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
             raise
         row = results["results"][phase.report_label]
         dev = row[f"dev_{mode}"]
-        key = [dev["accuracy"], dev["reward"]]  # the runner's selection key (classification)
+        key = list(selection_key(config, dev))  # the runner's selection key
         trial.set_user_attr("dev", dev)
+        trial.set_user_attr("metric", metric_name(config))
         trial.set_user_attr("selection_key", key)
         trial.set_user_attr("epoch", row.get(f"epoch_{mode}", row.get("epoch")))
         return float(key[0])
 
     return train_trial
+
+
+def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
+    """The task's selection key (bigger is better) of a dev record as results.json keeps it."""
+    if isinstance(config, ExperimentConfig):
+        from drga.evaluation import EvalResult
+        from drga.tasks.classification import classification_selection_key
+
+        return classification_selection_key(EvalResult(**dev))
+    from drga.nmt.evaluation import TranslationEval
+    from drga.nmt.task import translation_selection_key
+
+    return translation_selection_key(TranslationEval(**dev), config.nmt.select_metric)
+
+
+def metric_name(config: Any) -> str:
+    """What a trial's value is."""
+    if isinstance(config, ExperimentConfig):
+        return "dev accuracy"
+    return "dev BLEU" if config.nmt.select_metric == "bleu" else "minus dev perplexity"
 
 
 def queue_again(study: Any, number: int) -> None:
@@ -174,7 +227,8 @@ def finished_trials(study: Any) -> list[Any]:
 
 
 def best_trial(study: Any) -> Any | None:
-    """The completed trial with the best selection key (dev accuracy, then dev reward); the earliest of equals."""
+    """The completed trial with the best selection key (the task's: dev accuracy then dev reward, or dev BLEU then
+    minus the perplexity); the earliest of equals."""
     optuna = optuna_module()
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     if not complete:
@@ -187,11 +241,12 @@ def describe(trial: Any) -> str:
     state = trial.state.name.lower()
     if state == "complete":
         dev = trial.user_attrs.get("dev", {})
-        return f"[trial {trial.number}] {values}: dev accuracy {trial.value:.4f}, reward {dev.get('reward', float('nan')):.3f} " \
+        return f"[trial {trial.number}] {values}: {trial.user_attrs.get('metric', 'dev accuracy')} {trial.value:.4f}, " \
+               f"reward {dev.get('reward', float('nan')):.3f} " \
                f"(epoch {trial.user_attrs.get('epoch')})"
     if state == "pruned":
         last = max(trial.intermediate_values) if trial.intermediate_values else 0
-        return f"[trial {trial.number}] {values}: pruned after epoch {last} (dev accuracy {trial.intermediate_values.get(last, 0.0):.4f})"
+        return f"[trial {trial.number}] {values}: pruned after epoch {last} (dev score {trial.intermediate_values.get(last, 0.0):.4f})"
     return f"[trial {trial.number}] {values}: {state}"
 
 
@@ -201,13 +256,13 @@ def write_best_config(settings: TuneSettings, study: Any, trial: Any) -> Path:
     header = [
         f"# drga tune, study '{settings.study_name}' ({settings.storage_url}): the best of {len(finished_trials(study))} finished trials,",
         f"# trial {trial.number} (run folder {settings.folder / trial.user_attrs.get('run_folder', '?')}), "
-        f"dev accuracy {trial.value:.4f}; its searched values:",
+        f"{trial.user_attrs.get('metric', 'dev accuracy')} {trial.value:.4f}; its searched values:",
         *[f"#   {key} = {value}" for key, value in trial.params.items()],
         f"# Train with it: drga train --config {settings.best_file}",
         "",
     ]
     settings.best_file.parent.mkdir(parents=True, exist_ok=True)
-    settings.best_file.write_text("\n".join(header) + config_to_toml(config), encoding="utf-8")
+    settings.best_file.write_text("\n".join(header) + run_config_toml(config), encoding="utf-8")
     return settings.best_file
 
 
@@ -246,6 +301,7 @@ def summary(settings: TuneSettings, study: Any) -> str:
     if best is None:
         lines.append("no trial completed yet")
     else:
-        lines.append(f"\nbest: trial {best.number}, dev accuracy {best.value:.4f}; its config: {settings.best_file}")
+        metric = best.user_attrs.get("metric", "dev accuracy")
+        lines.append(f"\nbest: trial {best.number}, {metric} {best.value:.4f}; its config: {settings.best_file}")
         lines.append(f"train with it: drga train --config {settings.best_file}")
     return "\n".join(lines)
