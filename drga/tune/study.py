@@ -27,6 +27,7 @@ from typing import Any
 from drga.config import config_to_toml, load_config
 from drga.errors import UserError
 from drga.runner.phases import Phase, phase_plan
+from drga.tune.pruning import ReportAndPrune
 from drga.tune.space import Dimension, grid, overrides
 
 #: A running trial writes its heartbeat this often; a trial whose heartbeat is GRACE_SECONDS old was
@@ -110,7 +111,6 @@ def objective_phase(config: Any) -> Phase:
 
 
 def objective(settings: TuneSettings) -> Callable[[Any], float]:
-    optuna = optuna_module()
     from drga.trainer import Trainer
 
     def train_trial(trial: Any) -> float:
@@ -129,20 +129,12 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
             with open(folder / "train.log", "a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
 
-        def report(runner: Any, epoch_phase: Phase, epoch: int, scores: Mapping[str, Any]) -> None:
-            if epoch_phase.name != phase.name:
-                return
-            trial.report(runner.task.selection_key(scores[mode])[0], step=epoch)
-            if trial.should_prune():
-                raise optuna.TrialPruned(f"pruned after {phase.name} epoch {epoch}")
-
         try:
             if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
                 results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
             else:
-                trainer = Trainer(config, resume=resume, overwrite=not resume, log=log)
-                trainer.epoch_listener = report
-                results = trainer.run()
+                pruning = ReportAndPrune(trial, phase.name, mode, log)
+                results = Trainer(config, resume=resume, overwrite=not resume, log=log, callbacks=[pruning]).run()
         except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
             queue_again(trial.study, trial.number)
             raise
