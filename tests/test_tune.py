@@ -139,7 +139,9 @@ def test_a_pruned_trial_stops_after_the_epoch_it_reported(tmp_path, monkeypatch)
     assert trial.state.name == "PRUNED" and list(trial.intermediate_values) == [1]
     folder = settings.folder / "trial-0"
     assert not (folder / "results.json").exists()
-    assert "cotrain 1/2" in (folder / "train.log").read_text() and "cotrain 2/2" not in (folder / "train.log").read_text()
+    log = (folder / "train.log").read_text()
+    assert "cotrain 1/2" not in log  # pruned as soon as its dev score was reported, before the epoch's line
+    assert f"pruned after cotrain epoch 1: dev accuracy with-agent {trial.intermediate_values[1]:.4f}" in log
     assert not settings.best_file.exists()  # no trial completed
 
 

@@ -58,11 +58,6 @@ class PhaseRunner:
     """Runs a task through Algorithm 1's phases. ``force``: resume although the data changed. ``callbacks``:
     told what the run does (:mod:`drga.runner.callbacks`), after the loggers of ``run.report_to``."""
 
-    #: Called after every epoch's dev evaluation and ``last.pt`` as ``epoch_listener(runner, phase, epoch, scores)``
-    #: (``scores``: the task's dev result per mode); an exception it raises ends the run there. ``drga tune``
-    #: reports each epoch's dev score to Optuna and prunes from it (drga/tune/study.py).
-    epoch_listener: Callable[[PhaseRunner, Phase, int, Mapping[str, Any]], None] | None = None
-
     def __init__(self, task: Task, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = log_info,
                  force: bool = False, callbacks: Sequence[Callback] = ()):
         task.validate()
@@ -203,8 +198,6 @@ class PhaseRunner:
                                                  self.dev_numbers(scores), improved, self.run_dir))
             self.log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
             self.save_last()
-            if self.epoch_listener is not None:
-                self.epoch_listener(self, phase, epoch, scores)
         if epochs and self.progress.epoch < epochs:
             self.log(f"   early stop: no better dev score for {train.patience} epochs")
         self.callbacks.on_phase_end(PhaseEnd(phase.name, self.progress.epoch, epochs, self.progress.epoch < epochs, self.run_dir))

@@ -79,7 +79,9 @@ class RayExecutor:
             if args.address:
                 context = ray.init(address=args.address, logging_level="WARNING")
             else:
-                context = ray.init(num_cpus=args.num_cpus, include_dashboard=False if args.no_dashboard else None,
+                # "local": a Ray of its own, even where `ray start` ran on this machine (a bare ray.init() would join
+                # that cluster, or fail on a stale address it left behind)
+                context = ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False if args.no_dashboard else None,
                                    object_store_memory=OBJECT_STORE_BYTES, logging_level="WARNING")
         except (ConnectionError, RuntimeError, ValueError) as error:  # no cluster there, or not one this Ray can join
             first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]

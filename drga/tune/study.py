@@ -18,6 +18,7 @@ as a config file for `drga train --config` after every trial that improved on th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from collections.abc import Callable, Mapping
@@ -28,6 +29,7 @@ from typing import Any
 from drga.config import ExperimentConfig, config_to_toml, load_config
 from drga.errors import UserError
 from drga.runner.phases import Phase, phase_plan
+from drga.tune.pruning import ReportAndPrune
 from drga.tune.space import Dimension, grid, overrides
 
 #: A running trial writes its heartbeat this often; a trial whose heartbeat is GRACE_SECONDS old was
@@ -143,7 +145,6 @@ def objective_phase(config: Any) -> Phase:
 
 
 def objective(settings: TuneSettings) -> Callable[[Any], float]:
-    optuna = optuna_module()
 
     def train_trial(trial: Any) -> float:
         params = {dimension.key: dimension.suggest(trial) for dimension in settings.dimensions}
@@ -161,20 +162,12 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
             with open(folder / "train.log", "a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
 
-        def report(runner: Any, epoch_phase: Phase, epoch: int, scores: Mapping[str, Any]) -> None:
-            if epoch_phase.name != phase.name:
-                return
-            trial.report(runner.task.selection_key(scores[mode])[0], step=epoch)
-            if trial.should_prune():
-                raise optuna.TrialPruned(f"pruned after {phase.name} epoch {epoch}")
-
         try:
             if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
                 results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
             else:
-                trainer = trainer_for(config, resume=resume, overwrite=not resume, log=log)
-                trainer.epoch_listener = report
-                results = trainer.run()
+                pruning = ReportAndPrune(trial, phase.name, mode, lambda record: selection_key(config, record)[0], metric_name(config), log)
+                results = trainer_for(config, resume=resume, overwrite=not resume, log=log, callbacks=[pruning]).run()
         except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
             queue_again(trial.study, trial.number)
             raise
@@ -191,16 +184,21 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 
 
 def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
-    """The task's selection key (bigger is better) of a dev record as results.json keeps it."""
+    """The task's selection key (bigger is better) of a dev record: as results.json keeps it, or an epoch's numbers."""
     if isinstance(config, ExperimentConfig):
         from drga.evaluation import EvalResult
         from drga.tasks.classification import classification_selection_key
 
-        return classification_selection_key(EvalResult(**dev))
+        return classification_selection_key(scores_from_record(EvalResult, dev))
     from drga.nmt.evaluation import TranslationEval
     from drga.nmt.task import translation_selection_key
 
-    return translation_selection_key(TranslationEval(**dev), config.nmt.select_metric)
+    return translation_selection_key(scores_from_record(TranslationEval, dev), config.nmt.select_metric)
+
+
+def scores_from_record(kind: type, record: Mapping[str, Any]) -> Any:
+    """A task's score object from a record of its fields (an epoch's numbers lack the text ones: None)."""
+    return kind(**{f.name: record.get(f.name) for f in dataclasses.fields(kind) if f.name in record or f.default is dataclasses.MISSING})
 
 
 def metric_name(config: Any) -> str:
