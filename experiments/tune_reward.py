@@ -86,9 +86,28 @@ def tune_grid(run_dir: Path, grid: dict[str, list[float]], agent_epochs: int, wo
             "chosen": {name: best[name] for name in names}}
 
 
+def side_by_side(report: dict, earlier: dict) -> str:
+    """A markdown table of two grids' dev scores per setting (e.g. a committed result and its reproduction)."""
+    names = [name for name in ("sqrt_l0", "delta", "gamma") if name in report["chosen"]]
+    metric = next(key for key in ("dev_accuracy", "dev_bleu") if key in report["settings"][0])
+    point = lambda s: tuple(s[name] for name in names)  # noqa: E731
+    before = {point(s): s for s in earlier["settings"]}
+    lines = [f"| {' | '.join(names)} | {metric}, {earlier['run']} | {metric}, {report['run']} | difference |",
+             "|" + "---|" * (len(names) + 3)]
+    for s in report["settings"]:
+        old = before.get(point(s), {}).get(metric)
+        cells = [f"{s[name]:g}" for name in names] + [f"{old:.4f}" if old is not None else "-", f"{s[metric]:.4f}",
+                                                      f"{s[metric] - old:+.4f}" if old is not None else "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    chosen = lambda r: ", ".join(f"{k} = {v:g}" for k, v in r["chosen"].items())  # noqa: E731
+    lines += ["", f"chosen: {chosen(earlier)} (earlier), {chosen(report)} (this run)"]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run", type=Path, help="a finished run folder (its config.toml and pretrain_best.pt)")
+    parser.add_argument("run", type=Path, help="a finished run folder (its config.toml and pretrain_best.pt); or a grid's "
+                        "--out JSON, to --compare it with another without training")
     parser.add_argument("--sqrt-l0", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.5])
     parser.add_argument("--delta", type=float, nargs="+", default=[0.8, 0.85, 0.9])
     parser.add_argument("--gamma", type=float, nargs="+", help="γ's values too (default: γ stays the run's)")
@@ -97,7 +116,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="a setting of every grid point (repeatable), e.g. nmt.epoch_pairs=5000 for a cheaper agent epoch")
     parser.add_argument("--workdir", type=Path, help="where the settings' runs and the study go (default <run>-reward-tuning)")
     parser.add_argument("--out", type=Path, help="JSON of every setting's dev scores and the choice")
+    parser.add_argument("--compare", type=Path, help="an earlier --out JSON: print both grids' dev scores side by side")
     args = parser.parse_args(argv)
+    if args.run.suffix == ".json":  # a finished grid's --out: only --compare's table, from the committed files
+        if not args.compare:
+            parser.error("a JSON report is read only to --compare it with another")
+        report, earlier = (json.loads(path.read_text(encoding="utf-8")) for path in (args.run, args.compare))
+        print(side_by_side(report, earlier))
+        return 0
     if not (args.run / "config.toml").exists():
         parser.error(f"{args.run} holds no config.toml: give the folder of a finished run")
     workdir = args.workdir or args.run.with_name(args.run.name + "-reward-tuning")
@@ -117,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n# {command}\n[reward.per_dataset.{config.data.dataset}]\n" + "\n".join(lines))
     if "gamma" in chosen:
         print(f"# and in [reward]: gamma = {chosen['gamma']}")
+    if args.compare:
+        print("\n" + side_by_side(report, json.loads(args.compare.read_text(encoding="utf-8"))))
     return 0
 
 
