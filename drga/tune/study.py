@@ -18,6 +18,7 @@ as a config file for `drga train --config` after every trial that improved on th
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -98,7 +99,7 @@ def open_study(settings: TuneSettings) -> Any:
 def trial_config(settings: TuneSettings, params: Mapping[str, Any], run_name: str | None = None) -> Any:
     """The configuration of a trial with ``params``: in its run folder, or (no ``run_name``) as `drga train` would run it."""
     where = [f"run.logdir={settings.folder}", f"run.run_name={run_name}", "run.progress=false"] if run_name else []
-    return load_config(settings.config, [*settings.base, *overrides(dict(params)), *where])
+    return load_config(settings.config, [*settings.base, *overrides(dict(params), settings.dimensions), *where])
 
 
 def objective_phase(config: Any) -> Phase:
@@ -136,13 +137,17 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
             if trial.should_prune():
                 raise optuna.TrialPruned(f"pruned after {phase.name} epoch {epoch}")
 
+        wall, cpu = time.perf_counter(), time.process_time()
         try:
-            if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
-                results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-            else:
-                trainer = Trainer(config, resume=resume, overwrite=not resume, log=log)
-                trainer.epoch_listener = report
-                results = trainer.run()
+            try:
+                if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
+                    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+                else:
+                    trainer = Trainer(config, resume=resume, overwrite=not resume, log=log)
+                    trainer.epoch_listener = report
+                    results = trainer.run()
+            finally:  # a pruned trial's cost counts too, and an interrupted one's before it is queued again
+                record_cost(trial, wall, cpu)
         except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
             queue_again(trial.study, trial.number)
             raise
@@ -155,6 +160,14 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
         return float(key[0])
 
     return train_trial
+
+
+def record_cost(trial: Any, wall: float, cpu: float) -> None:
+    """Add the seconds since ``wall`` (``time.perf_counter``) and ``cpu`` (``time.process_time``, every thread) to the
+    trial's ``wall_seconds`` and ``cpu_seconds``: the search's cost, which a trial queued again inherits (a piece killed
+    outright, retried after its heartbeat went stale, is not counted)."""
+    for key, spent in (("wall_seconds", time.perf_counter() - wall), ("cpu_seconds", time.process_time() - cpu)):
+        trial.set_user_attr(key, round(trial.user_attrs.get(key, 0.0) + spent, 2))
 
 
 def queue_again(study: Any, number: int) -> None:
