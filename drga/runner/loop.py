@@ -195,8 +195,10 @@ class PhaseRunner:
             if not improved and self.progress.stale % train.plateau_patience == 0 and self.lr_schedule is not None:
                 self.lr_schedule.cut_on_plateau()
             self.progress.epoch = epoch
-            self.progress.done = bool(train.patience) and self.progress.stale >= train.patience
             record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
+            spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name) + record["seconds"]
+            out_of_time = phase.out_of_time(train, spent, record["seconds"])
+            self.progress.done = (bool(train.patience) and self.progress.stale >= train.patience) or out_of_time
             record.update({f"dev_{mode}_{k}": v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
             self.history.append(record)
             self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.phase_step, record["seconds"], dict(train_stats),
@@ -206,7 +208,11 @@ class PhaseRunner:
             if self.epoch_listener is not None:
                 self.epoch_listener(self, phase, epoch, scores)
         if epochs and self.progress.epoch < epochs:
-            self.log(f"   early stop: no better dev score for {train.patience} epochs")
+            spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name)
+            if phase.seconds_budget(train) is not None and not (train.patience and self.progress.stale >= train.patience):
+                self.log(f"   time budget: {spent:.0f} s of {phase.seconds_budget(train):.0f} s spent; another epoch would pass it")
+            else:
+                self.log(f"   early stop: no better dev score for {train.patience} epochs")
         self.callbacks.on_phase_end(PhaseEnd(phase.name, self.progress.epoch, epochs, self.progress.epoch < epochs, self.run_dir))
 
     def dev_numbers(self, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
