@@ -446,6 +446,11 @@ def test_a_run_can_start_from_another_runs_pretrained_network(tmp_path):
     # the agent starts from the same frozen network: the same agent phase as the first run's
     first_agent_epoch = [h for h in first["history"] if h["phase"] == "agent"][0]
     assert second["history"][0]["dev_with-agent_accuracy"] == first_agent_epoch["dev_with-agent_accuracy"]
+    # another agent (size) on the adopted network: the network's file holds the first run's agent, which no row reads
+    resized = tiny_config(tmp_path / "e", **{"train.init_from": str(source), "train.fair_baseline": "false", "train.cotrain_epochs": 1,
+                                             "agent.hidden_sizes": "8"})
+    third = Trainer(resized, log=lambda _: None).run()
+    assert third["results"]["baseline (pretrain only)"]["test_net-only"] == first["results"]["baseline (pretrain only)"]["test_net-only"]
     other = tiny_config(tmp_path / "c", **{"train.init_from": str(source), "network.embedding_dim": 6})
     with pytest.raises(CheckpointError, match="does not fit"):
         Trainer(other, log=lambda _: None)

@@ -483,9 +483,11 @@ class PhaseRunner:
             if not path.exists() or (phase.name not in planned and phase is not PHASES[0]):  # train.init_from: pretrain's row
                 continue
             own = {mode: self.run_dir / f"{phase.name}_best_{mode}.pt" for mode in phase.dev_modes}
+            # an adopted network's file (train.init_from) holds its own run's agent, of that run's size: its row needs none
+            policy = phase.name in planned
             for mode in sorted(phase.dev_modes, key=lambda mode: own[mode].exists()):
                 chosen = own[mode] if own[mode].exists() else path
-                yield ReportCell(phase.report_label, phase.name, mode, chosen, self.load_model(chosen))
+                yield ReportCell(phase.report_label, phase.name, mode, chosen, self.load_model(chosen, policy=policy))
 
     def final_report(self) -> dict[str, Any]:
         """The task's test report of every selected checkpoint; ``results.json`` and each arm's HParams entry."""
