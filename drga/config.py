@@ -192,6 +192,11 @@ class TrainConfig:
     baseline_epochs: int | None = None
     """Epochs of the equal-budget baseline; unset: agent_epochs + cotrain_epochs, as many as DRGA's agent and co-training phases together.
     """
+    baseline_seconds: float | None = None
+    """Beyond the paper: a time budget of the equal-budget baseline. It starts another epoch only while its epochs' seconds so far
+    plus the last epoch's fit within this many (a time-matched baseline: as many seconds as a DRGA run's agent and co-training,
+    experiments/tuned_study.py); unset: no time limit.
+    """
     lr: float = 5e-4
     """Adam learning rate of the network (and β)."""
     weight_decay: float = 0.0
@@ -380,6 +385,8 @@ def _train_problems(train: TrainConfig) -> list[str]:
         problems.append(f"train.plateau_lr_factor must be in (0, 1], got {train.plateau_lr_factor}")
     if train.baseline_epochs is not None and train.baseline_epochs < 0:
         problems.append("train.baseline_epochs must be ≥ 0")
+    if train.baseline_seconds is not None and not train.baseline_seconds > 0:
+        problems.append(f"train.baseline_seconds must be > 0, got {train.baseline_seconds}")
     if not 0 <= train.warmup_fraction < 1:
         problems.append(f"train.warmup_fraction must be in [0, 1), got {train.warmup_fraction}")
     if train.accumulation_steps < 1:

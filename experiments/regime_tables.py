@@ -16,7 +16,10 @@ run of the same seed replaces its pretrain-only file.
    the agent, and net-only) against the equal-budget baseline and against pretrain-only (the
    paper's own comparison) in separate columns, each with its 95% t interval, the paired t-test
    over seeds and Holm's correction across every cell of that column.
-3. **Runs**: seeds per cell, the commits the runs' code was at, mean wall time (a run that started
+3. **Selected epochs**: per cell and overall, how many runs read DRGA's rows at co-training
+   epoch 0 (with the agent: the agent on the frozen network; net-only: the pretrained network)
+   and the equal-budget baseline at its epoch 0 (``drga.analysis.selection``).
+4. **Runs**: seeds per cell, the commits the runs' code was at, mean wall time (a run that started
    from a pretrain-only run's network counts that run's pretraining in both; see ``run_seconds``).
 """
 
@@ -33,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from drga.analysis.selection import start_counts_by_cell, start_table  # noqa: E402
 from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval  # noqa: E402
 
 PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
@@ -237,6 +241,23 @@ def comparison_lines(title: str, entries: list[dict]) -> list[str]:
     return lines
 
 
+def selection_section(cells: dict) -> list[str]:
+    """How often co-training (and the equal-budget baseline) kept its starting point; nothing when no run co-trained."""
+    counts = start_counts_by_cell({key: runs.values() for key, runs in cells.items()})
+    if not counts:
+        return []
+    return [
+        "### Selected epochs: how often co-training kept its starting point",
+        "",
+        "Runs whose row was read at its phase's epoch 0, the starting point, which competes for the best dev score:",
+        "DRGA's with-agent row is then the agent on the frozen pretrained network, its net-only row the pretrained",
+        "network; the equal-budget baseline's, the pretrained network.",
+        "",
+        *start_table(counts, order(cells)),
+        "",
+    ]
+
+
 def run_seconds(run: dict) -> float | None:
     """A run's wall time: its ``wall_seconds``, but at least the sum of its phases' seconds.
 
@@ -329,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             *drga_table(cells),
             "",
+            *selection_section(cells),
             "### Runs",
             "",
             *runs_table(cells),

@@ -158,7 +158,7 @@ def test_a_far_off_key_is_pointed_to_the_nearest_not_to_every_key(tmp_path, caps
     assert capsys.readouterr().err == "drga train: error: unknown config key 'train.lerning_rate'; did you mean 'train.lr'?\n"
     assert main([*argv[:-1], "train.warmpu=3"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("drga train: error: unknown config key 'train.warmpu'; the nearest of the 21 known: train.")
+    assert err.startswith("drga train: error: unknown config key 'train.warmpu'; the nearest of the 22 known: train.")
     assert err.count(",") == 2  # three keys, not all 21
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import load_script
+from tests.scripts import ROOT, load_script
 
 
 def experiment(name: str):
@@ -238,3 +238,72 @@ def test_a_resumed_runs_wall_time_is_at_least_its_phases_seconds(tmp_path):
     assert regime.main([str(tmp_path / "study"), "--out", str(out)]) == 0
     runs = out.read_text().split("### Runs")[1]
     assert table_row(runs, "| lstm-sa | subj |")[-1] == "200"
+
+
+def test_start_counts_by_hand():
+    from drga.analysis import selection
+    from drga.analysis.selection import StartCounts, start_counts
+    from drga.runner.phases import BY_NAME
+
+    # the row labels the counting reads are the runner's
+    assert (selection.BASELINE, selection.AGENT, selection.DRGA) == tuple(BY_NAME[p].report_label for p in ("baseline", "agent", "cotrain"))
+
+    def run(with_agent: int | None, net_only: int | None, baseline: int | None) -> dict:
+        rows: dict = {}
+        if baseline is not None:
+            rows["baseline (equal budget)"] = {"net-only": {"epoch": baseline}}
+        if with_agent is not None:
+            rows["DRGA (co-trained)"] = {"with-agent": {"epoch": with_agent}, "net-only": {"epoch": net_only}}
+        return {"rows": rows}
+
+    runs = [run(0, 0, 0), run(0, 3, 2), run(2, 0, None), run(1, 1, 0), run(None, None, 0)]
+    # four runs co-trained (the last is pretrain-and-baseline only): with agent at epoch 0 in runs 1-2, net-only in
+    # runs 1 and 3, both in run 1; the baseline at epoch 0 in runs 1 and 4 of the three co-trained runs that have it
+    assert start_counts(runs) == StartCounts(runs=4, with_agent=2, net_only=2, both=1, baseline=2, baseline_runs=3)
+    assert start_counts([]) == StartCounts()
+
+
+def test_start_table_counts_each_cell_and_all(tmp_path):
+    regime = experiment("regime_tables")
+    rows = lambda agent, net: {  # noqa: E731
+        "baseline (pretrain only)": {"net-only": 90}, "baseline (equal budget)": {"net-only": 90},
+        "DRGA (co-trained)": {"with-agent": agent, "net-only": net},
+    }
+    for seed in range(3):
+        write_result(tmp_path / "study", seed, rows(91, 90))
+        write_result(tmp_path / "study", seed, rows(91, 90), dataset="mr")
+    for name in ("subj-lstm-sa-seed0", "subj-lstm-sa-seed1", "mr-lstm-sa-seed2"):  # co-training epoch 0 with the agent
+        path = tmp_path / "study" / f"{name}.json"
+        result = json.loads(path.read_text())
+        result["rows"]["DRGA (co-trained)"]["with-agent"]["epoch"] = 0
+        path.write_text(json.dumps(result))
+    out = tmp_path / "t.md"
+    assert regime.main([str(tmp_path / "study"), "--out", str(out)]) == 0
+    section = out.read_text().split("### Selected epochs")[1]
+    assert table_row(section, "| lstm-sa | mr |")[2:5] == ["3", "1/3 (33%)", "0/3 (0%)"]
+    assert table_row(section, "| lstm-sa | subj |")[2:5] == ["3", "2/3 (67%)", "0/3 (0%)"]
+    assert table_row(section, "| **all** |")[2:] == ["6", "3/6 (50%)", "0/6 (0%)", "0/6 (0%)", "0/6 (0%)"]
+
+
+REGIME_PAGES = ("paper-regime", "paper-regime-random-unk", "families-regime", "hf-encoder")
+
+
+@pytest.mark.parametrize("page", REGIME_PAGES)
+def test_the_committed_regime_pages_are_what_the_committed_results_give(page, tmp_path, monkeypatch):
+    """Each docs/results page regime_tables.py wrote is rebuilt from the result folders its first line names
+    (the curves go to a scratch folder: their bytes depend on the installed matplotlib and fonts)."""
+    regime = experiment("regime_tables")
+    committed = (ROOT / "docs" / "results" / f"{page}.md").read_text(encoding="utf-8")
+    command = committed.splitlines()[0].split("`")[1].split()
+    assert command[:2] == ["python", "experiments/regime_tables.py"]
+    monkeypatch.chdir(ROOT)  # the page names its folders relative to the repository
+    out = tmp_path / f"{page}.md"
+    assert regime.main([*command[2:], "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == committed
+
+
+def test_results_md_quotes_the_main_studys_selected_epochs_table():
+    page = (ROOT / "docs" / "results" / "paper-regime.md").read_text(encoding="utf-8")
+    table = [line for line in page.split("### Selected epochs")[1].split("### Runs")[0].splitlines() if line.startswith("|")]
+    assert len(table) == 12  # header, rule, 9 cells, all
+    assert "\n".join(table) in (ROOT / "docs" / "RESULTS.md").read_text(encoding="utf-8")

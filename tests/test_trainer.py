@@ -76,6 +76,29 @@ def test_equal_budget_baseline_gets_as_many_epochs_as_the_agent_and_cotraining_t
     assert [r["phase"] for r in explicit["history"]].count("baseline") == 1
 
 
+def test_a_time_budget_stops_the_baseline_before_an_epoch_that_would_pass_it(tmp_path):
+    from drga.runner.phases import phase_named
+
+    baseline, train = phase_named("baseline"), load_config(overrides=["train.baseline_seconds=30"]).train
+    # 20 s spent, the last epoch 9 s: another would end at 29 s, within 30; the last 11 s: at 31 s, past it
+    assert not baseline.out_of_time(train, 20.0, 9.0) and baseline.out_of_time(train, 20.0, 11.0)
+    assert not phase_named("cotrain").out_of_time(train, 1e9, 1.0)  # the other phases have no budget
+    assert not baseline.out_of_time(load_config().train, 1e9, 1.0)  # unset: none
+    base = {"train.patience": 0, "train.baseline_epochs": 3, "train.agent_epochs": 0, "train.cotrain_epochs": 0}
+    unlimited = Trainer(tiny_config(tmp_path / "a", **base), log=lambda _: None).run()
+    generous = Trainer(tiny_config(tmp_path / "b", **base, **{"train.baseline_seconds": 1e6}), log=lambda _: None).run()
+    assert [r["phase"] for r in generous["history"]].count("baseline") == 3  # a budget it never reaches changes nothing
+    for row in ("baseline (pretrain only)", "baseline (equal budget)"):
+        accuracy = unlimited["results"][row]["test_net-only"]["accuracy"]
+        assert generous["results"][row]["test_net-only"]["accuracy"] == pytest.approx(accuracy)
+    lines = []
+    tight = Trainer(tiny_config(tmp_path / "c", **base, **{"train.baseline_seconds": 1e-6}), log=lines.append).run()
+    assert [r["phase"] for r in tight["history"]].count("baseline") == 1  # the first epoch runs, then the budget is spent
+    assert tight["phases"]["baseline"]["stopped_early"] and any(line.startswith("   time budget:") for line in lines)
+    with pytest.raises(ConfigError, match="baseline_seconds must be > 0"):
+        load_config(overrides=["train.baseline_seconds=0"])
+
+
 def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     uninterrupted = Trainer(tiny_config(tmp_path / "a"), log=lambda _: None).run()
 
@@ -425,6 +448,11 @@ def test_a_run_can_start_from_another_runs_pretrained_network(tmp_path):
     # the agent starts from the same frozen network: the same agent phase as the first run's
     first_agent_epoch = [h for h in first["history"] if h["phase"] == "agent"][0]
     assert second["history"][0]["dev_with-agent_accuracy"] == first_agent_epoch["dev_with-agent_accuracy"]
+    # another agent (size) on the adopted network: the network's file holds the first run's agent, which no row reads
+    resized = tiny_config(tmp_path / "e", **{"train.init_from": str(source), "train.fair_baseline": "false", "train.cotrain_epochs": 1,
+                                             "agent.hidden_sizes": "8"})
+    third = Trainer(resized, log=lambda _: None).run()
+    assert third["results"]["baseline (pretrain only)"]["test_net-only"] == first["results"]["baseline (pretrain only)"]["test_net-only"]
     other = tiny_config(tmp_path / "c", **{"train.init_from": str(source), "network.embedding_dim": 6})
     with pytest.raises(CheckpointError, match="does not fit"):
         Trainer(other, log=lambda _: None)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import drga.baselines as baselines
 from drga.config import ConfigError, load_config
-from drga.tune.space import REWARD_SEARCH, Dimension, grid, parse_dimension, parse_search
+from drga.tune.space import REWARD_SEARCH, Dimension, grid, named_choice, overrides, parse_dimension, parse_search
 from tests.test_trainer import write_keyword_tsv
 from tests.tiny_network import TinyAttentionNet
 
@@ -65,6 +65,18 @@ def test_a_grid_needs_choices_and_a_key_is_searched_once():
         grid(parse_search(["reward.sqrt_l0=0.1:0.5", "reward.delta=0.8,0.9"]))
     with pytest.raises(ConfigError, match="reward.delta more than once"):
         parse_search(["reward.delta=0.8,0.9", "reward.delta=0.7:0.9"])
+
+
+def test_a_named_choice_stands_for_its_settings():
+    size = named_choice("agent.size", {"1x100": ["agent.hidden_sizes=100"], "2x300": ["agent.hidden_sizes=300,300"]})
+    variant = named_choice("variant", {"paper": [], "closeness": ["reward.closeness=0.5", "train.patience=2"]})
+    params = {"agent.size": "2x300", "reward.delta": 0.8, "variant": "closeness"}
+    assert overrides(params, [size, variant]) == ["agent.hidden_sizes=300,300", "reward.delta=0.8", "reward.closeness=0.5",
+                                                  "train.patience=2"]
+    assert overrides({"variant": "paper"}, [variant]) == []
+    assert overrides(params) == ["agent.size=2x300", "reward.delta=0.8", "variant=closeness"]  # without the dimensions: as named
+    with pytest.raises(ConfigError, match="did you mean 'reward.closeness'"):
+        named_choice("variant", {"closeness": ["reward.closenes=0.5"]})
 
 
 @given(st.floats(0.001, 0.5), st.floats(0.001, 0.49))
@@ -118,6 +130,7 @@ def test_trials_are_scored_by_their_best_dev_accuracy_each_epoch_reported_and_th
     assert (saved.network.name, saved.train.cotrain_epochs, saved.run.seed, saved.run.logdir) == ("tiny", 2, 3, "runs")
     assert saved.run.run_name is None and saved.run.progress
     assert f"trial {best.number}" in settings.best_file.read_text().splitlines()[1]
+    assert all(t.user_attrs["cpu_seconds"] > 0 and t.user_attrs["wall_seconds"] > 0 for t in trials)  # the search's cost
 
     again = tune(tiny_settings(tmp_path, trials=3))  # the same study, continued from its SQLite file
     assert [t.number for t in finished_trials(again)] == [0, 1, 2]
@@ -143,6 +156,20 @@ def test_a_pruned_trial_stops_after_the_epoch_it_reported(tmp_path, monkeypatch)
     assert "cotrain 1/2" not in log  # pruned as soon as its dev score was reported, before the epoch's line
     assert f"pruned after cotrain epoch 1: dev accuracy with-agent {trial.intermediate_values[1]:.4f}" in log
     assert not settings.best_file.exists()  # no trial completed
+    assert trial.user_attrs["cpu_seconds"] > 0  # a pruned trial's cost counts
+
+
+def test_a_named_choice_sets_each_trials_keys_and_the_best_config_has_them(tmp_path):
+    size = named_choice("agent.size", {"small": ["agent.hidden_sizes=8"], "large": ["agent.hidden_sizes=16,16", "agent.samples=3"]})
+    settings = tiny_settings(tmp_path, trials=2, dimensions=[size], sampler="grid")
+    study = tune(settings)
+    for trial in finished_trials(study):
+        config = load_config(settings.folder / f"trial-{trial.number}" / "config.toml")
+        expected = {"small": ([8], 5), "large": ([16, 16], 3)}[trial.params["agent.size"]]
+        assert (config.agent.hidden_sizes, config.agent.samples) == expected
+    best = best_trial(study)
+    saved = load_config(settings.best_file)
+    assert saved.agent.hidden_sizes == {"small": [8], "large": [16, 16]}[best.params["agent.size"]]
 
 
 def test_a_grid_interrupted_in_a_trial_ends_with_every_point_trained_once(tmp_path, monkeypatch):

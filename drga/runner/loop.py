@@ -190,8 +190,10 @@ class PhaseRunner:
             if not improved and self.progress.stale % train.plateau_patience == 0 and self.lr_schedule is not None:
                 self.lr_schedule.cut_on_plateau()
             self.progress.epoch = epoch
-            self.progress.done = bool(train.patience) and self.progress.stale >= train.patience
             record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
+            spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name) + record["seconds"]
+            out_of_time = phase.out_of_time(train, spent, record["seconds"])
+            self.progress.done = (bool(train.patience) and self.progress.stale >= train.patience) or out_of_time
             record.update({f"dev_{mode}_{k}": v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
             self.history.append(record)
             self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.phase_step, record["seconds"], dict(train_stats),
@@ -199,7 +201,11 @@ class PhaseRunner:
             self.log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
             self.save_last()
         if epochs and self.progress.epoch < epochs:
-            self.log(f"   early stop: no better dev score for {train.patience} epochs")
+            spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name)
+            if phase.seconds_budget(train) is not None and not (train.patience and self.progress.stale >= train.patience):
+                self.log(f"   time budget: {spent:.0f} s of {phase.seconds_budget(train):.0f} s spent; another epoch would pass it")
+            else:
+                self.log(f"   early stop: no better dev score for {train.patience} epochs")
         self.callbacks.on_phase_end(PhaseEnd(phase.name, self.progress.epoch, epochs, self.progress.epoch < epochs, self.run_dir))
 
     def dev_numbers(self, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -470,9 +476,11 @@ class PhaseRunner:
             if not path.exists() or (phase.name not in planned and phase is not PHASES[0]):  # train.init_from: pretrain's row
                 continue
             own = {mode: self.run_dir / f"{phase.name}_best_{mode}.pt" for mode in phase.dev_modes}
+            # an adopted network's file (train.init_from) holds its own run's agent, of that run's size: its row needs none
+            policy = phase.name in planned
             for mode in sorted(phase.dev_modes, key=lambda mode: own[mode].exists()):
                 chosen = own[mode] if own[mode].exists() else path
-                yield ReportCell(phase.report_label, phase.name, mode, chosen, self.load_model(chosen))
+                yield ReportCell(phase.report_label, phase.name, mode, chosen, self.load_model(chosen, policy=policy))
 
     def final_report(self) -> dict[str, Any]:
         """The task's test report of every selected checkpoint; ``results.json`` and each arm's HParams entry."""

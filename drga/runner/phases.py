@@ -48,6 +48,13 @@ class Phase:
     legend: str
     #: Whether the learning rate warms up over the phase's first steps (translation's ``nmt.warmup_steps``).
     warms_up: bool = False
+    #: The phase's time budget in seconds of its epochs (None: none): no epoch starts that would, at the last one's pace, pass it.
+    seconds_budget: Callable[[TrainConfig], float | None] = lambda train: None
+
+    def out_of_time(self, train: TrainConfig, spent: float, last_epoch: float) -> bool:
+        """Whether another epoch as long as the last would take the phase past its time budget (``spent`` seconds so far)."""
+        budget = self.seconds_budget(train)
+        return budget is not None and spent + last_epoch > budget
 
     @property
     def network_frozen(self) -> bool:
@@ -97,6 +104,7 @@ PHASES: tuple[Phase, ...] = (
         _baseline_epochs,
         "baseline (equal budget)",
         NETWORK_LOSS,
+        seconds_budget=lambda t: t.baseline_seconds,
     ),
     Phase(
         "agent",

@@ -5,6 +5,10 @@
 - ``section.key=A,B,C`` a choice among values (``reward.delta=0.8,0.85,0.9``, ``train.select_mode=with-agent,net-only``).
 
 Without ``--search`` the reward's coefficients are searched (:data:`REWARD_SEARCH`).
+
+From Python a :class:`Dimension` may also be a *named choice* (:func:`named_choice`): each choice
+stands for its own ``section.key=value`` settings, for what one key cannot say (a variant of the
+method that sets another key than its neighbours, an agent size that is a list).
 """
 
 from __future__ import annotations
@@ -28,6 +32,14 @@ class Dimension:
     high: float | int | None = None
     log: bool = False
     choices: tuple[Any, ...] | None = None
+    #: A named choice: (choice, its ``section.key=value`` settings) for each of ``choices``; ``key`` is then a name only.
+    settings: tuple[tuple[Any, tuple[str, ...]], ...] | None = None
+
+    def overrides(self, value: Any) -> list[str]:
+        """The ``section.key=value`` settings that this dimension's ``value`` stands for."""
+        if self.settings is None:
+            return [f"{self.key}={value}"]
+        return list(dict(self.settings)[value])
 
     def suggest(self, trial: Any) -> Any:
         """This setting's value for an Optuna trial."""
@@ -79,6 +91,17 @@ def parse_dimension(text: str) -> Dimension:
     return dimension
 
 
+def named_choice(name: str, settings: dict[str, list[str]]) -> Dimension:
+    """A choice among named settings (``{"self-critical": ["agent.reward_baseline=self-critical"], ...}``), each checked now."""
+    for items in settings.values():
+        for item in items:
+            key, _, value = item.partition("=")
+            set_value(ExperimentConfig(), key.strip(), value.strip())
+    if not settings or len(set(settings)) != len(settings):
+        raise ConfigError(f"the named choice {name!r} needs at least one choice, each named once")
+    return Dimension(name, choices=tuple(settings), settings=tuple((choice, tuple(items)) for choice, items in settings.items()))
+
+
 def parse_search(items: list[str]) -> list[Dimension]:
     """The ``--search`` items (the reward's coefficients when there are none); a key given twice is refused."""
     dimensions = [parse_dimension(item) for item in (items or REWARD_SEARCH)]
@@ -97,6 +120,7 @@ def grid(dimensions: list[Dimension]) -> dict[str, list[Any]]:
     return {dimension.key: list(dimension.choices) for dimension in dimensions}
 
 
-def overrides(params: dict[str, Any]) -> list[str]:
-    """A trial's values as ``section.key=value`` overrides."""
-    return [f"{key}={value}" for key, value in params.items()]
+def overrides(params: dict[str, Any], dimensions: list[Dimension] = ()) -> list[str]:
+    """A trial's values as ``section.key=value`` overrides (a named choice of ``dimensions`` as its settings)."""
+    named = {dimension.key: dimension for dimension in dimensions}
+    return [item for key, value in params.items() for item in (named[key].overrides(value) if key in named else [f"{key}={value}"])]

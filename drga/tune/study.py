@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ def trainer_for(config: Any, **options: Any) -> Any:
 def trial_config(settings: TuneSettings, params: Mapping[str, Any], run_name: str | None = None) -> Any:
     """The configuration of a trial with ``params``: in its run folder, or (no ``run_name``) as `drga train` would run it."""
     where = [f"run.logdir={settings.folder}", f"run.run_name={run_name}", "run.progress=false"] if run_name else []
-    return load_run_config(settings.config, [*settings.base, *overrides(dict(params)), *where])
+    return load_run_config(settings.config, [*settings.base, *overrides(dict(params), settings.dimensions), *where])
 
 
 def objective_phase(config: Any) -> Phase:
@@ -162,12 +163,17 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
             with open(folder / "train.log", "a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
 
+        wall, cpu = time.perf_counter(), time.process_time()
         try:
-            if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
-                results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-            else:
-                pruning = ReportAndPrune(trial, phase.name, mode, lambda record: selection_key(config, record)[0], metric_name(config), log)
-                results = trainer_for(config, resume=resume, overwrite=not resume, log=log, callbacks=[pruning]).run()
+            try:
+                if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
+                    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+                else:
+                    pruning = ReportAndPrune(trial, phase.name, mode, lambda record: selection_key(config, record)[0], metric_name(config),
+                                             log)
+                    results = trainer_for(config, resume=resume, overwrite=not resume, log=log, callbacks=[pruning]).run()
+            finally:  # a pruned trial's cost counts too, and an interrupted one's before it is queued again
+                record_cost(trial, wall, cpu)
         except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
             queue_again(trial.study, trial.number)
             raise
@@ -206,6 +212,14 @@ def metric_name(config: Any) -> str:
     if isinstance(config, ExperimentConfig):
         return "dev accuracy"
     return "dev BLEU" if config.nmt.select_metric == "bleu" else "minus dev perplexity"
+
+
+def record_cost(trial: Any, wall: float, cpu: float) -> None:
+    """Add the seconds since ``wall`` (``time.perf_counter``) and ``cpu`` (``time.process_time``, every thread) to the
+    trial's ``wall_seconds`` and ``cpu_seconds``: the search's cost, which a trial queued again inherits (a piece killed
+    outright, retried after its heartbeat went stale, is not counted)."""
+    for key, spent in (("wall_seconds", time.perf_counter() - wall), ("cpu_seconds", time.process_time() - cpu)):
+        trial.set_user_attr(key, round(trial.user_attrs.get(key, 0.0) + spent, 2))
 
 
 def queue_again(study: Any, number: int) -> None:

@@ -1,0 +1,330 @@
+"""The tuned study's page (issue 40), rebuilt from its committed files alone: ``python experiments/tuned_study.py tables``.
+
+    python experiments/tuned_tables.py [--results experiments/results] [--out docs/results/tuned.md] [--figures docs/results/tuned]
+
+Reads ``tuned-search/*.db`` (the Optuna studies of experiments/tuned_study.py search),
+``tuned-search/pretrained.json``, the per-run result files of ``tuned-regime/{pretrain,drga,baseline,time-matched}/``
+and, for the untuned numbers, the main study's ``paper-regime/``; writes:
+
+1. **The search**: per cell and arm the trials (completed, pruned), their CPU and wall hours, the
+   best dev accuracy, and for DRGA how many completed trials co-training beat its start on dev
+   (best epoch > 0: anything but the agent on the frozen network);
+2. **The best configurations** each arm's search found;
+3. **What mattered**: each knob's importance (Optuna's PED-ANOVA evaluator, which needs no
+   scikit-learn; completed trials only) and ``<figures>/dev-curves.png``, the dev accuracy per epoch of
+   each arm's best trials (what Optuna's pruner saw);
+4. **The test**: test accuracy at the tested seeds of the tuned arms, the time-matched baseline, the
+   untuned study (its runs of the same seeds, started from the same network where the checksums
+   agree) and the paper; paired differences per cell, 95% t intervals, paired t-tests, Holm over the cells;
+5. **Time**: the seconds the time-matched baseline was given and used;
+6. **Selected epochs** of the tuned runs (``drga.analysis.selection``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+_spec = importlib.util.spec_from_file_location("regime_tables", ROOT / "experiments" / "regime_tables.py")
+regime = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(regime)
+
+from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled  # noqa: E402
+from drga.analysis.selection import start_counts_by_cell, start_table  # noqa: E402
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison  # noqa: E402
+
+ARMS = ("drga", "baseline")
+KINDS = ("pretrain", "drga", "baseline", "time-matched")
+PRETRAIN, BASELINE, DRGA = regime.PRETRAIN, regime.BASELINE, regime.DRGA
+#: Completed trials below which no importance is computed.
+MIN_TRIALS_FOR_IMPORTANCE = 4
+#: Best trials per arm drawn in the dev curves.
+CURVES_PER_ARM = 3
+
+
+def optuna_module() -> Any:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def cell_of(study: str) -> tuple[tuple[str, str], str]:
+    """``mr-lstm-sa-drga`` → ((``lstm-sa``, ``mr``), ``drga``)."""
+    dataset, rest = study.split("-", 1)
+    net, arm = rest.rsplit("-", 1)
+    return (net, dataset), arm
+
+
+def load_studies(search: Path) -> dict[tuple[tuple[str, str], str], Any]:
+    """(cell, arm) → the Optuna study of ``search/<dataset>-<net>-<arm>.db``."""
+    optuna = optuna_module()
+    studies = {}
+    for path in sorted(search.glob("*.db")):
+        studies[cell_of(path.stem)] = optuna.load_study(study_name=path.stem, storage=f"sqlite:///{path.resolve()}")
+    return studies
+
+
+def load_runs(regime_folder: Path) -> dict[str, dict[tuple[str, str], dict[int, dict]]]:
+    """kind → cell → seed → result file."""
+    runs: dict[str, dict[tuple[str, str], dict[int, dict]]] = {kind: defaultdict(dict) for kind in KINDS}
+    for kind in KINDS:
+        for path in sorted((regime_folder / kind).glob("*.json")):
+            result = json.loads(path.read_text(encoding="utf-8"))
+            runs[kind][(result["net"], result["dataset"])][int(result["seed"])] = result
+    return runs
+
+
+def trials_of(study: Any, state: str) -> list[Any]:
+    return [t for t in study.get_trials(deepcopy=False) if t.state.name == state]
+
+
+def hours(trials: list[Any], key: str) -> float:
+    return sum(t.user_attrs.get(key, 0.0) for t in trials) / 3600
+
+
+def best_of(study: Any) -> Any | None:
+    """The completed trial with the best selection key (dev accuracy, then dev reward), the earliest of equals (drga tune's rule)."""
+    complete = trials_of(study, "COMPLETE")
+    return max(complete, key=lambda t: (tuple(t.user_attrs.get("selection_key", [t.value])), -t.number)) if complete else None
+
+
+def in_order(studies: dict) -> list[tuple[tuple[tuple[str, str], str], Any]]:
+    """The studies cell by cell (regime_tables.py's order), the DRGA arm first."""
+    rank = {cell: index for index, cell in enumerate(regime.order(sorted({cell for cell, _ in studies})))}
+    return sorted(studies.items(), key=lambda item: (rank[item[0][0]], ARMS.index(item[0][1])))
+
+
+def value_text(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def search_table(studies: dict) -> list[str]:
+    lines = [
+        "| network | data set | arm | trials: completed + pruned (other) | CPU hours | wall hours | best dev accuracy (trial) "
+        "| completed trials whose best co-training epoch is not its start |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for (cell, arm), study in in_order(studies):
+        complete, pruned = trials_of(study, "COMPLETE"), trials_of(study, "PRUNED")
+        other = len(study.get_trials(deepcopy=False)) - len(complete) - len(pruned)
+        finished = complete + pruned
+        totals[arm][0] += hours(finished, "cpu_seconds")
+        totals[arm][1] += hours(finished, "wall_seconds")
+        best = best_of(study)
+        best_text = f"{100 * best.value:.2f} ({best.number})" if best else "-"
+        moved = "-"
+        if arm == "drga" and complete:
+            moved = f"{sum((t.user_attrs.get('epoch') or 0) > 0 for t in complete)}/{len(complete)}"
+        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(complete)} + {len(pruned)}{f' ({other})' if other else ''} "
+                     f"| {hours(finished, 'cpu_seconds'):.2f} | {hours(finished, 'wall_seconds'):.2f} | {best_text} | {moved} |")
+    for arm, (cpu, wall) in sorted(totals.items()):
+        lines.append(f"| **all** | | {arm} | | {cpu:.2f} | {wall:.2f} | | |")
+    return lines
+
+
+def best_table(studies: dict) -> list[str]:
+    lines = ["| network | data set | arm | trial | its settings |", "|---|---|---|---|---|"]
+    for (cell, arm), study in in_order(studies):
+        best = best_of(study)
+        settings = ", ".join(f"{key} = {value_text(value)}" for key, value in sorted(best.params.items())) if best else "-"
+        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {best.number if best else '-'} | {settings} |")
+    return lines
+
+
+def importance_table(studies: dict) -> list[str]:
+    optuna = optuna_module()
+    lines = ["| network | data set | arm | completed trials | importance of each knob (PED-ANOVA; largest first) |",
+             "|---|---|---|---|---|"]
+    for (cell, arm), study in in_order(studies):
+        complete = trials_of(study, "COMPLETE")
+        if len(complete) < MIN_TRIALS_FOR_IMPORTANCE:
+            text = f"too few completed trials (fewer than {MIN_TRIALS_FOR_IMPORTANCE})"
+        else:
+            importances = optuna.importance.get_param_importances(study, evaluator=optuna.importance.PedAnovaImportanceEvaluator())
+            text = ", ".join(f"{key} {value:.2f}" for key, value in importances.items())
+        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(complete)} | {text} |")
+    return lines
+
+
+@styled
+def dev_curves(studies: dict, path: Path) -> None:
+    """One panel per cell: the dev accuracy of each arm's best completed trials at every epoch they reported."""
+    cells = regime.order(sorted({cell for cell, _ in studies}))
+    columns = min(2, len(cells))
+    rows = (len(cells) + columns - 1) // columns
+    figure = new_figure(DOC_WIDTH, 3.4 * rows + 0.8, layout="constrained")
+    axes = figure.subplots(rows, columns, squeeze=False)
+    styles = {"drga": ("tab:orange", "co-training (DRGA arm; with the agent)"),
+              "baseline": ("tab:blue", "equal-budget baseline (baseline arm)")}
+    for axis, cell in zip(axes.flat, cells):
+        for arm in ARMS:
+            study = studies.get((cell, arm))
+            if study is None:
+                continue
+            ranked = sorted(trials_of(study, "COMPLETE"), key=lambda t: (-t.value, t.number))[:CURVES_PER_ARM]
+            color, label = styles[arm]
+            for rank, trial in enumerate(ranked):
+                steps = sorted(trial.intermediate_values)
+                axis.plot(steps, [100 * trial.intermediate_values[s] for s in steps], color=color, marker=".",
+                          alpha=1.0 - 0.3 * rank, label=label if rank == 0 else None)
+        axis.set_title(f"{cell[0]} on {cell[1]}")
+        axis.set_xlabel("epoch of the scored phase")
+        axis.set_ylabel("dev accuracy (%)")
+        axis.grid(alpha=0.3)
+    for axis in list(axes.flat)[len(cells):]:
+        axis.axis("off")
+    legend_below(figure, ncol=2)
+    save_png(figure, path, reproducible=True)
+
+
+def test_accuracy(result: dict | None, row: str, mode: str) -> float | None:
+    return None if result is None else regime.test_accuracy(result, row, mode)
+
+
+#: The test's comparisons: (title, (kind, row, mode) compared, (kind, row, mode) it is compared against).
+COMPARISONS = (
+    ("tuned DRGA with agent − tuned baseline", ("drga", DRGA, "with-agent"), ("baseline", BASELINE, "net-only")),
+    ("tuned DRGA net-only − tuned baseline", ("drga", DRGA, "net-only"), ("baseline", BASELINE, "net-only")),
+    ("tuned DRGA with agent − time-matched baseline", ("drga", DRGA, "with-agent"), ("time-matched", BASELINE, "net-only")),
+    ("tuned DRGA with agent − untuned DRGA with agent (the main study, same network)", ("drga", DRGA, "with-agent"),
+     ("untuned", DRGA, "with-agent")),
+)
+
+
+def same_network(runs: dict, cell: tuple[str, str], seed: int) -> bool:
+    """Whether the main study's run of this seed started from the network the tuned runs did."""
+    untuned, pretrained = runs["untuned"].get(cell, {}).get(seed), runs["pretrain"].get(cell, {}).get(seed)
+    return bool(untuned and pretrained and untuned.get("pretrain_checksum") == pretrained.get("pretrain_checksum"))
+
+
+def test_tables(runs: dict) -> list[str]:
+    cells = regime.order(sorted(runs["drga"]))
+    lines = [
+        "| network | data set | seeds | paper: baseline → DRGA | untuned (same networks): equal-budget baseline, DRGA with agent "
+        "| tuned baseline | tuned DRGA with agent | tuned DRGA net-only | time-matched baseline |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for cell in cells:
+        seeds = sorted(runs["drga"][cell])
+
+        def column(kind: str, row: str, mode: str, seeds: list[int] = seeds, cell: tuple[str, str] = cell) -> str:
+            return mean_std_text([v for s in seeds if (v := test_accuracy(runs[kind].get(cell, {}).get(s), row, mode)) is not None])
+
+        matched = [s for s in seeds if same_network(runs, cell, s)]
+        untuned = (f"{column('untuned', BASELINE, 'net-only', matched)}, {column('untuned', DRGA, 'with-agent', matched)} "
+                   f"({len(matched)} of {len(seeds)} seeds)") if matched else "-"
+        paper = regime.PAPER.get(cell)
+        paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
+        lines.append(f"| {cell[0]} | {cell[1]} | {len(seeds)} | {paper_text} | {untuned} | {column('baseline', BASELINE, 'net-only')} "
+                     f"| {column('drga', DRGA, 'with-agent')} | {column('drga', DRGA, 'net-only')} "
+                     f"| {column('time-matched', BASELINE, 'net-only')} |")
+    for title, ours, reference in COMPARISONS:
+        entries = []
+        for cell in cells:
+            pairs = []
+            for seed in sorted(runs["drga"][cell]):
+                if reference[0] == "untuned" and not same_network(runs, cell, seed):
+                    continue
+                a = test_accuracy(runs[reference[0]].get(cell, {}).get(seed), *reference[1:])
+                b = test_accuracy(runs[ours[0]].get(cell, {}).get(seed), *ours[1:])
+                if a is not None and b is not None:
+                    pairs.append((a, b))
+            comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
+            entries.append({"key": cell, "n": comparison.n, "diff": list(comparison.differences), "p": comparison.p,
+                            "spread": comparison.spread})
+        for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
+            entry["holm"] = adjusted
+        lines += regime.comparison_lines(title, entries)
+    return lines
+
+
+def time_table(runs: dict) -> list[str]:
+    lines = [
+        "| network | data set | seeds | given: the DRGA run's agent + co-training (s) | time-matched baseline: used (s) | its epochs "
+        "| tuned equal-budget baseline: epochs (s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for cell in regime.order(sorted(runs["time-matched"])):
+        seeds = sorted(runs["time-matched"][cell])
+
+        def phase(kind: str, name: str, key: str, digits: int, seeds: list[int] = seeds, cell: tuple[str, str] = cell) -> str:
+            values = [(r.get("phases") or {}).get(name, {}).get(key, 0.0) for s in seeds if (r := runs[kind].get(cell, {}).get(s))]
+            return mean_std_text(values, digits)
+
+        given = [r["config"]["train"]["baseline_seconds"] for s in seeds if (r := runs["time-matched"][cell][s]).get("config")]
+        lines.append(
+            f"| {cell[0]} | {cell[1]} | {len(seeds)} | {mean_std_text(given, 0)} | {phase('time-matched', 'baseline', 'seconds', 0)} "
+            f"| {phase('time-matched', 'baseline', 'epochs', 1)} | {phase('baseline', 'baseline', 'epochs', 1)} "
+            f"({phase('baseline', 'baseline', 'seconds', 0)}) |"
+        )
+    return lines
+
+
+def merged_runs(runs: dict) -> dict[tuple[str, str], list[dict]]:
+    """Per cell, each seed's tuned rows in one result: the baseline arm's equal-budget row beside the DRGA arm's rows."""
+    merged = {}
+    for cell, seeds in runs["drga"].items():
+        merged[cell] = [{"rows": {**(runs["baseline"].get(cell, {}).get(seed) or {}).get("rows", {}), **result["rows"]}}
+                        for seed, result in sorted(seeds.items())]
+    return merged
+
+
+def page(results: Path, out: Path, figures: Path, command: str) -> str:
+    studies = load_studies(results / "tuned-search")
+    runs: dict[str, Any] = load_runs(results / "tuned-regime")
+    runs["untuned"] = {key: dict(seeds) for key, seeds in regime.load([results / "paper-regime"]).items()} \
+        if (results / "paper-regime").is_dir() else {}
+    recorded = json.loads((results / "tuned-search" / "pretrained.json").read_text(encoding="utf-8")) \
+        if (results / "tuned-search" / "pretrained.json").exists() else {}
+    lines = [f"<!-- generated by `{command}` from the committed files; do not edit by hand -->", ""]
+    lines += ["### The search (dev accuracy, seed 0, one pretrained network per cell)", ""]
+    lines += [f"- {name}: network checksum {entry['checksum'][:12]} (pretrained at {entry['commit']})"
+              for name, entry in sorted(recorded.items())]
+    lines += ["", *search_table(studies), "", "### The best configurations", "", *best_table(studies), ""]
+    if studies:
+        curves = figures / "dev-curves.png"
+        dev_curves(studies, curves)
+        lines += ["### What mattered", "", *importance_table(studies), "",
+                  f"![dev accuracy of each arm's best trials]({Path(os.path.relpath(curves, out.parent)).as_posix()})", ""]
+    if runs["drga"]:
+        lines += ["### The test (test accuracy %)", "", *test_tables(runs), ""]
+    if runs["time-matched"]:
+        lines += ["### Time: the time-matched baseline", "", *time_table(runs), ""]
+    counts = start_counts_by_cell(merged_runs(runs))
+    if counts:
+        lines += ["### Selected epochs of the tuned runs", "", *start_table(counts, regime.order(sorted(counts))), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=Path("experiments/results"))
+    parser.add_argument("--out", type=Path, default=Path("docs/results/tuned.md"))
+    parser.add_argument("--figures", type=Path, default=Path("docs/results/tuned"))
+    args = parser.parse_args(argv)
+    if not (args.results / "tuned-search").is_dir():
+        parser.error(f"no study in {args.results / 'tuned-search'}")
+    command = "python experiments/tuned_study.py tables"
+    defaults = {"--results": Path("experiments/results"), "--out": Path("docs/results/tuned.md"), "--figures": Path("docs/results/tuned")}
+    for flag, default in defaults.items():
+        value = getattr(args, flag[2:])
+        command += f" {flag} {value}" if value != default else ""
+    text = page(args.results, args.out, args.figures, command)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

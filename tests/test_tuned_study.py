@@ -1,0 +1,255 @@
+"""experiments/tuned_study.py and tuned_tables.py (issue 40): the search spaces, the page from a hand-made study folder
+(numbers worked out by hand, rebuilt byte-identical), and the whole study end to end on bundled SUBJ (slow)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import ROOT, load_script
+
+optuna = pytest.importorskip("optuna") if not os.environ.get("CI") else __import__("optuna")
+
+
+@pytest.fixture(scope="module")
+def study():
+    return load_script("experiments/tuned_study.py")
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_script("experiments/tuned_tables.py")
+
+
+# --- the spaces and the small pieces -------------------------------------------------------------
+
+
+def test_the_drga_arm_searches_every_knob_of_the_issue_and_the_baseline_arm_its_own(study):
+    drga = {d.key: d for d in study.dimensions("drga")}
+    assert set(drga) == {
+        "reward.gamma", "adjust.beta0", "adjust.beta_half_life_epochs", "reward.sqrt_l0", "reward.delta", "agent.lr", "agent.samples",
+        "train.cotrain_epochs", "train.patience", "adjust.trainable_beta", "agent.size", "variant",
+    }
+    # the paper's Table I: 1-3 layers of 100-400 units, ten sizes
+    assert len(drga["agent.size"].choices) == 10 and drga["agent.size"].overrides("2x300") == ["agent.hidden_sizes=300,300"]
+    assert drga["variant"].overrides("paper") == []
+    assert {d.key for d in study.dimensions("baseline")} == {
+        "train.lr", "network.dropout", "train.baseline_epochs", "train.plateau_lr_factor", "train.plateau_patience"}
+
+
+def test_the_variants_are_those_of_variants_sh_that_a_fixed_network_allows(study):
+    script = (ROOT / "experiments" / "variants.sh").read_text()
+    settings = dict(re.findall(r'\[([a-z-]+)\]="([^"]+)"', script))
+    for name, items in study.VARIANTS.items():
+        assert name == "paper" or items == [settings[name]]
+    assert set(settings) - set(study.VARIANTS) == {"holdout", "transformer-all-gradients"}  # the pretrained network saw the
+    # agent's holdout; the other is no variant of the method
+
+
+def test_seeds_and_the_time_a_drga_run_spent(study):
+    assert study.seeds_of("0-9") == list(range(10)) and study.seeds_of("0,3-4") == [0, 3, 4] and study.seeds_of("2") == [2]
+    drga = {"phases": {"agent": {"seconds": 30.5}, "cotrain": {"seconds": 70.25}}}
+    assert study.matched_seconds(drga) == pytest.approx(100.75)
+
+
+def test_the_plan_projects_from_the_main_studys_epochs(study, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # main() works from the repository root; this puts the test's folder back afterwards
+    # CNN+SA/MR in the main study: the first seed's agent and co-training epochs set the pace; 2 trials of at most
+    # 3 agent epochs + 5.5 co-training epochs each
+    seconds = study.epoch_seconds(("cnn-sa", "mr"))
+    trial = study.projected_seconds("drga-trial", seconds, 3)
+    assert trial == pytest.approx(3 * seconds["agent"] + 5.5 * seconds["cotrain"])
+    assert study.main(["search", "--arm", "drga", "--trials", "2", "--nets", "cnn-sa", "--datasets", "mr", "--dry-run",
+                       "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"cnn-sa/mr: 2 × drga-trial, ~{trial / 60:.1f} CPU min each, {2 * trial / 3600:.2f} CPU h" in out
+    assert not (tmp_path / "tuned-search").exists()  # a dry run writes nothing
+
+
+# --- the page, from a hand-made study folder -----------------------------------------------------
+
+
+def write_study(path: Path, name: str, trials: list[dict]) -> None:
+    storage = f"sqlite:///{path}"
+    made = optuna.create_study(study_name=name, storage=storage, direction="maximize")
+    for trial in trials:
+        made.add_trial(optuna.trial.create_trial(
+            state=getattr(optuna.trial.TrialState, trial.get("state", "COMPLETE")), value=trial.get("value"),
+            params=trial["params"], distributions=trial["distributions"], intermediate_values=trial["curve"],
+            user_attrs={"cpu_seconds": 600.0, "wall_seconds": 900.0, "epoch": trial.get("epoch", 1),
+                        **({"selection_key": [trial["value"], -1.0]} if trial.get("value") is not None else {})},
+        ))
+
+
+def write_run(folder: Path, seed: int, rows: dict, checksum: str, **extra) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    result = {"name": f"mr-lstm-sa-seed{seed}", "net": "lstm-sa", "dataset": "mr", "seed": seed, "commit": "abc",
+              "pretrain_checksum": checksum, "wall_seconds": 100.0,
+              "rows": {row: {mode: {"epoch": epoch, "dev": 0.5, "test": accuracy / 100} for mode, (accuracy, epoch) in modes.items()}
+                       for row, modes in rows.items()}, "history": [], **extra}
+    (folder / f"{result['name']}.json").write_text(json.dumps(result))
+
+
+def hand_made_study(results: Path) -> None:
+    search = results / "tuned-search"
+    search.mkdir(parents=True)
+    gamma = optuna.distributions.FloatDistribution(0.02, 1.0, log=True)
+    variant = optuna.distributions.CategoricalDistribution(["paper", "closeness"])
+    lr = optuna.distributions.FloatDistribution(1e-4, 3e-3, log=True)
+    # DRGA: four completed trials (best epochs 0, 2, 3, 0) and two pruned; 6 × 600 CPU s = 1.00 h, 6 × 900 s = 1.50 h
+    drga = [{"params": {"reward.gamma": g, "variant": v}, "distributions": {"reward.gamma": gamma, "variant": variant},
+             "value": value, "epoch": epoch, "curve": {1: value - 0.01, 2: value}}
+            for g, v, value, epoch in ((0.1, "paper", 0.80, 0), (0.5, "closeness", 0.82, 2), (0.9, "paper", 0.79, 3),
+                                       (0.05, "closeness", 0.81, 0))]
+    drga += [{"params": {"reward.gamma": 0.3, "variant": "paper"}, "distributions": {"reward.gamma": gamma, "variant": variant},
+              "state": "PRUNED", "curve": {1: 0.7}}] * 2
+    write_study(search / "mr-lstm-sa-drga.db", "mr-lstm-sa-drga", drga)
+    baseline = [{"params": {"train.lr": x}, "distributions": {"train.lr": lr}, "value": v, "curve": {1: v}}
+                for x, v in ((2e-4, 0.78), (1e-3, 0.80), (2e-3, 0.79), (5e-4, 0.77))]
+    write_study(search / "mr-lstm-sa-baseline.db", "mr-lstm-sa-baseline", baseline)
+    (search / "pretrained.json").write_text(json.dumps({"mr-lstm-sa": {"seed": 0, "checkpoint": "x.pt", "checksum": "net0" * 8,
+                                                                       "commit": "abc", "result_file": "y.json"}}))
+    regime, main = results / "tuned-regime", results / "paper-regime"
+    pretrain, drga_row, baseline_row = "baseline (pretrain only)", "DRGA (co-trained)", "baseline (equal budget)"
+    for seed, (tuned_baseline, tuned_drga, untuned_drga, matched) in enumerate([(80, 81, 80.5, 79), (81, 83, 82, 80), (82, 85, 84, 81)]):
+        network = f"net{seed}"
+        write_run(regime / "pretrain", seed, {pretrain: {"net-only": (78, 5)}}, network)
+        write_run(regime / "drga", seed, {pretrain: {"net-only": (78, 5)}, "agent on frozen network": {"with-agent": (79, 1)},
+                                          drga_row: {"with-agent": (tuned_drga, seed), "net-only": (79, 0)}}, network,
+                  phases={"agent": {"epochs": 3, "seconds": 30.0}, "cotrain": {"epochs": 4, "seconds": 70.0 + 10 * seed}})
+        write_run(regime / "baseline", seed, {pretrain: {"net-only": (78, 5)}, baseline_row: {"net-only": (tuned_baseline, 2)}}, network,
+                  phases={"baseline": {"epochs": 6, "seconds": 60.0}})
+        write_run(regime / "time-matched", seed, {pretrain: {"net-only": (78, 5)}, baseline_row: {"net-only": (matched, 4)}}, network,
+                  phases={"baseline": {"epochs": 9 + seed, "seconds": 95.0 + 10 * seed}},
+                  config={"train": {"baseline_seconds": 100.0 + 10 * seed}})
+        # the main study: seed 2 pretrained another network, so it is left out of the comparison with the untuned DRGA
+        write_run(main, seed, {pretrain: {"net-only": (78, 5)}, baseline_row: {"net-only": (79, 1)},
+                               drga_row: {"with-agent": (untuned_drga, 1), "net-only": (79, 1)}}, network if seed < 2 else "other")
+
+
+def row_of(text: str, section: str, start: str) -> list[str]:
+    part = text.split(section, 1)[1]
+    line = next(line for line in part.splitlines() if line.startswith(start))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_the_page_from_a_hand_made_study(tables, tmp_path):
+    hand_made_study(tmp_path / "results")
+    out = tmp_path / "docs" / "tuned.md"
+    assert tables.main(["--results", str(tmp_path / "results"), "--out", str(out), "--figures", str(tmp_path / "docs" / "tuned")]) == 0
+    text = out.read_text()
+    search = "### The search"
+    assert row_of(text, search, "| lstm-sa | mr | drga |")[3:] == ["4 + 2", "1.00", "1.50", "82.00 (1)", "2/4"]
+    assert row_of(text, search, "| lstm-sa | mr | baseline |")[3:7] == ["4 + 0", "0.67", "1.00", "80.00 (1)"]
+    assert row_of(text, "### The best configurations", "| lstm-sa | mr | drga |")[3:] == ["1", "reward.gamma = 0.5, variant = closeness"]
+    importance = row_of(text, "### What mattered", "| lstm-sa | mr | drga |")
+    assert importance[3] == "4" and "reward.gamma" in importance[4] and "variant" in importance[4]
+    assert "![dev accuracy of each arm's best trials](tuned/dev-curves.png)" in text
+    test = "### The test"
+    # means: tuned baseline 80, 81, 82; tuned DRGA 81, 83, 85; untuned on seeds 0-1 only (79, 79; 80.5, 82)
+    assert row_of(text, test, "| lstm-sa | mr |")[2:] == ["3", "80.1 → 82.4 (+2.3)", "79.00 ± 0.00, 81.25 ± 1.06 (2 of 3 seeds)",
+                                                          "81.00 ± 1.00", "83.00 ± 2.00", "79.00 ± 0.00", "80.00 ± 1.00"]
+    # +1, +2, +3: mean +2.00, sd 1, t = 3.464 with 2 df → p = 0.074; 2 ± 4.303/√3 = [−0.48, +4.48]
+    assert row_of(text, "**tuned DRGA with agent − tuned baseline**", "| lstm-sa | mr |")[2:] == [
+        "3", "+2.00", "[-0.48, +4.48]", "0.074", "0.074", "tie"]
+    # against the time-matched 79, 80, 81: +2, +3, +4, mean +3, sd 1 → t = 5.196, p = 0.035; [+0.52, +5.48]
+    assert row_of(text, "**tuned DRGA with agent − time-matched baseline**", "| lstm-sa | mr |")[2:] == [
+        "3", "+3.00", "[+0.52, +5.48]", "0.035", "0.035", "better"]
+    # against the untuned DRGA on the two seeds of the same network: +0.5, +1.0, mean +0.75, sd 0.354 → t = 3, 1 df,
+    # p = 0.205; 0.75 ± 12.706 · 0.25 = [−2.43, +3.93]
+    assert row_of(text, "**tuned DRGA with agent − untuned DRGA", "| lstm-sa | mr |")[2:] == [
+        "2", "+0.75", "[-2.43, +3.93]", "0.205", "0.205", "tie"]
+    # given 100, 110, 120 s; used 95, 105, 115 s over 9, 10, 11 epochs; the equal-budget baseline 6 epochs in 60 s
+    assert row_of(text, "### Time", "| lstm-sa | mr |")[2:] == ["3", "110 ± 10", "105 ± 10", "10.0 ± 1.0", "6.0 ± 0.0 (60 ± 0)"]
+    # co-training epoch 0 with the agent in seed 0; net-only in every seed; the baseline never
+    assert row_of(text, "### Selected epochs", "| lstm-sa | mr |")[2:] == ["3", "1/3 (33%)", "3/3 (100%)", "1/3 (33%)", "0/3 (0%)"]
+
+
+def test_rebuilding_the_page_gives_the_same_bytes(tables, tmp_path):
+    hand_made_study(tmp_path / "results")
+    made = []
+    for name in ("first", "second"):
+        folder = tmp_path / name
+        tables.main(["--results", str(tmp_path / "results"), "--out", str(folder / "tuned.md"), "--figures", str(folder / "tuned")])
+        made.append({p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()})
+    assert list(made[0]) == [Path("tuned/dev-curves.png"), Path("tuned.md")]
+    assert made[0][Path("tuned/dev-curves.png")] == made[1][Path("tuned/dev-curves.png")]
+    first, second = (m[Path("tuned.md")].decode() for m in made)
+    assert first.replace(str(tmp_path / "first"), str(tmp_path / "second")) == second  # but for the folder in its command
+
+
+# --- the whole study, end to end -----------------------------------------------------------------
+
+TINY = """[data]
+batch_size = 64
+max_length = 30
+train_fraction = 0.05
+
+[network]
+embedding_dim = 8
+hidden_size = 8
+attention_size = 8
+classifier_hidden = 8
+feedforward_size = 16
+dropout = 0.0
+
+[agent]
+hidden_sizes = [8]
+samples = 2
+
+[train]
+pretrain_epochs = 1
+agent_epochs = 1
+cotrain_epochs = 1
+patience = 0
+lr = 0.01
+
+[run]
+report_to = []
+"""
+
+
+@pytest.mark.slow
+def test_the_study_end_to_end_on_bundled_subj(study, tables, tmp_path, monkeypatch):
+    """Pretraining, 2 trials per arm, 2 seeds, the page; about 10 minutes on a loaded 2-core machine (each run a process)."""
+    monkeypatch.chdir(ROOT)  # main() works from the repository root; this puts the test's folder back afterwards
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    # small spaces, so that a trial stays as tiny as the runs: two knobs per arm, one of them a named choice
+    monkeypatch.setattr(study, "DRGA_SEARCH", ("reward.gamma=0.1:0.5", "train.cotrain_epochs=1:2"))
+    monkeypatch.setattr(study, "AGENT_SIZES", {"1x8": ["agent.hidden_sizes=8"], "1x4": ["agent.hidden_sizes=4"]})
+    monkeypatch.setattr(study, "BASELINE_SEARCH", ("train.lr=1e-3:1e-2:log", "train.baseline_epochs=1:2"))
+    (tmp_path / "tiny.toml").write_text(TINY)
+    common = ["--nets", "lstm-sa", "--datasets", "subj", "--config", str(tmp_path / "tiny.toml"),
+              "--results", str(tmp_path / "results"), "--logdir", str(tmp_path / "runs")]
+    assert study.main(["pretrain", *common]) == 0
+    recorded = json.loads((tmp_path / "results" / "tuned-search" / "pretrained.json").read_text())
+    result = json.loads((tmp_path / "results" / "tuned-regime" / "pretrain" / "subj-lstm-sa-seed0.json").read_text())
+    assert recorded["subj-lstm-sa"]["checksum"] == result["pretrain_checksum"]
+    for arm in ("drga", "baseline"):
+        assert study.main(["search", "--arm", arm, "--trials", "2", *common]) == 0
+        storage = tmp_path / "results" / "tuned-search" / f"subj-lstm-sa-{arm}.db"
+        stored = optuna.load_study(study_name=f"subj-lstm-sa-{arm}", storage=f"sqlite:///{storage}")
+        assert len(stored.trials) == 2 and all(t.user_attrs["cpu_seconds"] > 0 for t in stored.trials)
+    assert study.main(["test", "--seeds", "0-1", *common]) == 0
+    for kind in ("pretrain", "drga", "baseline", "time-matched"):
+        runs = [json.loads(p.read_text()) for p in sorted((tmp_path / "results" / "tuned-regime" / kind).glob("*.json"))]
+        assert [r["seed"] for r in runs] == [0, 1]
+    regime = tmp_path / "results" / "tuned-regime"
+    for seed in (0, 1):  # every arm of a seed started from that seed's network
+        checksums = {json.loads((regime / kind / f"subj-lstm-sa-seed{seed}.json").read_text())["pretrain_checksum"]
+                     for kind in ("pretrain", "drga", "baseline", "time-matched")}
+        assert len(checksums) == 1
+    matched = json.loads((tmp_path / "results" / "tuned-regime" / "time-matched" / "subj-lstm-sa-seed0.json").read_text())
+    drga = json.loads((tmp_path / "results" / "tuned-regime" / "drga" / "subj-lstm-sa-seed0.json").read_text())
+    assert matched["config"]["train"]["baseline_seconds"] == pytest.approx(study.matched_seconds(drga))
+    assert matched["phases"]["baseline"]["seconds"] <= study.matched_seconds(drga) + 1e-6
+    # a second test finds everything finished
+    assert study.main(["test", "--seeds", "0-1", *common]) == 0
+    out = tmp_path / "tuned.md"
+    assert study.main(["tables", "--results", str(tmp_path / "results"), "--out", str(out), "--figures", str(tmp_path / "tuned")]) == 0
+    assert "| lstm-sa | subj | 2 |" in out.read_text().split("### The test")[1]
