@@ -56,6 +56,7 @@ from drga.checkpoint import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.modes import eval_mode
+from drga.names import PhaseName
 
 if TYPE_CHECKING:
     from drga.runner.loop import PhaseRunner
@@ -262,7 +263,7 @@ class SB3AgentPhase:
             window.append(record)
             step = start_step + int(steps / self.steps_per_batch)
             if step >= next_log:
-                runner.report_scalars("agent", self._summarise(window), step - runner.progress.start_step)
+                runner.report_scalars(PhaseName.AGENT, self._summarise(window), step - runner.progress.start_step)
                 window, next_log = [], (step // 10 + 1) * 10
 
         with private_rng(self._seed(epoch), self.device):

@@ -34,6 +34,7 @@ from drga.checkpoint import save_atomic
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
 from drga.learners.reinforce import drga_update
+from drga.names import Part, history_key
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, Image, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
@@ -197,7 +198,7 @@ class PhaseRunner:
             self.progress.epoch = epoch
             self.progress.done = bool(train.patience) and self.progress.stale >= train.patience
             record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
-            record.update({f"dev_{mode}_{k}": v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
+            record.update({history_key(mode, k): v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
             self.history.append(record)
             self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.phase_step, record["seconds"], dict(train_stats),
                                                  self.dev_numbers(scores), improved, self.run_dir))
@@ -219,12 +220,12 @@ class PhaseRunner:
         for source, part in phase.starts_from if fresh else ():
             path = self.run_dir / f"{source}_best.pt"
             if path.exists():
-                self.load_model(path, network=part == "network", policy=part == "agent")
+                self.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
         self.network.requires_grad_(not phase.network_frozen)
         if self.config.network.freeze_embeddings and hasattr(self.network, "embedding"):
             self.network.embedding.weight.requires_grad_(False)
-        self.strength.log_factor.requires_grad_("beta" in phase.trains and self.config.adjust.trainable_beta)
-        net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != "agent"))
+        self.strength.log_factor.requires_grad_(Part.BETA in phase.trains and self.config.adjust.trainable_beta)
+        net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != Part.AGENT))
                       for p in module.parameters() if p.requires_grad]
         train = self.config.train
         groups = network_parameter_groups(self.network, net_params, train.pretrained_lr)

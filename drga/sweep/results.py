@@ -15,15 +15,16 @@ import statistics
 import sys
 from pathlib import Path
 
+from drga.names import MODES, Mode, Split, headline_score, row_epoch, row_scores
 from drga.sweep.grid import Run
 
 #: Result columns: (column title, results.json row, evaluation mode).
 COLUMNS = [
-    ("baseline, pretrain only", "baseline (pretrain only)", "net-only"),
-    ("baseline, equal budget", "baseline (equal budget)", "net-only"),
-    ("agent on frozen network", "agent on frozen network", "with-agent"),
-    ("DRGA net-only", "DRGA (co-trained)", "net-only"),
-    ("DRGA with-agent", "DRGA (co-trained)", "with-agent"),
+    ("baseline, pretrain only", "baseline (pretrain only)", Mode.NET_ONLY),
+    ("baseline, equal budget", "baseline (equal budget)", Mode.NET_ONLY),
+    ("agent on frozen network", "agent on frozen network", Mode.WITH_AGENT),
+    ("DRGA net-only", "DRGA (co-trained)", Mode.NET_ONLY),
+    ("DRGA with-agent", "DRGA (co-trained)", Mode.WITH_AGENT),
 ]
 
 
@@ -36,7 +37,7 @@ def export_result(run: Run, commit: str) -> None:
     rows = {}
     for label, row in full.get("results", {}).items():
         rows[label] = {
-            mode: compact_row(row, mode) for mode in ("net-only", "with-agent") if f"test_{mode}" in row
+            mode: compact_row(row, mode) for mode in MODES if row_scores(row, Split.TEST, mode) is not None
         }
     history = [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.items()} for record in full.get("history", [])]
     wall = run.folder / "wall_seconds.txt"
@@ -65,11 +66,11 @@ def compact_row(row: dict, mode: str) -> dict:
     """One mode of a results.json row: a classification row's accuracies, or a translation row's scores
     (perplexity, BLEU, chrF, reward terms; greedy, and beam search under ``test_beam``) without the
     metric signatures, which the full config determines."""
-    test = row[f"test_{mode}"]
+    test = row_scores(row, Split.TEST, mode)
     if "accuracy" in test:
         return {
-            "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
-            "dev": (row.get(f"dev_{mode}") or {}).get("accuracy"),
+            "epoch": row_epoch(row, mode),
+            "dev": (row_scores(row, Split.DEV, mode) or {}).get("accuracy"),
             "test": test["accuracy"],
             "test_reward": test.get("reward"),
             "test_highlighted_fraction": test.get("highlighted_fraction"),
@@ -79,10 +80,10 @@ def compact_row(row: dict, mode: str) -> dict:
         return None if scores is None else {k: v for k, v in scores.items() if not k.endswith("_signature")}
 
     return {
-        "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
-        "dev": numbers(row.get(f"dev_{mode}")),
+        "epoch": row_epoch(row, mode),
+        "dev": numbers(row_scores(row, Split.DEV, mode)),
         "test": numbers(test),
-        "test_beam": numbers(row.get(f"test_{mode}_beam")),
+        "test_beam": numbers(row_scores(row, Split.TEST, mode, beam=True)),
         "signatures": {k: v for k, v in test.items() if k.endswith("_signature")},
     }
 
@@ -146,10 +147,9 @@ def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace
 
 
 def accuracy(payload: dict, row: str, mode: str) -> float | None:
-    result = payload.get("results", {}).get(row, {}).get(f"test_{mode}")
-    if result is None:
-        return None
-    return float(result["accuracy"] if "accuracy" in result else result["bleu"])  # translation: greedy BLEU
+    """A results.json's test accuracy of ``row`` in ``mode`` (a translation's greedy BLEU); None if it has no such cell."""
+    result = row_scores(payload.get("results", {}).get(row, {}), Split.TEST, mode)
+    return None if result is None else headline_score(result)
 
 
 def table(runs: list[Run], out: str | Path) -> str:
