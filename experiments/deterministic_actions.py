@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
 from drga.adjust import adjust_attention

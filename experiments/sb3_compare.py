@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from drga.config import load_config
@@ -79,10 +80,10 @@ def main() -> None:
     for agent in args.agents:
         run_dir = train(agent, args)
         payload = json.loads((run_dir / "results.json").read_text())
-        rows, history = payload["results"], payload["history"]
+        history = payload["history"]
         phase2 = [r for r in history if r["phase"] == "agent"]
         env_steps = phase2[-1].get("env_steps", len(phase2) * config.agent.samples * tokens)
-        test = lambda row, mode, rows=rows: f"{100 * rows[row][f'test_{mode}']['accuracy']:.2f}" if row in rows else "-"
+        test = lambda row, mode, payload=payload: "-" if (score := accuracy(payload, row, mode)) is None else f"{100 * score:.2f}"
         accuracy.append(
             f"| {agent} | {env_steps:,.0f} | {sum(r['seconds'] for r in phase2):.0f} "
             f"| {test('agent on frozen network', 'with-agent')} | {test('DRGA (co-trained)', 'net-only')} "
