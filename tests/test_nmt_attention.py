@@ -72,7 +72,8 @@ def test_luong_site_layout_and_revised_attention_reach_the_prediction(rerun):
     torch.manual_seed(0)
     network = LuongSeq2Seq(20, 20, embedding_dim=8, hidden_size=8, dropout=0.0, rerun_decoder=rerun).eval()
     batch = tiny_batch()
-    encoding = network.encode(batch).detached()
+    with torch.no_grad():
+        encoding = network.encode(batch)
     assert isinstance(encoding, CrossAttentionEncoding)
     (site,) = encoding.sites
     site.validate()
