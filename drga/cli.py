@@ -145,7 +145,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from drga.checkpoint import load_checkpoint
+    from drga.checkpoint_format import load_checkpoint
     from drga.data import BatchIterator
     from drga.evaluation import evaluate
     from drga.nmt.cli import evaluate_translation_checkpoint

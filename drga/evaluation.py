@@ -13,7 +13,7 @@ import torch
 
 from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
 from drga.names import MODES, Mode
 from drga.reward import RewardTerms
 from drga.rollout import Rollout, rollout

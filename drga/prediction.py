@@ -19,13 +19,13 @@ import torch
 from torch import Tensor, nn
 
 from drga.baselines import NETWORK_INPUTS
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import DataConfig
 from drga.data import EncodedExample, TextExample, Vocabulary, collate, encode_examples
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
 from drga.names import MODES, Mode
 from drga.pretrained import NetworkSource, load_trained
 from drga.rollout import rollout

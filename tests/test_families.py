@@ -13,11 +13,11 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, NETWORKS, PRETRAINED_TOKENIZERS, build_network
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.baselines.transformer import column_mean, revise_matrices
+from drga.building import prepare_data, state_and_action_size
 from drga.config import ConfigError, load_config
 from drga.data import DATASETS, EncodedExample, TextExample, Vocabulary, collate, encode_examples, load_dataset
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
-from drga.setup import prepare_data, state_and_action_size
 from drga.state import build_agent_state
 from tests.conftest import require_data
 

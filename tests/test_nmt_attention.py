@@ -12,10 +12,10 @@ from drga.baselines.nmt_common import CrossAttentionEncoding, cross_attention_si
 from drga.baselines.protocol import Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
+from drga.building import state_and_action_size
 from drga.reward import drga_reward
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
-from drga.setup import state_and_action_size
 
 
 def tiny_batch() -> Batch:

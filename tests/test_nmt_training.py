@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.nmt.config import load_translation_config
 from drga.nmt.pretrained import load_translation_model

@@ -27,14 +27,14 @@ from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.data.pretrained_vocab import SubwordVocabulary, word_groups, word_text
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
 from drga.names import Mode
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
 
 if TYPE_CHECKING:
+    from drga.building import PreparedData
     from drga.pretrained import TrainedModel
-    from drga.setup import PreparedData
 
 #: How multi-array and multi-dimensional attention becomes one weight per token (stated in
 #: every report): the same reduction eq. 5's N uses for H dimensions, then plain means.

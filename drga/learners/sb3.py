@@ -52,10 +52,10 @@ from torch import nn
 from drga.agents.gaussian_policy import squash
 from drga.agents.sb3_policy import gaussian_policy_from_sb3
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.checkpoint import CheckpointError
+from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
 from drga.names import PhaseName
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
+from drga.eval_mode import eval_mode
 from drga.evaluation import agent_pass, output_and_reward
-from drga.modes import eval_mode
 from drga.names import MODES, Mode
 from drga.nmt.config import TranslationConfig
 from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches

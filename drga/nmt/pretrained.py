@@ -12,14 +12,14 @@ import torch
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.beta import AdjustmentStrength
-from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
+from drga.building import build_policy, resolve_device
+from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module_state
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
 from drga.names import MODES, Mode
 from drga.nmt.config import TranslationConfig, translation_config_from_dict
 from drga.nmt.data import build_translation_network, tokenizers_from_payload
 from drga.nmt.evaluation import decode_pairs, decode_settings
-from drga.setup import build_policy, resolve_device
 
 
 @dataclass
@@ -79,7 +79,7 @@ class TranslationModel:
 
 
 def is_translation_checkpoint(payload: dict[str, Any]) -> bool:
-    """Whether a loaded checkpoint (:func:`drga.checkpoint.load_checkpoint`) holds a translation model."""
+    """Whether a loaded checkpoint (:func:`drga.checkpoint_format.load_checkpoint`) holds a translation model."""
     return payload.get("task") == "translation"
 
 

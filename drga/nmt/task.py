@@ -24,7 +24,7 @@ from torch import Tensor, nn
 
 from drga.baselines.nmt_common import PAD_ID
 from drga.baselines.protocol import Batch
-from drga.checkpoint import load_checkpoint
+from drga.checkpoint_format import load_checkpoint
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
 from drga.names import MODES, Split, epoch_key, row_scores, score_key
 from drga.nmt.config import TranslationConfig, config_to_toml, translation_config_from_dict

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from drga.checkpoint import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
+from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
 from drga.names import Part, parse_score_key
 from drga.runner.lr_schedule import LearningRateSchedule
 

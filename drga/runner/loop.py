@@ -30,7 +30,8 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from drga import distributed
-from drga.checkpoint import save_atomic
+from drga.building import build_policy, build_strength, seed_everything, state_and_action_size
+from drga.checkpoint_format import save_atomic
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
 from drga.learners.reinforce import drga_update
@@ -44,7 +45,6 @@ from drga.runner.optim import adam, clip_gradients, network_parameter_groups
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
 from drga.runner.task import ReportCell, Task
-from drga.setup import build_policy, build_strength, seed_everything, state_and_action_size
 
 #: The training statistics are reported (:meth:`Callback.on_train_log`) every this many steps.
 LOG_INTERVAL = 10

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from torch import Tensor, nn
 
 from drga.baselines.protocol import Batch
-from drga.checkpoint import CheckpointError
+from drga.checkpoint_format import CheckpointError
 from drga.config import ExperimentConfig
 from drga.rollout import Rollout
 from drga.runner.phases import Phase

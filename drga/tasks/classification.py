@@ -17,7 +17,8 @@ from torch import Tensor, nn
 
 from drga import distributed
 from drga.baselines.protocol import Batch
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.building import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
 from drga.data.vocab import vocabulary_fingerprint
@@ -28,7 +29,6 @@ from drga.rollout import Rollout
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.scoring import cross_entropy_loss
-from drga.setup import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 
 if TYPE_CHECKING:
     from drga.runner.loop import PhaseRunner
