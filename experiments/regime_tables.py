@@ -32,7 +32,11 @@ from pathlib import Path
 import checkout  # noqa: F401  (first: this checkout's drga)
 
 from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
+from drga.names import Mode, PhaseName, history_key
 from drga.sweep.results import cell_test_score, read_result_file
+
+#: The epoch record's dev accuracy of the network alone (the pretraining and baseline curves).
+DEV_ACCURACY = history_key(Mode.NET_ONLY, "accuracy")
 
 PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
 
@@ -276,9 +280,9 @@ def learning_curves(cells: dict, path: Path) -> None:
     figure, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.8 * rows), squeeze=False)
     for axis, key in zip(axes.flat, keys):
         for seed, result in sorted(cells[key].items()):
-            pretrain = [(h["epoch"], 100 * h["dev_net-only_accuracy"]) for h in result["history"] if h["phase"] == "pretrain"]
+            pretrain = [(h["epoch"], 100 * h[DEV_ACCURACY]) for h in result["history"] if h["phase"] == PhaseName.PRETRAIN]
             stop = pretrain[-1][0] if pretrain else 0
-            baseline = [(stop + h["epoch"], 100 * h["dev_net-only_accuracy"]) for h in result["history"] if h["phase"] == "baseline"]
+            baseline = [(stop + h["epoch"], 100 * h[DEV_ACCURACY]) for h in result["history"] if h["phase"] == PhaseName.BASELINE]
             (line,) = axis.plot(*zip(*pretrain), marker=".", label=f"seed {seed}")
             if baseline:
                 axis.plot(*zip(*([pretrain[-1]] + baseline)), linestyle="--", color=line.get_color())
