@@ -2,8 +2,8 @@
 a phase trains, the two evaluation modes, and the keys of a results.json row.
 
 Each is a ``str`` enum: a member *is* its string (``Mode.NET_ONLY == "net-only"``), so JSON, TOML,
-f-strings and dictionary keys see exactly the strings they saw before the enums existed, and every
-committed result file stays readable (tests/test_result_files.py reads all of them).
+f-strings, reprs and dictionary keys see exactly the strings they saw before the enums existed, and
+every committed result file stays readable (tests/test_result_files.py reads all of them).
 """
 
 from __future__ import annotations
@@ -25,7 +25,15 @@ else:  # Python 3.10: the same behaviour, written out
             return format(str(self.value), spec)
 
 
-class PhaseName(StrEnum):
+class Name(StrEnum):
+    """A ``str`` enum whose repr is its string's too: a record, dict or error message that holds one
+    prints as it did when it held the string (``{'net-only': 0.52}``, not ``{<Mode.NET_ONLY: ...>: 0.52}``)."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class PhaseName(Name):
     """Algorithm 1's phases, in the order a run takes them (``drga/runner/phases.py``)."""
 
     PRETRAIN = "pretrain"
@@ -34,7 +42,7 @@ class PhaseName(StrEnum):
     COTRAIN = "cotrain"
 
 
-class Part(StrEnum):
+class Part(Name):
     """What a phase trains or starts from: the network (with β's schedule), the agent, β's learned factor."""
 
     NETWORK = "network"
@@ -42,7 +50,7 @@ class Part(StrEnum):
     BETA = "beta"
 
 
-class Mode(StrEnum):
+class Mode(Name):
     """The two evaluation modes: the network on its own attention α, or on the agent's revised α′."""
 
     NET_ONLY = "net-only"
@@ -53,7 +61,7 @@ class Mode(StrEnum):
 MODES: tuple[Mode, ...] = tuple(Mode)
 
 
-class Split(StrEnum):
+class Split(Name):
     DEV = "dev"
     TEST = "test"
 

@@ -28,6 +28,9 @@ def test_members_are_the_strings_files_and_configs_hold():
     written = json.dumps({Mode.NET_ONLY: [Part.NETWORK, PhaseName.BASELINE]})
     assert written == '{"net-only": ["network", "baseline"]}'
     assert {"net-only": 1}[Mode.NET_ONLY] == 1 and {Mode.NET_ONLY: 1}["net-only"] == 1
+    # what a user's callback prints of a record's scores looks as it did with strings
+    assert repr({Mode.NET_ONLY: 0.52, Mode.WITH_AGENT: 0.5}) == "{'net-only': 0.52, 'with-agent': 0.5}"
+    assert repr((PhaseName.AGENT, Part.BETA)) == "('agent', 'beta')"
 
 
 def test_row_keys_are_built_and_parsed_back():
