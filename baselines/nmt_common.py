@@ -114,9 +114,6 @@ class CrossAttentionEncoding(NetworkEncoding):
     def from_cache(cls, cache: dict[str, Any]) -> CrossAttentionEncoding:
         return cls(sites=site_from_cache(cache), cache=cache)
 
-    def detached(self) -> CrossAttentionEncoding:
-        return CrossAttentionEncoding.from_cache(map_tensors(self.cache, Tensor.detach))
-
 
 def decoder_input(labels: Tensor) -> Tensor:
     """Teacher forcing's decoder input: ``<s>`` then the target shifted right by one, [B, T_y].

@@ -78,15 +78,6 @@ class Batch:
             extras={k: v.to(device) for k, v in self.extras.items()},
         )
 
-    def select(self, index: Tensor | Sequence[int]) -> Batch:
-        """The sub-batch of the given example indices (used by the environment)."""
-        index = torch.as_tensor(index, dtype=torch.long, device=self.tokens.device)
-        return Batch(
-            tokens=self.tokens[index],
-            mask=self.mask[index],
-            labels=self.labels[index],
-            extras={k: v[index] for k, v in self.extras.items()},
-        )
 
 
 @dataclass
@@ -174,14 +165,6 @@ class NetworkEncoding:
         if repeats == 1:
             return self
         return RepeatedEncoding(self, repeats)
-
-    def detached(self) -> NetworkEncoding:
-        return NetworkEncoding(
-            sites=tuple(_map_site(site, Tensor.detach) for site in self.sites),
-            cache=_map_tensors(self.cache, Tensor.detach),
-            base=self.base.detached() if self.base is not None else None,
-            repeats=self.repeats,
-        )
 
 
 class RepeatedEncoding(NetworkEncoding):

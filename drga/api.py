@@ -29,17 +29,17 @@ from typing import Any, get_type_hints
 
 from torch import nn
 
+from drga.building import PreparedData
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.text import check_label_column
 from drga.data.tokenize import CUSTOM_TOKENIZER, raw_text_tokens
-from drga.evaluation import MODES
+from drga.names import MODES, Mode, PhaseName, Split, row_epoch, row_scores
 from drga.prediction import Classifier, Prediction, Text
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.loggers import CSVLogger, TensorBoardLogger
 from drga.runner.run_folder import default_run_name, log_info
-from drga.setup import PreparedData
 
 __all__ = [
     "TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer",
@@ -192,8 +192,8 @@ def _label(pair: Any, split: str, position: int) -> Any:
 
 #: The phases whose starting point competes as their epoch 0, and what a row selected there is.
 STARTING_POINTS = {
-    "cotrain": "co-training epoch 0, the pretrained network and agent before any co-training step",
-    "baseline": "baseline epoch 0, the pretrained network before any further epoch",
+    PhaseName.COTRAIN: "co-training epoch 0, the pretrained network and agent before any co-training step",
+    PhaseName.BASELINE: "baseline epoch 0, the pretrained network before any further epoch",
 }
 #: The table's mark of a cell selected at a starting point.
 MARK = "†"
@@ -213,8 +213,8 @@ class RetrofitResult:
     config: ExperimentConfig = field(default_factory=ExperimentConfig, repr=False)
     classifier: Classifier | None = field(default=None, repr=False)  #: the network and agent, classifying texts
 
-    def accuracy(self, row: str, mode: str = "net-only", split: str = "test") -> float | None:
-        cell = self.rows.get(row, {}).get(f"{split}_{mode}")
+    def accuracy(self, row: str, mode: str = Mode.NET_ONLY, split: str = Split.TEST) -> float | None:
+        cell = row_scores(self.rows.get(row, {}), split, mode)
         return None if cell is None else float(cell["accuracy"])
 
     def starting_point(self, row: str, mode: str) -> str | None:
@@ -224,14 +224,14 @@ class RetrofitResult:
         epoch beat it on dev, so its numbers say nothing about what co-training does.
         """
         values = self.rows.get(row, {})
-        if f"test_{mode}" not in values or values.get(f"epoch_{mode}", values.get("epoch")) != 0:
+        if row_scores(values, Split.TEST, mode) is None or row_epoch(values, mode) != 0:
             return None
         return STARTING_POINTS.get(values.get("phase", ""))
 
     def table(self) -> str:
         """Test accuracy of every row in both modes, as ``drga train`` prints it; † marks a cell
         selected at its phase's starting point (:meth:`starting_point`), explained below the table."""
-        lines = [f"{'model':28s} {'net-only':>10s} {'with-agent':>12s}"]
+        lines = [f"{'model':28s} {Mode.NET_ONLY:>10s} {Mode.WITH_AGENT:>12s}"]
         notes: list[str] = []
         for label in self.rows:
             cells = []

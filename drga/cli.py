@@ -13,6 +13,7 @@ from drga.allocator import keep_freed_memory
 from drga.config import CLASSIFICATION_FLAGS, ConfigError, flag_overrides, load_config
 from drga.data import DATASETS
 from drga.errors import UserError
+from drga.names import MODES, Mode
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
@@ -92,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     predict.add_argument("checkpoint", help="a model checkpoint, e.g. runs/tsv-lstm-sa-seed0/cotrain_best.pt")
     predict.add_argument("--input", help="a UTF-8 text file, one text per line (default: stdin); an empty line is refused")
-    predict.add_argument("--mode", choices=["net-only", "with-agent"], help="default: with-agent when the checkpoint has a trained agent")
+    predict.add_argument("--mode", choices=list(map(str, MODES)), help="default: with-agent when the checkpoint has a trained agent")
     shown = predict.add_mutually_exclusive_group()
     shown.add_argument("--probabilities", action="store_true", help="after the label, NAME=P for every label, tab-separated")
     shown.add_argument(
@@ -144,9 +145,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from drga.checkpoint import load_checkpoint
+    from drga.checkpoint_format import load_checkpoint
     from drga.data import BatchIterator
-    from drga.evaluation import MODES, evaluate
+    from drga.evaluation import evaluate
     from drga.nmt.cli import evaluate_translation_checkpoint
     from drga.nmt.pretrained import is_translation_checkpoint
     from drga.pretrained import data_for, load_trained
@@ -166,7 +167,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     where = f"{config.data.dataset} {args.split} ({len(examples)} examples)"
     print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {where}")
     for mode in MODES:
-        if mode == "with-agent" and not model.has_agent:
+        if mode == Mode.WITH_AGENT and not model.has_agent:
             print(f"  {mode:10s}  -  (this checkpoint has no trained agent)")
             continue
         result = evaluate(model.network, batches, config.reward, mode, model.policy, model.strength().detach(), model.device)

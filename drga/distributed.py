@@ -29,8 +29,8 @@ import torch.distributed as dist
 from torch import Tensor, nn
 
 from drga.baselines.protocol import Batch
+from drga.building import resolve_device
 from drga.data import BatchIterator
-from drga.setup import resolve_device
 
 #: The environment variables torchrun sets for every process it starts.
 TORCHRUN_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK")

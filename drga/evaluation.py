@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Literal
 
 import torch
 
 from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
+from drga.names import MODES, Mode
 from drga.reward import RewardTerms
 from drga.rollout import Rollout, rollout
 from drga.scoring import RewardSettings, score
-
-Mode = Literal["net-only", "with-agent"]
-MODES: tuple[Mode, ...] = ("net-only", "with-agent")
 
 
 @dataclass
@@ -45,7 +42,7 @@ def output_and_reward(
     beta: torch.Tensor | float | None = None,
 ) -> tuple[torch.Tensor, RewardTerms]:
     """The network's output on ``batch`` in one evaluation mode, and eq. 5's terms for it."""
-    if mode == "net-only":
+    if mode == Mode.NET_ONLY:
         encoding = network.encode(batch)
         masks = [site.mask for site in encoding.sites]
         scored = score(network, encoding, encoding.attention, batch.labels, masks, reward)
@@ -67,14 +64,14 @@ def evaluate(
     network: AttentionNetwork,
     batches: Iterable[Batch],
     reward: RewardSettings,
-    mode: Mode = "net-only",
+    mode: Mode = Mode.NET_ONLY,
     policy: AgentPolicy | None = None,
     beta: torch.Tensor | float | None = None,
     device: torch.device | str = "cpu",
 ) -> EvalResult:
     if mode not in MODES:
-        raise ValueError(f"unknown evaluation mode '{mode}'; choose one of {MODES}")
-    if mode == "with-agent" and (policy is None or beta is None):
+        raise ValueError(f"unknown evaluation mode '{mode}'; choose one of {', '.join(MODES)}")
+    if mode == Mode.WITH_AGENT and (policy is None or beta is None):
         raise ValueError("with-agent evaluation needs a policy and β")
     totals = dict(correct=0.0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0)
     count = 0

@@ -25,8 +25,10 @@ from typing import Any
 
 from torch.utils.tensorboard import SummaryWriter
 
+from drga.names import PhaseName
+
 #: The TensorBoard run (sub-folder of ``tb/``) of each phase.
-ARMS = {"pretrain": "pretrain", "baseline": "baseline", "agent": "agent", "cotrain": "drga"}
+ARMS = {PhaseName.PRETRAIN: "pretrain", PhaseName.BASELINE: "baseline", PhaseName.AGENT: "agent", PhaseName.COTRAIN: "drga"}
 
 #: Training statistics that describe the agent: logged as ``agent/<name>``, the rest as ``train/<name>``.
 AGENT_SIGNALS = (

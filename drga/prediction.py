@@ -19,14 +19,14 @@ import torch
 from torch import Tensor, nn
 
 from drga.baselines import NETWORK_INPUTS
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import DataConfig
 from drga.data import EncodedExample, TextExample, Vocabulary, collate, encode_examples
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
-from drga.evaluation import MODES
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
+from drga.names import MODES, Mode
 from drga.pretrained import NetworkSource, load_trained
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
@@ -101,7 +101,7 @@ class Classifier:
 
     @property
     def default_mode(self) -> str:
-        return "with-agent" if self.has_agent else "net-only"
+        return Mode.WITH_AGENT if self.has_agent else Mode.NET_ONLY
 
     def to(self, device: str | torch.device) -> Classifier:
         """The network, agent and β moved to ``device`` (cpu, cuda, cuda:N); returns self."""
@@ -153,7 +153,7 @@ class Classifier:
         mode = mode or self.default_mode
         if mode not in MODES:
             raise UserError(f"unknown mode '{mode}'; choose one of: {', '.join(MODES)}")
-        if mode == "with-agent" and not self.has_agent:
+        if mode == Mode.WITH_AGENT and not self.has_agent:
             raise UserError("this model has no trained agent (a checkpoint of a phase before the agent's): use mode net-only")
         return mode
 
@@ -181,7 +181,7 @@ class Classifier:
         """Probabilities [B, C], labels [B] and the attention arrays ([B, arrays, T] per site spanning the tokens) of a chunk."""
         batch = collate(chunk).to(self.device)
         encoding = self.network.encode(batch)
-        if mode == "net-only":
+        if mode == Mode.NET_ONLY:
             attention = list(encoding.attention)
             output = self.network.predict(encoding, attention)
         else:  # the agent's deterministic action, as drga/evaluation.py evaluates; γ, √L0, δ only shape a reward not read here

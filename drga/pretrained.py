@@ -16,12 +16,12 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
-from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
+from drga.building import PreparedData, build_attention_network, build_policy, prepare_data, pretrained_vocabulary, resolve_device
+from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
 from drga.data import Vocabulary
 from drga.data.vocab import vocabulary_fingerprint
 from drga.errors import UserError
-from drga.setup import PreparedData, build_attention_network, build_policy, prepare_data, pretrained_vocabulary, resolve_device
 
 LOGGER = logging.getLogger(__name__)
 

@@ -10,13 +10,12 @@ from collections.abc import Callable, Sequence
 
 from torch import nn
 
+from drga.building import PreparedData
 from drga.config import ExperimentConfig
 from drga.runner.callbacks import Callback
 from drga.runner.loop import PhaseRunner
-from drga.runner.phases import PHASE_NAMES as PHASES  # noqa: F401  (drga.trainer.PHASES, as before)
-from drga.runner.run_folder import RunExistsError, log_info  # noqa: F401  (drga.trainer.RunExistsError, as before)
-from drga.setup import PreparedData
-from drga.tasks.classification import ClassificationTask, majority_class  # noqa: F401  (as before)
+from drga.runner.run_folder import log_info
+from drga.tasks.classification import ClassificationTask
 
 
 class Trainer(PhaseRunner):

@@ -3,13 +3,7 @@
 ``gymnasium.make("drga/AttentionRetrofit-v0", network=..., examples=..., collate=...)``
 """
 
-import gymnasium
-
+from drga import ENV_ID  # registered by drga itself, once gymnasium is imported
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
-
-ENV_ID = "drga/AttentionRetrofit-v0"
-
-if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="drga.envs.attention_retrofit:AttentionRetrofitEnv")
 
 __all__ = ["AttentionRetrofitEnv", "ENV_ID"]

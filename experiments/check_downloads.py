@@ -21,6 +21,8 @@ import os
 import threading
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
+
 from drga.data import DATASETS, load_dataset
 from drga.data.download import download
 from drga.data.sources import SOURCES

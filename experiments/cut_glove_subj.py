@@ -22,6 +22,7 @@ import io
 import sys
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
 from drga.data import Vocabulary, load_dataset

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
 from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import squash
 from drga.analysis.attention import length_sorted_chunks, load_inputs
 from drga.data import collate
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
 from drga.reward import attention_shift
 from drga.state import agent_state
 

@@ -7,17 +7,13 @@ Gauss–Legendre steps against 200, on every 40th test sentence of one run (with
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from drga.analysis import faithfulness  # noqa: E402
-from drga.analysis.attention import load_inputs  # noqa: E402
-from drga.analysis.stats import kendall_tau  # noqa: E402
+from drga.analysis import faithfulness
+from drga.analysis.attention import load_inputs
+from drga.analysis.stats import kendall_tau
 
 
 def main() -> None:

@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from checkout import ROOT
 
 #: The attentions compared, in the order of every table: name → (checkpoint, evaluation mode).
 ATTENTIONS = {
@@ -254,7 +253,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "analyze":
         return cmd_analyze(args)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from explain_tables import write_page  # beside this script
 
     write_page(Path(args.results), Path(args.page), Path(args.figures))

@@ -12,21 +12,18 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled  # noqa: E402
-from drga.analysis.polarity import drop_overlapping_labels  # noqa: E402
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, paired_effect_size  # noqa: E402
+from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
+from drga.analysis.polarity import drop_overlapping_labels
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, paired_effect_size
 
 ATTENTIONS = ("baseline", "drga-net-only", "drga-with-agent")
 ATTENTION_NAMES = {"baseline": "equal-budget baseline α", "drga-net-only": "DRGA net-only α", "drga-with-agent": "DRGA with-agent α*"}

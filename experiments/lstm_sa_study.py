@@ -17,7 +17,11 @@ import sys
 import time
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
+
 from drga.analysis.stats import mean_std_text
+from drga.names import Mode
+from drga.sweep.results import accuracy
 
 ROWS = [
     ("baseline, pretrain epochs only", "baseline (pretrain only)", "net-only"),
@@ -71,13 +75,13 @@ def main() -> None:
     for dataset in args.datasets:
         for seed in args.seeds:
             payload = run(dataset, seed, args.config, args.logdir, extra)
-            results = payload["results"]
             for label, key, mode in ROWS:
-                if key in results:
-                    table[label][dataset].append(results[key][f"test_{mode}"]["accuracy"])
-            if "DRGA (co-trained)" in results and "baseline (equal budget)" in results:
-                base = results["baseline (equal budget)"]["test_net-only"]["accuracy"]
-                gains[dataset].append(results["DRGA (co-trained)"]["test_with-agent"]["accuracy"] - base)
+                if (score := accuracy(payload, key, mode)) is not None:
+                    table[label][dataset].append(score)
+            drga = accuracy(payload, "DRGA (co-trained)", Mode.WITH_AGENT)
+            base = accuracy(payload, "baseline (equal budget)", Mode.NET_ONLY)
+            if drga is not None and base is not None:
+                gains[dataset].append(drga - base)
             walls[dataset].append(payload["wall_seconds"])
     for label, _, _ in ROWS:
         lines.append(f"| {label} | " + " | ".join(mean_std(table[label][d]) if table[label][d] else "-" for d in args.datasets) + " |")

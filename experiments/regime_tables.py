@@ -26,18 +26,21 @@ run of the same seed replaces its pretrain-only file.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import checkout  # noqa: F401  (first: this checkout's drga)
 
-from drga.analysis.selection import start_counts_by_cell, start_table  # noqa: E402
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval  # noqa: E402
+from drga.analysis.selection import start_counts_by_cell, start_table
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
+from drga.names import Mode, PhaseName, history_key
+from drga.sweep.results import cell_test_score, read_result_file
+
+#: The epoch record's dev accuracy of the network alone (the pretraining and baseline curves).
+DEV_ACCURACY = history_key(Mode.NET_ONLY, "accuracy")
 
 PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
 
@@ -74,7 +77,7 @@ def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
     cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
     for folder in folders:
         for path in sorted(folder.glob("*.json")):
-            result = json.loads(path.read_text(encoding="utf-8"))
+            result = read_result_file(path).payload
             runs, seed = cells[(result["net"], result["dataset"])], int(result["seed"])
             if seed in runs:
                 kept = runs[seed]
@@ -133,8 +136,9 @@ def is_pretrain_only(result: dict) -> bool:
 
 
 def test_accuracy(result: dict, row: str, mode: str) -> float | None:
-    cell = result["rows"].get(row, {}).get(mode)
-    return None if cell is None else 100.0 * cell["test"]
+    """The test accuracy (%) of a result file's ``row`` in ``mode``; None if the run has no such cell."""
+    score = cell_test_score(result["rows"].get(row, {}).get(mode))
+    return None if score is None else 100.0 * score
 
 
 def order(cells: dict) -> list[tuple[str, str]]:
@@ -297,9 +301,9 @@ def learning_curves(cells: dict, path: Path) -> None:
     figure, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.8 * rows), squeeze=False)
     for axis, key in zip(axes.flat, keys):
         for seed, result in sorted(cells[key].items()):
-            pretrain = [(h["epoch"], 100 * h["dev_net-only_accuracy"]) for h in result["history"] if h["phase"] == "pretrain"]
+            pretrain = [(h["epoch"], 100 * h[DEV_ACCURACY]) for h in result["history"] if h["phase"] == PhaseName.PRETRAIN]
             stop = pretrain[-1][0] if pretrain else 0
-            baseline = [(stop + h["epoch"], 100 * h["dev_net-only_accuracy"]) for h in result["history"] if h["phase"] == "baseline"]
+            baseline = [(stop + h["epoch"], 100 * h[DEV_ACCURACY]) for h in result["history"] if h["phase"] == PhaseName.BASELINE]
             (line,) = axis.plot(*zip(*pretrain), marker=".", label=f"seed {seed}")
             if baseline:
                 axis.plot(*zip(*([pretrain[-1]] + baseline)), linestyle="--", color=line.get_color())

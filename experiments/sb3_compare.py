@@ -18,10 +18,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from drga.building import prepare_data
 from drga.config import load_config
-from drga.setup import prepare_data
+from drga.names import Mode, history_key
+from drga.sweep.results import accuracy as result_accuracy
 
 #: The trainer's training reward: (TensorBoard run, tag) of phase 2 and of co-training (drga/monitor.py).
 TAGS = (("agent", "agent/reward"), ("drga", "agent/reward"))
@@ -79,10 +82,10 @@ def main() -> None:
     for agent in args.agents:
         run_dir = train(agent, args)
         payload = json.loads((run_dir / "results.json").read_text())
-        rows, history = payload["results"], payload["history"]
+        history = payload["history"]
         phase2 = [r for r in history if r["phase"] == "agent"]
         env_steps = phase2[-1].get("env_steps", len(phase2) * config.agent.samples * tokens)
-        test = lambda row, mode, rows=rows: f"{100 * rows[row][f'test_{mode}']['accuracy']:.2f}" if row in rows else "-"
+        test = lambda row, mode, payload=payload: "-" if (score := result_accuracy(payload, row, mode)) is None else f"{100 * score:.2f}"
         accuracy.append(
             f"| {agent} | {env_steps:,.0f} | {sum(r['seconds'] for r in phase2):.0f} "
             f"| {test('agent on frozen network', 'with-agent')} | {test('DRGA (co-trained)', 'net-only')} "
@@ -91,7 +94,7 @@ def main() -> None:
         for r in phase2:
             training.append(
                 f"| {agent} | {r['epoch']} | {r['reward']:.3f} | {r['highlighted_fraction']:.2f} | {r['policy_sigma']:.3f} "
-                f"| {100 * r['dev_with-agent_accuracy']:.2f} |"
+                f"| {100 * r[history_key(Mode.WITH_AGENT, 'accuracy')]:.2f} |"
             )
         curves[agent] = {
             "trainer": {run: scalars(run_dir / "tb" / run, (tag,)).get(tag, []) for run, tag in TAGS},

@@ -28,8 +28,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
+
 from drga.analysis.stats import bootstrap_ci, mean_std_text, paired_comparison
 from drga.config import tomllib  # the standard library's, or tomli before Python 3.11
+from drga.sweep.results import accuracy as results_accuracy
 
 #: (row of results.json, evaluation mode) of each model in the tables.
 EQUAL_BUDGET = ("baseline (equal budget)", "net-only")
@@ -78,9 +81,9 @@ def _started_seed(folder: Path) -> int | None:
 
 
 def accuracy(payload: dict, model: tuple[str, str]) -> float | None:
-    row, mode = model
-    result = payload["results"].get(row, {}).get(f"test_{mode}")
-    return None if result is None else 100.0 * float(result["accuracy"])
+    """The test accuracy (%) of a results.json's ``model`` (row, mode); None if the run has no such cell."""
+    score = results_accuracy(payload, *model)
+    return None if score is None else 100.0 * score
 
 
 def paired_cell(runs: dict[int, dict], model: tuple[str, str]) -> str:

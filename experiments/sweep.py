@@ -8,11 +8,10 @@ checkout, it uses that checkout's drga.
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import checkout  # noqa: F401  (first: this checkout's drga)
 
-from drga.sweep.cli import main  # noqa: E402  (after the checkout is on the path)
+from drga.sweep.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -29,7 +29,6 @@ tables need, is refused with one line naming it.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -37,11 +36,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import checkout  # noqa: F401  (first: this checkout's drga)
 
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval  # noqa: E402
-from drga.errors import UserError  # noqa: E402
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
+from drga.errors import UserError
+from drga.sweep.results import read_result_file
 
 STUDY = "experiments/results/translation-regime"
 PAGE = "docs/results/nmt-regime.md"
@@ -148,18 +147,13 @@ def load(folder: Path) -> dict[str, dict[int, dict]]:
 
 def check(path: Path) -> dict:
     """A result file's content if it is a finished run of this study with every number the tables need."""
-    try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UserError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
-    if not isinstance(result, dict) or not all(key in result for key in ("net", "dataset", "seed", "rows")):
-        raise UserError(f"{path}: not a result file of experiments/sweep.py --results (it needs net, dataset, seed and rows)")
+    result = read_result_file(path).payload
     if result["dataset"] != DATASET:
         raise UserError(f"{path}: a run on {result['dataset']}, not {DATASET}: not a result of the translation study")
     if not isinstance(result["seed"], int) or path.stem != f"{DATASET}-{result['net']}-seed{result['seed']}":
         raise UserError(f"{path}: its name does not match its run ({result['net']} seed {result['seed']})")
     for row, mode in CELLS:
-        cell = (result["rows"].get(row) or {}).get(mode)
+        cell = (result["rows"].get(row) or {}).get(mode)  # the file's own dict: the tables read its fields
         if not isinstance(cell, dict):
             raise UserError(f"{path}: no {row} / {mode} scores (a run of the study reports every row)")
         for search in ("test", "test_beam"):

@@ -39,11 +39,10 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import checkout  # noqa: F401  (first: this checkout's drga)
 
-from drga.tune.space import parse_search  # noqa: E402
-from drga.tune.study import TuneSettings, experiment, load_run_config, tune  # noqa: E402
+from drga.tune.space import parse_search
+from drga.tune.study import TuneSettings, experiment, load_run_config, tune
 
 PAPER = {"sqrt_l0": 0.2, "delta": 0.85, "gamma": 0.2}
 

@@ -45,10 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import checkout  # noqa: F401  (first: this checkout's drga)
 
-from drga.tune.space import Dimension, named_choice, overrides, parse_search  # noqa: E402
+from drga.tune.space import Dimension, named_choice, overrides, parse_search
+
+ROOT = checkout.ROOT
 
 CONFIG = "experiments/configs/paper_regime.toml"
 #: The main study, whose per-epoch seconds project every plan.
@@ -239,7 +240,7 @@ def sweep(args: argparse.Namespace, kind: str, cell: tuple[str, str], seeds: lis
 
 
 def checksum_of(path: Path) -> str | None:
-    from drga.checkpoint import load_checkpoint
+    from drga.checkpoint_format import load_checkpoint
 
     return load_checkpoint(path).get("tensor_checksum") if path.exists() else None
 

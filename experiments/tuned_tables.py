@@ -23,7 +23,6 @@ and, for the untuned numbers, the main study's ``paper-regime/``; writes:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -31,16 +30,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-_spec = importlib.util.spec_from_file_location("regime_tables", ROOT / "experiments" / "regime_tables.py")
-regime = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(regime)
+import checkout  # noqa: F401  (first: this checkout's drga)
+import regime_tables as regime
 
-from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled  # noqa: E402
-from drga.analysis.selection import start_counts_by_cell, start_table  # noqa: E402
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison  # noqa: E402
+from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
+from drga.analysis.selection import start_counts_by_cell, start_table
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison
 
+ROOT = checkout.ROOT
 ARMS = ("drga", "baseline")
 KINDS = ("pretrain", "drga", "baseline", "time-matched")
 PRETRAIN, BASELINE, DRGA = regime.PRETRAIN, regime.BASELINE, regime.DRGA

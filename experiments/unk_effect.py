@@ -15,16 +15,14 @@ import statistics
 import sys
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from drga.config import load_config  # noqa: E402
-from drga.data import BatchIterator  # noqa: E402
-from drga.evaluation import evaluate  # noqa: E402
-from drga.pretrained import load_trained, on_model_labels  # noqa: E402
-from drga.setup import prepare_data  # noqa: E402
+from drga.building import prepare_data
+from drga.config import load_config
+from drga.data import BatchIterator
+from drga.evaluation import evaluate
+from drga.pretrained import load_trained, on_model_labels
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,17 +20,14 @@ variant that is "better" after Holm is a candidate for the documented recommenda
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import statistics
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("regime_tables", ROOT / "experiments" / "regime_tables.py")
-regime = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(regime)
+import regime_tables as regime  # beside this script
+from checkout import ROOT
 
-from drga.analysis.stats import holm_adjust, paired_comparison, t_interval  # noqa: E402
+from drga.analysis.stats import holm_adjust, paired_comparison, t_interval
 
 #: What each variant sets on top of experiments/configs/paper_regime.toml (experiments/variants.sh).
 SETTINGS = {

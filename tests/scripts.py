@@ -15,6 +15,8 @@ def load_script(relative_path: str, name: str | None = None) -> ModuleType:
     default) and registered in sys.modules, where dataclasses and pickling look their module up."""
     path = ROOT / relative_path
     name = name or path.stem
+    if str(path.parent) not in sys.path:  # as `python <script>` does: its siblings (experiments/checkout.py) import
+        sys.path.append(str(path.parent))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -12,7 +12,7 @@ import torch
 
 import drga
 from drga.api import RetrofitResult, TextData, _qualified, retrofit
-from drga.checkpoint import CheckpointError
+from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError
 from drga.errors import UserError
 from drga.prediction import Classifier

@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 
 import drga
 import drga.baselines as baselines
-from drga.checkpoint import CheckpointError, load_checkpoint, save_atomic, tensor_checksum
+from drga.checkpoint_format import CheckpointError, load_checkpoint, save_atomic, tensor_checksum
 from drga.cli import main
 from drga.trainer import Trainer
 from tests.test_trainer import tiny_config

@@ -245,8 +245,8 @@ def test_reinforce_loss_uses_mean_of_samples_as_baseline():
 def test_an_untrained_agent_adjusts_gently_by_default():
     """The default initial spread: expected total-variation distance between α and α′ ≤ 0.1 at L = 20
     (with the earlier init log σ = −0.5 it was ≈ 0.45 and a third of the tokens were zeroed)."""
+    from drga.building import build_policy
     from drga.config import ExperimentConfig
-    from drga.setup import build_policy
 
     config = ExperimentConfig()
     torch.manual_seed(0)

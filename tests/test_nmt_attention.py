@@ -12,10 +12,10 @@ from drga.baselines.nmt_common import CrossAttentionEncoding, cross_attention_si
 from drga.baselines.protocol import Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
+from drga.building import state_and_action_size
 from drga.reward import drga_reward
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
-from drga.setup import state_and_action_size
 
 
 def tiny_batch() -> Batch:
@@ -72,7 +72,8 @@ def test_luong_site_layout_and_revised_attention_reach_the_prediction(rerun):
     torch.manual_seed(0)
     network = LuongSeq2Seq(20, 20, embedding_dim=8, hidden_size=8, dropout=0.0, rerun_decoder=rerun).eval()
     batch = tiny_batch()
-    encoding = network.encode(batch).detached()
+    with torch.no_grad():
+        encoding = network.encode(batch)
     assert isinstance(encoding, CrossAttentionEncoding)
     (site,) = encoding.sites
     site.validate()

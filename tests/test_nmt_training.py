@@ -9,12 +9,13 @@ import math
 import pytest
 import torch
 
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError
 from drga.nmt.config import load_translation_config
 from drga.nmt.pretrained import load_translation_model
-from drga.nmt.trainer import TranslationTrainer, token_loss
+from drga.nmt.task import token_cross_entropy
+from drga.nmt.trainer import TranslationTrainer
 from tests.conftest import require_data
 from tests.nmt_helpers import tiny_translation_config, write_synthetic_corpus
 
@@ -115,11 +116,11 @@ def test_label_smoothing_changes_the_loss_not_the_reward():
     torch.manual_seed(0)
     logits = torch.randn(2, 3, 7)
     labels = torch.tensor([[4, 5, 3], [6, 3, 0]])
-    plain = token_loss(logits, labels)
+    plain = token_cross_entropy(logits, labels)
     log_probs = torch.log_softmax(logits, -1)
     expected = -(log_probs[0, 0, 4] + log_probs[0, 1, 5] + log_probs[0, 2, 3] + log_probs[1, 0, 6] + log_probs[1, 1, 3]) / 5
     assert plain.item() == pytest.approx(expected.item(), abs=1e-6)
-    smoothed = token_loss(logits, labels, 0.1)
+    smoothed = token_cross_entropy(logits, labels, 0.1)
     uniform = -(log_probs.mean(-1) * (labels != 0)).sum() / 5
     assert smoothed.item() == pytest.approx(0.9 * plain.item() + 0.1 * uniform.item(), abs=1e-6)
 

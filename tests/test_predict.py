@@ -14,7 +14,7 @@ import torch
 import drga
 import drga.baselines as baselines
 from drga.analysis.attention import compute_records
-from drga.checkpoint import FORMAT_VERSION, CheckpointError, save_atomic
+from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, save_atomic
 from drga.cli import main
 from drga.data import TextExample, encode_examples
 from drga.errors import UserError

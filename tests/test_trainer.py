@@ -10,12 +10,12 @@ import pytest
 import torch
 
 import drga.baselines as baselines
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError, config_to_toml, load_config
 from drga.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
-from drga.runner.run_folder import RunInUseError
-from drga.trainer import RunExistsError, Trainer
+from drga.runner.run_folder import RunExistsError, RunInUseError
+from drga.trainer import Trainer
 from tests.lock_holder import lock_held_elsewhere
 from tests.scripts import load_script
 from tests.tiny_network import TinyAttentionNet, keyword_examples
@@ -312,7 +312,7 @@ def test_each_drga_mode_is_reported_from_the_epoch_of_its_own_best_dev_accuracy(
 
 
 def test_checkpoints_are_verified_and_a_resume_on_changed_data_needs_force(tmp_path, monkeypatch):
-    from drga.checkpoint import save_atomic
+    from drga.checkpoint_format import save_atomic
 
     config = tiny_config(tmp_path, **{"train.pretrain_epochs": 1, "train.agent_epochs": 0, "train.cotrain_epochs": 0,
                                       "train.fair_baseline": "false"})
@@ -399,7 +399,7 @@ def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, mo
     trainer = Trainer(config, log=lambda _: None)
     held_ids = [tuple(e.ids) for e in trainer.data.agent_train]
     assert held_ids and len(trainer.data.agent_train) == pytest.approx(0.25 * (len(trainer.data.train) + len(held_ids)), abs=2)
-    from drga.setup import prepare_data
+    from drga.building import prepare_data
 
     whole = prepare_data(tiny_config(tmp_path / "whole", **{"train.pretrain_epochs": 1}))
     assert len(trainer.data.train) + len(held_ids) == len(whole.train)  # a partition of the training split

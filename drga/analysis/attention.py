@@ -27,13 +27,14 @@ from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.data.pretrained_vocab import SubwordVocabulary, word_groups, word_text
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
+from drga.names import Mode
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
 
 if TYPE_CHECKING:
+    from drga.building import PreparedData
     from drga.pretrained import TrainedModel
-    from drga.setup import PreparedData
 
 #: How multi-array and multi-dimensional attention becomes one weight per token (stated in
 #: every report): the same reduction eq. 5's N uses for H dimensions, then plain means.
@@ -339,9 +340,9 @@ def mode_output(
     """(attention per site, output, encoding) of one evaluation mode: ``net-only`` (the network with its
     own α) or ``with-agent`` (the revised α′, the agent's deterministic action, as evaluation runs it)."""
     encoding = network.encode(batch)
-    if mode == "net-only":
+    if mode == Mode.NET_ONLY:
         return encoding.attention, network.predict(encoding, encoding.attention), encoding
-    if mode != "with-agent":
+    if mode != Mode.WITH_AGENT:
         raise ValueError(f"mode must be 'net-only' or 'with-agent', got {mode!r}")
     if policy is None or beta is None:
         raise ValueError("with-agent mode needs the policy and β")

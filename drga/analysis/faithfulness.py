@@ -58,10 +58,11 @@ from drga.analysis.attention import (
     token_sites,
     token_weights,
 )
-from drga.analysis.saliency import MODES, word_embedding
+from drga.analysis.saliency import word_embedding
 from drga.analysis.stats import kendall_tau
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.data import EncodedExample, collate
+from drga.names import MODES, Mode
 
 #: The rationale sizes k, in % of the sentence's tokens (ERASER's bins).
 BINS = (1, 5, 10, 20, 50)
@@ -307,8 +308,8 @@ def faithfulness_rows(
     if steps < 1:
         raise AnalysisError(f"integrated gradients need at least one step, got {steps}")
     modes = tuple(modes) if modes is not None else MODES if policy is not None else MODES[:1]
-    if not set(modes) <= set(MODES) or ("with-agent" in modes and policy is None):
-        raise ValueError(f"modes must be among {MODES} (with-agent only with a policy), got {modes}")
+    if not set(modes) <= set(MODES) or (Mode.WITH_AGENT in modes and policy is None):
+        raise ValueError(f"modes must be among {', '.join(MODES)} (with-agent only with a policy), got {modes}")
     network_text = lambda example: len(example.ids) - _special_tokens(network, example)
     chosen = [i for i in indices if network_text(examples[i]) >= 2]
     rows: list[SentenceFaithfulness] = []
@@ -371,7 +372,7 @@ def summarize(rows: Sequence[SentenceFaithfulness]) -> dict[str, dict[str, Any]]
     return summary
 
 
-ATTENTION_NAMES = {"net-only": "net-only (α)", "with-agent": "with-agent (α*)"}
+ATTENTION_NAMES = {Mode.NET_ONLY: "net-only (α)", Mode.WITH_AGENT: "with-agent (α*)"}
 RANKING_NAMES = {"attention": "attention", "random": "random", "integrated_gradients": "integrated gradients"}
 
 

@@ -21,6 +21,7 @@ from matplotlib.ticker import MaxNLocator
 
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, AttentionRecord
 from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, FONT_SIZE, cell_label, new_figure, save_png, styled
+from drga.names import Mode
 
 
 @dataclass
@@ -74,7 +75,7 @@ def choose_examples(
 def record_title(record: AttentionRecord, label_names: Sequence[str]) -> str:
     """'#12 gold: subjective | net-only: subjective 0.93 | with-agent: ...' for a record."""
     parts = [f"#{record.index}  gold: {label_names[record.label]}"]
-    for name, probs in (("net-only", record.probs_original), ("with-agent", record.probs_revised)):
+    for name, probs in ((Mode.NET_ONLY, record.probs_original), (Mode.WITH_AGENT, record.probs_revised)):
         if probs is not None:
             guess = int(np.argmax(probs))
             parts.append(f"{name}: {label_names[guess]} ({probs[guess]:.2f})")

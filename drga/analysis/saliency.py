@@ -45,8 +45,7 @@ from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, new_fi
 from drga.analysis.stats import kendall_tau, total_variation
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.data import EncodedExample, collate
-
-MODES = ("net-only", "with-agent")
+from drga.names import MODES, Mode
 
 
 def word_embedding(network: AttentionNetwork) -> nn.Embedding:
@@ -222,7 +221,7 @@ def markdown(summary: dict[str, dict[str, Any]], dataset: str, unit: str = "sent
     ]
     for mode, s in summary.items():
         cells = [f"{s[key]['mean']:+.3f} ± {s[key]['std']:.3f} (median {s[key]['median']:+.3f})" for key, _ in PAIRS]
-        attention = "α" if mode == "net-only" else "α′"
+        attention = "α" if mode == Mode.NET_ONLY else "α′"
         lines.append(
             f"| {mode} ({attention}) | {s['sentences']} | " + " | ".join(cells)
             + f" | {100 * s['top_agreement_gradient']:.1f}% / {100 * s['top_agreement_loo']:.1f}% |"
@@ -255,7 +254,7 @@ def box_figure(rows: Sequence[dict[str, Any]], dataset: str):
             values = np.array([r[key] for r in rows if r["mode"] == mode], dtype=np.float64)
             if len(values):
                 data.append(values[np.isfinite(values)])
-                pair = name.replace("attention", "α′" if mode == "with-agent" else "α").replace(", ", ",\n")
+                pair = name.replace("attention", "α′" if mode == Mode.WITH_AGENT else "α").replace(", ", ",\n")
                 labels.append(f"{mode}\n{pair}")
                 colors.append(color)
     parts = axis.boxplot(data, patch_artist=True, widths=0.6, showfliers=False)

@@ -21,11 +21,12 @@ import numpy as np
 
 from drga.analysis.attention import AnalysisError
 from drga.analysis.stats import bootstrap_ci, paired_t_test
+from drga.names import MODES, Mode, row_scores, score_key
 
 #: Compared when RUNS_B is omitted: the equal-budget baseline against DRGA in both modes.
 DEFAULT_WITHIN = (
-    (("baseline (equal budget)", "net-only"), ("DRGA (co-trained)", "with-agent")),
-    (("baseline (equal budget)", "net-only"), ("DRGA (co-trained)", "net-only")),
+    (("baseline (equal budget)", Mode.NET_ONLY), ("DRGA (co-trained)", Mode.WITH_AGENT)),
+    (("baseline (equal budget)", Mode.NET_ONLY), ("DRGA (co-trained)", Mode.NET_ONLY)),
 )
 
 
@@ -58,7 +59,7 @@ def load_results(run: Path) -> dict[str, Any]:
 def parse_model(text: str) -> tuple[str, str]:
     """'ROW:MODE' → (row, mode); the mode is net-only or with-agent."""
     row, sep, mode = text.rpartition(":")
-    if not sep or mode not in ("net-only", "with-agent"):
+    if not sep or mode not in MODES:
         raise AnalysisError(
             f"model '{text}' must look like 'ROW:MODE' with MODE net-only or with-agent, e.g. 'DRGA (co-trained):with-agent'"
         )
@@ -70,11 +71,11 @@ def scores(runs: Sequence[dict[str, Any]], model: tuple[str, str], metric: str, 
     row, mode = model
     found: dict[tuple, float] = {}
     for run in runs:
-        cell = (run["rows"].get(row) or {}).get(f"{split}_{mode}")
+        cell = row_scores(run["rows"].get(row) or {}, split, mode)
         if not cell:
             continue
         if metric not in cell:
-            raise AnalysisError(f"{run['run']}: no metric '{metric}' in {row} {split}_{mode} (has: {', '.join(cell)})")
+            raise AnalysisError(f"{run['run']}: no metric '{metric}' in {row} {score_key(split, mode)} (has: {', '.join(cell)})")
         if run["key"] in found:
             raise AnalysisError(f"two runs share data set and seed {run['key']} in one set; pairing by seed needs one each")
         found[run["key"]] = float(cell[metric])

@@ -19,10 +19,11 @@ import numpy as np
 
 from drga.analysis.maps import add_colorbar, cell_widths, short
 from drga.analysis.plots import FONT_SIZE, new_figure, save_png, styled
+from drga.names import PhaseName
 
 #: DRGA's path through the phases, in order.
-PATH_PHASES = ("pretrain", "agent", "cotrain")
-SHORT = {"pretrain": "pre", "baseline": "base", "agent": "agent", "cotrain": "co"}
+PATH_PHASES = (PhaseName.PRETRAIN, PhaseName.AGENT, PhaseName.COTRAIN)
+SHORT = {PhaseName.PRETRAIN: "pre", PhaseName.BASELINE: "base", PhaseName.AGENT: "agent", PhaseName.COTRAIN: "co"}
 
 
 def training_path(records: Sequence[dict[str, Any]], phases: Sequence[str] = PATH_PHASES) -> list[dict[str, Any]]:
@@ -61,7 +62,7 @@ def markdown(tracked: dict[str, Any], k: int = 3) -> str:
     Documents: tokens ranked by ω = γ·α, and the top sentences by γ (γ′) in two more columns.
     """
     names = tracked["label_names"]
-    phases = PATH_PHASES + ("baseline",)
+    phases = PATH_PHASES + (PhaseName.BASELINE,)
     records = training_path(tracked["records"], phases)
     parts = []
     for e, example in enumerate(tracked["examples"]):

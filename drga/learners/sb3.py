@@ -52,10 +52,11 @@ from torch import nn
 from drga.agents.gaussian_policy import squash
 from drga.agents.sb3_policy import gaussian_policy_from_sb3
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.checkpoint import CheckpointError
+from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
+from drga.names import PhaseName
 
 if TYPE_CHECKING:
     from drga.runner.loop import PhaseRunner
@@ -262,7 +263,7 @@ class SB3AgentPhase:
             window.append(record)
             step = start_step + int(steps / self.steps_per_batch)
             if step >= next_log:
-                runner.report_scalars("agent", self._summarise(window), step - runner.progress.start_step)
+                runner.report_scalars(PhaseName.AGENT, self._summarise(window), step - runner.progress.start_step)
                 window, next_log = [], (step // 10 + 1) * 10
 
         with private_rng(self._seed(epoch), self.device):

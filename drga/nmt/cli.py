@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drga.config import ConfigError, flag_overrides
+from drga.names import MODES, Mode
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -32,7 +33,7 @@ def register(commands) -> dict:
     translate.add_argument("checkpoint", help="a translation checkpoint, e.g. runs/multi30k-en-de-seq2seq-luong-seed0/cotrain_best.pt")
     translate.add_argument("--input", help="source text file, plain or gzip (default: stdin)")
     translate.add_argument("--output", help="write translations here (default: stdout)")
-    translate.add_argument("--mode", choices=["net-only", "with-agent"], help="default: with-agent when the checkpoint has a trained agent")
+    translate.add_argument("--mode", choices=list(map(str, MODES)), help="default: with-agent when the checkpoint has a trained agent")
     translate.add_argument("--beam", type=int, help="beam size; 1 = greedy (default: the run's nmt.beam_size)")
     translate.add_argument("--length-penalty", type=float, help="beam search's α (default: the run's nmt.length_penalty)")
     translate.add_argument("--batch-size", type=int, default=64)
@@ -59,7 +60,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     from drga.nmt.pretrained import load_translation_model
 
     model = load_translation_model(args.checkpoint, device=args.device)
-    mode = args.mode or ("with-agent" if model.has_agent else "net-only")
+    mode = args.mode or (Mode.WITH_AGENT if model.has_agent else Mode.NET_ONLY)
     beam = args.beam if args.beam is not None else model.config.nmt.beam_size
     if beam < 1:
         raise ConfigError(f"--beam must be at least 1, got {beam}")
@@ -92,7 +93,6 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
     models encode it.
     """
     from drga.data.parallel import ParallelBatchIterator
-    from drga.nmt.evaluation import MODES
 
     if getattr(args, "tsv", None) is not None:
         raise ConfigError("--tsv is for classification data; a translation checkpoint reads parallel text (--dataset, --data-dir)")
@@ -109,7 +109,7 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
     signature = ""
     beta = model.strength().detach()
     for mode in MODES:
-        if mode == "with-agent" and not model.has_agent:
+        if mode == Mode.WITH_AGENT and not model.has_agent:
             print(f"  {mode:10s}  -  (this checkpoint has no trained agent)")
             continue
         row, signature = _mode_scores(model, batches, mode, beta, searches, pairs, references, progress)

@@ -11,7 +11,7 @@ import numpy as np
 
 from drga.baselines import build_network
 from drga.baselines.nmt_common import TranslationNetwork
-from drga.checkpoint import CheckpointError
+from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelSplits, encode_pairs, load_parallel_dataset
 from drga.data.subword import SubwordTokenizer

@@ -25,7 +25,7 @@ from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
 from drga.baselines.protocol import AttentionSite, Batch
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
 from drga.rollout import policy_action
 from drga.state import build_agent_state
 

@@ -23,13 +23,12 @@ from drga.baselines.nmt_common import EOS_ID, PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
+from drga.eval_mode import eval_mode
 from drga.evaluation import agent_pass, output_and_reward
-from drga.modes import eval_mode
+from drga.names import MODES, Mode
 from drga.nmt.config import TranslationConfig
 from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
 from drga.nmt.metrics import perplexity, score_translations
-
-MODES = ("net-only", "with-agent")
 
 
 @dataclass
@@ -86,14 +85,14 @@ def teacher_forced_scores(
     """Perplexity, mean log P(y|X), reward (eq. 5) and its parts under teacher forcing; with the agent,
     how far its actions moved the attention (``attention_shift``, None in ``net-only``)."""
     if mode not in MODES:
-        raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {MODES}")
+        raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {', '.join(MODES)}")
     reward = config.experiment.reward
     totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0, shift=0.0,
                   early_stop=0.0)
     with eval_mode(network):
         for batch in batches:
             batch = batch.to(device)
-            if mode == "with-agent":
+            if mode == Mode.WITH_AGENT:
                 acted = agent_pass(network, batch, reward, policy, beta)
                 output, terms = acted.output, acted.terms
                 totals["shift"] += acted.shift.sum().item()
@@ -116,7 +115,7 @@ def teacher_forced_scores(
         "highlighted_fraction": totals["highlighted_fraction"] / n,
         "sentences": totals["sentences"],
         "tokens": totals["tokens"],
-        "attention_shift": totals["shift"] / n if mode == "with-agent" else None,
+        "attention_shift": totals["shift"] / n if mode == Mode.WITH_AGENT else None,
         "early_stop_probability": totals["early_stop"] / n,
     }
 
@@ -136,8 +135,8 @@ def decode_pairs(
 ) -> list[str]:
     """Detokenized translations of ``pairs`` in their order (greedy or beam search per ``settings``), in ``mode``."""
     if mode not in MODES:
-        raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {MODES}")
-    adjust = agent_adjuster(policy, beta) if mode == "with-agent" else None
+        raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {', '.join(MODES)}")
+    adjust = agent_adjuster(policy, beta) if mode == Mode.WITH_AGENT else None
     batches = ParallelBatchIterator(pairs, batch_size, shuffle=False)
     ids = decode_batches(network, batches, settings, adjust, device, progress=progress, description=description, total=len(batches))
     return [target_tokenizer.decode(ids[p.index]) for p in pairs]

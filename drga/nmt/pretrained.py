@@ -12,13 +12,14 @@ import torch
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.beta import AdjustmentStrength
-from drga.checkpoint import CheckpointError, load_checkpoint, load_module_state
+from drga.building import build_policy, resolve_device
+from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module_state
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
+from drga.names import MODES, Mode
 from drga.nmt.config import TranslationConfig, translation_config_from_dict
 from drga.nmt.data import build_translation_network, tokenizers_from_payload
 from drga.nmt.evaluation import decode_pairs, decode_settings
-from drga.setup import build_policy, resolve_device
 
 
 @dataclass
@@ -38,7 +39,7 @@ class TranslationModel:
     def translate(
         self,
         sentences: Sequence[str],
-        mode: str = "net-only",
+        mode: str = Mode.NET_ONLY,
         beam_size: int = 1,
         length_penalty: float | None = None,
         batch_size: int = 64,
@@ -49,9 +50,9 @@ class TranslationModel:
         Sources longer than ``data.max_length`` pieces are cut to it, as dev and test sources are
         in training.
         """
-        if mode not in ("net-only", "with-agent"):
+        if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose net-only or with-agent")
-        if mode == "with-agent" and not self.has_agent:
+        if mode == Mode.WITH_AGENT and not self.has_agent:
             raise CheckpointError(f"this checkpoint (phase '{self.phase}') has no trained agent; use --mode net-only")
         limit = self.config.experiment.data.max_length
         pairs, cut = [], 0
@@ -78,7 +79,7 @@ class TranslationModel:
 
 
 def is_translation_checkpoint(payload: dict[str, Any]) -> bool:
-    """Whether a loaded checkpoint (:func:`drga.checkpoint.load_checkpoint`) holds a translation model."""
+    """Whether a loaded checkpoint (:func:`drga.checkpoint_format.load_checkpoint`) holds a translation model."""
     return payload.get("task") == "translation"
 
 

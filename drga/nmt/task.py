@@ -24,9 +24,10 @@ from torch import Tensor, nn
 
 from drga.baselines.nmt_common import PAD_ID
 from drga.baselines.protocol import Batch
-from drga.checkpoint import load_checkpoint
+from drga.checkpoint_format import load_checkpoint
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
+from drga.names import MODES, Split, epoch_key, row_scores, score_key
 from drga.nmt.config import TranslationConfig, config_to_toml, translation_config_from_dict
 from drga.nmt.data import (
     TranslationData,
@@ -35,7 +36,7 @@ from drga.nmt.data import (
     tokenizer_fingerprint,
     tokenizers_from_payload,
 )
-from drga.nmt.evaluation import MODES, TranslationEval, decode_pairs, decode_settings, evaluate_translation
+from drga.nmt.evaluation import TranslationEval, decode_pairs, decode_settings, evaluate_translation
 from drga.rollout import Rollout
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
@@ -235,8 +236,9 @@ class TranslationTask(Task):
             row: dict[str, Any] = rows.setdefault(
                 cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)}
             )
-            row[f"epoch_{cell.mode}"] = cell.payload["epoch"]
-            searches = [("greedy", 1, f"test_{cell.mode}")] + ([(f"beam{beam}", beam, f"test_{cell.mode}_beam")] if beam else [])
+            row[epoch_key(cell.mode)] = cell.payload["epoch"]
+            searches = [("greedy", 1, score_key(Split.TEST, cell.mode))]
+            searches += [(f"beam{beam}", beam, score_key(Split.TEST, cell.mode, beam=True))] if beam else []
             for name, size, key in searches:
                 result, hyps = self.scores(runner, "test", cell.mode, beam_size=size)
                 if runner.main:
@@ -244,7 +246,7 @@ class TranslationTask(Task):
                 row[key] = result.as_dict()
                 if size == 1:
                     signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
-            row[f"dev_{cell.mode}"] = cell.payload["dev"].get(cell.mode)
+            row[score_key(Split.DEV, cell.mode)] = cell.payload["dev"].get(cell.mode)
         results = {
             "run_dir": str(runner.run_dir),
             "config": self.translation.to_dict(),
@@ -264,12 +266,12 @@ class TranslationTask(Task):
         log(header + "  (best epoch)")
         for label, row in rows.items():
             for mode in MODES:
-                if f"test_{mode}" not in row:
+                g = row_scores(row, Split.TEST, mode)
+                if g is None:
                     continue
-                g = row[f"test_{mode}"]
                 line = f"{label:26s} {mode:10s} {g['perplexity']:7.2f} {g['bleu']:11.2f} {g['chrf']:11.2f}"
                 if beam:
-                    b = row[f"test_{mode}_beam"]
+                    b = row_scores(row, Split.TEST, mode, beam=True)
                     line += f" {b['bleu']:11.2f} {b['chrf']:11.2f}"
                 log(line + f"  ({row['phase']} epoch {row['epoch']})")
         log(f"sacrebleu: {signature}")

@@ -15,7 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from drga.checkpoint import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
+from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
+from drga.names import Part, parse_score_key
 from drga.runner.lr_schedule import LearningRateSchedule
 
 
@@ -29,10 +30,10 @@ class RetrofitModules:
     state_size: int
     action_size: int
 
-    def trained_by(self, parts: tuple[str, ...]) -> list[nn.Module]:
+    def trained_by(self, parts: tuple[Part, ...]) -> list[nn.Module]:
         """The modules behind a phase's ``trains`` (network, agent, β), in that order."""
-        by_part = {"network": self.network, "agent": self.policy, "beta": self.strength}
-        return [by_part[part] for part in ("network", "agent", "beta") if part in parts]
+        by_part = {Part.NETWORK: self.network, Part.AGENT: self.policy, Part.BETA: self.strength}
+        return [module for part, module in by_part.items() if part in parts]
 
 
 @dataclass
@@ -164,8 +165,9 @@ def arm_metrics(rows: Mapping[str, Mapping[str, Any]], metric: str = "accuracy")
     metrics: dict[str, dict[str, float]] = {}
     for row in rows.values():
         for key, value in row.items():
-            split, _, mode = key.partition("_")
-            if split in ("dev", "test") and mode in ("net-only", "with-agent") and isinstance(value, Mapping):
+            cell = parse_score_key(key)
+            if cell is not None and isinstance(value, Mapping):
+                split, mode = cell
                 number = value.get(metric)
                 if isinstance(number, (int, float)):
                     metrics.setdefault(row["phase"], {})[f"hparam/{split}_{metric}_{mode.replace('-', '_')}"] = float(number)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from drga.monitor import ARMS, PhaseWriters
+from drga.names import history_key
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, Image, RunEnd, RunStart, TrainingLog
 
 #: Scores that are sizes, not measurements: kept out of TensorBoard.
@@ -147,7 +148,7 @@ class CSVLogger(Callback):
 
 def _dev_columns(scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """``dev_<mode>_<number>``: the names ``results.json``'s history gives the dev scores."""
-    return {f"dev_{mode}_{key}": value for mode, numbers in scores.items() for key, value in numbers.items()}
+    return {history_key(mode, key): value for mode, numbers in scores.items() for key, value in numbers.items()}
 
 
 def _integer(text: str | None) -> int | None:

@@ -30,10 +30,12 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from drga import distributed
-from drga.checkpoint import save_atomic
+from drga.building import build_policy, build_strength, seed_everything, state_and_action_size
+from drga.checkpoint_format import save_atomic
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
 from drga.learners.reinforce import drga_update
+from drga.names import Part, history_key
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, Image, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
@@ -43,7 +45,6 @@ from drga.runner.optim import adam, clip_gradients, network_parameter_groups
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
 from drga.runner.task import ReportCell, Task
-from drga.setup import build_policy, build_strength, seed_everything, state_and_action_size
 
 #: The training statistics are reported (:meth:`Callback.on_train_log`) every this many steps.
 LOG_INTERVAL = 10
@@ -194,7 +195,7 @@ class PhaseRunner:
             spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name) + record["seconds"]
             out_of_time = phase.out_of_time(train, spent, record["seconds"])
             self.progress.done = (bool(train.patience) and self.progress.stale >= train.patience) or out_of_time
-            record.update({f"dev_{mode}_{k}": v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
+            record.update({history_key(mode, k): v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
             self.history.append(record)
             self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.phase_step, record["seconds"], dict(train_stats),
                                                  self.dev_numbers(scores), improved, self.run_dir))
@@ -218,12 +219,12 @@ class PhaseRunner:
         for source, part in phase.starts_from if fresh else ():
             path = self.run_dir / f"{source}_best.pt"
             if path.exists():
-                self.load_model(path, network=part == "network", policy=part == "agent")
+                self.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
         self.network.requires_grad_(not phase.network_frozen)
         if self.config.network.freeze_embeddings and hasattr(self.network, "embedding"):
             self.network.embedding.weight.requires_grad_(False)
-        self.strength.log_factor.requires_grad_("beta" in phase.trains and self.config.adjust.trainable_beta)
-        net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != "agent"))
+        self.strength.log_factor.requires_grad_(Part.BETA in phase.trains and self.config.adjust.trainable_beta)
+        net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != Part.AGENT))
                       for p in module.parameters() if p.requires_grad]
         train = self.config.train
         groups = network_parameter_groups(self.network, net_params, train.pretrained_lr)

@@ -19,23 +19,23 @@ order of :data:`PHASES` is the order a run takes (each phase skipped when it get
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from drga.config import TrainConfig
-
-NETWORK, AGENT, BETA = "network", "agent", "beta"
+from drga.names import Mode, Part, PhaseName
 
 
 @dataclass(frozen=True)
 class Phase:
-    name: str
+    name: PhaseName
+    _: KW_ONLY  # a row of the table names each setting: no positional booleans
     #: What the phase trains: the network, the agent, β's learned factor (``adjust.trainable_beta``).
-    trains: tuple[str, ...]
+    trains: tuple[Part, ...]
     #: The dev evaluation modes; the first is the one that selects unless ``selects_by_config``.
-    dev_modes: tuple[str, ...]
+    dev_modes: tuple[Mode, ...]
     #: (phase, part) whose best checkpoint the phase starts from, in order; part: network (with β) or agent.
-    starts_from: tuple[tuple[str, str], ...]
+    starts_from: tuple[tuple[PhaseName, Part], ...]
     #: Whether the starting point competes as epoch 0 for the phase's best.
     start_is_candidate: bool
     #: Whether ``train.select_mode`` (rather than the first dev mode) selects the best epoch.
@@ -58,20 +58,20 @@ class Phase:
 
     @property
     def network_frozen(self) -> bool:
-        return NETWORK not in self.trains
+        return Part.NETWORK not in self.trains
 
     @property
     def has_agent(self) -> bool:
         """Whether the agent acts in this phase (its training steps are DRGA steps, eqs. 2–7)."""
-        return AGENT in self.trains
+        return Part.AGENT in self.trains
 
     @property
     def agent_only(self) -> bool:
         """The agent learns on a frozen network: ``agent.algorithm`` picks the learner."""
-        return self.trains == (AGENT,)
+        return self.trains == (Part.AGENT,)
 
-    def selection_mode(self, select_mode: str) -> str:
-        return select_mode if self.selects_by_config else self.dev_modes[0]
+    def selection_mode(self, select_mode: str) -> Mode:
+        return Mode(select_mode) if self.selects_by_config else self.dev_modes[0]
 
 
 def _baseline_epochs(train: TrainConfig) -> int:
@@ -83,50 +83,50 @@ def _baseline_epochs(train: TrainConfig) -> int:
 NETWORK_LOSS = "the network's cross-entropy on its own attention, eq. 12"
 PHASES: tuple[Phase, ...] = (
     Phase(
-        "pretrain",
-        (NETWORK,),
-        ("net-only",),
-        (),
-        False,
-        False,
-        lambda t: 0 if t.init_from else t.pretrain_epochs,
-        "baseline (pretrain only)",
-        NETWORK_LOSS,
+        PhaseName.PRETRAIN,
+        trains=(Part.NETWORK,),
+        dev_modes=(Mode.NET_ONLY,),
+        starts_from=(),
+        start_is_candidate=False,
+        selects_by_config=False,
+        epochs=lambda t: 0 if t.init_from else t.pretrain_epochs,
+        report_label="baseline (pretrain only)",
+        legend=NETWORK_LOSS,
         warms_up=True,
     ),
     Phase(
-        "baseline",
-        (NETWORK,),
-        ("net-only",),
-        (("pretrain", NETWORK),),
-        True,
-        False,
-        _baseline_epochs,
-        "baseline (equal budget)",
-        NETWORK_LOSS,
+        PhaseName.BASELINE,
+        trains=(Part.NETWORK,),
+        dev_modes=(Mode.NET_ONLY,),
+        starts_from=((PhaseName.PRETRAIN, Part.NETWORK),),
+        start_is_candidate=True,
+        selects_by_config=False,
+        epochs=_baseline_epochs,
+        report_label="baseline (equal budget)",
+        legend=NETWORK_LOSS,
         seconds_budget=lambda t: t.baseline_seconds,
     ),
     Phase(
-        "agent",
-        (AGENT,),
-        ("with-agent",),
-        (("pretrain", NETWORK),),
-        False,
-        False,
-        lambda t: t.agent_epochs,
-        "agent on frozen network",
-        "the frozen network's cross-entropy on the revised attention, reported only",
+        PhaseName.AGENT,
+        trains=(Part.AGENT,),
+        dev_modes=(Mode.WITH_AGENT,),
+        starts_from=((PhaseName.PRETRAIN, Part.NETWORK),),
+        start_is_candidate=False,
+        selects_by_config=False,
+        epochs=lambda t: t.agent_epochs,
+        report_label="agent on frozen network",
+        legend="the frozen network's cross-entropy on the revised attention, reported only",
     ),
     Phase(
-        "cotrain",
-        (NETWORK, AGENT, BETA),
-        ("net-only", "with-agent"),
-        (("pretrain", NETWORK), ("agent", AGENT)),
-        True,
-        True,
-        lambda t: t.cotrain_epochs,
-        "DRGA (co-trained)",
-        "the network's cross-entropy on the revised attention, eq. 12",
+        PhaseName.COTRAIN,
+        trains=(Part.NETWORK, Part.AGENT, Part.BETA),
+        dev_modes=(Mode.NET_ONLY, Mode.WITH_AGENT),
+        starts_from=((PhaseName.PRETRAIN, Part.NETWORK), (PhaseName.AGENT, Part.AGENT)),
+        start_is_candidate=True,
+        selects_by_config=True,
+        epochs=lambda t: t.cotrain_epochs,
+        report_label="DRGA (co-trained)",
+        legend="the network's cross-entropy on the revised attention, eq. 12",
     ),
 )
 PHASE_NAMES = tuple(phase.name for phase in PHASES)

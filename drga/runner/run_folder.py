@@ -8,7 +8,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from drga.checkpoint import CheckpointError
+from drga.checkpoint_format import CheckpointError
 from drga.config import ExperimentConfig
 from drga.errors import UserError
 from drga.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder

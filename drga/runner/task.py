@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from torch import Tensor, nn
 
 from drga.baselines.protocol import Batch
-from drga.checkpoint import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import ConfigError, ExperimentConfig
 from drga.rollout import Rollout
 from drga.runner.phases import Phase

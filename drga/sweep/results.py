@@ -2,7 +2,8 @@
 projected compute of the runs still to do, and the final table (markdown, a .csv beside it).
 
 The result file's format is read by the table builders of experiments/ (regime_tables.py,
-variant_tables.py) over more than a hundred committed files: change it only with them.
+variant_tables.py, translation_tables.py) over hundreds of committed files, through
+:func:`read_result_file` (tests/test_result_files.py reads every one): change it only with them.
 """
 
 from __future__ import annotations
@@ -13,17 +14,23 @@ import json
 import os
 import statistics
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from drga.analysis.stats import mean_std_text
+from drga.errors import UserError
+from drga.names import MODES, Mode, Split, headline_score, row_epoch, row_scores
 from drga.sweep.grid import Run
 
 #: Result columns: (column title, results.json row, evaluation mode).
 COLUMNS = [
-    ("baseline, pretrain only", "baseline (pretrain only)", "net-only"),
-    ("baseline, equal budget", "baseline (equal budget)", "net-only"),
-    ("agent on frozen network", "agent on frozen network", "with-agent"),
-    ("DRGA net-only", "DRGA (co-trained)", "net-only"),
-    ("DRGA with-agent", "DRGA (co-trained)", "with-agent"),
+    ("baseline, pretrain only", "baseline (pretrain only)", Mode.NET_ONLY),
+    ("baseline, equal budget", "baseline (equal budget)", Mode.NET_ONLY),
+    ("agent on frozen network", "agent on frozen network", Mode.WITH_AGENT),
+    ("DRGA net-only", "DRGA (co-trained)", Mode.NET_ONLY),
+    ("DRGA with-agent", "DRGA (co-trained)", Mode.WITH_AGENT),
 ]
 
 
@@ -36,7 +43,7 @@ def export_result(run: Run, commit: str) -> None:
     rows = {}
     for label, row in full.get("results", {}).items():
         rows[label] = {
-            mode: compact_row(row, mode) for mode in ("net-only", "with-agent") if f"test_{mode}" in row
+            mode: compact_row(row, mode) for mode in MODES if row_scores(row, Split.TEST, mode) is not None
         }
     history = [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.items()} for record in full.get("history", [])]
     wall = run.folder / "wall_seconds.txt"
@@ -65,11 +72,11 @@ def compact_row(row: dict, mode: str) -> dict:
     """One mode of a results.json row: a classification row's accuracies, or a translation row's scores
     (perplexity, BLEU, chrF, reward terms; greedy, and beam search under ``test_beam``) without the
     metric signatures, which the full config determines."""
-    test = row[f"test_{mode}"]
+    test = row_scores(row, Split.TEST, mode)
     if "accuracy" in test:
         return {
-            "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
-            "dev": (row.get(f"dev_{mode}") or {}).get("accuracy"),
+            "epoch": row_epoch(row, mode),
+            "dev": (row_scores(row, Split.DEV, mode) or {}).get("accuracy"),
             "test": test["accuracy"],
             "test_reward": test.get("reward"),
             "test_highlighted_fraction": test.get("highlighted_fraction"),
@@ -79,12 +86,67 @@ def compact_row(row: dict, mode: str) -> dict:
         return None if scores is None else {k: v for k, v in scores.items() if not k.endswith("_signature")}
 
     return {
-        "epoch": row.get(f"epoch_{mode}", row.get("epoch")),
-        "dev": numbers(row.get(f"dev_{mode}")),
+        "epoch": row_epoch(row, mode),
+        "dev": numbers(row_scores(row, Split.DEV, mode)),
         "test": numbers(test),
-        "test_beam": numbers(row.get(f"test_{mode}_beam")),
+        "test_beam": numbers(row_scores(row, Split.TEST, mode, beam=True)),
         "signatures": {k: v for k, v in test.items() if k.endswith("_signature")},
     }
+
+
+@dataclass(frozen=True)
+class ResultFile:
+    """A result file of :func:`export_result`, its rows typed: ``rows[label][mode]`` is one cell
+    (:func:`compact_row`: the epoch it was selected at, its dev and test scores). ``payload`` is the
+    whole file, for what the tables read beyond the rows (phases, history, config, checksums)."""
+
+    name: str
+    net: str
+    dataset: str
+    seed: int
+    rows: dict[str, dict[Mode, dict[str, Any]]]
+    payload: dict[str, Any]
+
+    @classmethod
+    def from_dict(cls, payload: Any, source: str = "a result file") -> ResultFile:
+        """The typed view of a result file's content; a UserError naming ``source`` and what is wrong if it is not one."""
+        if not isinstance(payload, dict) or not all(key in payload for key in ("name", "net", "dataset", "seed", "rows")):
+            raise UserError(f"{source}: not a result file of drga sweep --results (it needs name, net, dataset, seed and rows)")
+        rows: dict[str, dict[Mode, dict[str, Any]]] = {}
+        for label, cells in payload["rows"].items():
+            unknown = sorted(set(cells) - set(MODES))
+            if unknown:
+                raise UserError(f"{source}: row {label!r} has cells of unknown modes {unknown}; the modes are {', '.join(MODES)}")
+            for mode, cell in cells.items():
+                if not isinstance(cell, dict) or "test" not in cell:
+                    raise UserError(f"{source}: row {label!r}, {mode}: no test scores")
+            rows[label] = {Mode(mode): cell for mode, cell in cells.items()}
+        return cls(payload["name"], payload["net"], payload["dataset"], int(payload["seed"]), rows, payload)
+
+    def cell(self, row: str, mode: Mode | str) -> dict[str, Any] | None:
+        """The cell of ``row`` in ``mode``; None if the run has none (a phase that did not run)."""
+        return self.rows.get(row, {}).get(Mode(mode))
+
+    def test_score(self, row: str, mode: Mode | str) -> float | None:
+        """The cell's test accuracy (a translation's greedy BLEU); None if the run has no such cell."""
+        return cell_test_score(self.cell(row, mode))
+
+
+def read_result_file(path: Path) -> ResultFile:
+    """A result file of :func:`export_result`, read and checked (:meth:`ResultFile.from_dict`)."""
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from None
+    return ResultFile.from_dict(payload, str(path))
+
+
+def cell_test_score(cell: Mapping[str, Any] | None) -> float | None:
+    """A result file cell's test accuracy, or a translation cell's greedy BLEU; None for no cell."""
+    if cell is None:
+        return None
+    test = cell["test"]
+    return headline_score(test) if isinstance(test, Mapping) else float(test)
 
 
 def measured_cost(run: Run) -> tuple[float, int] | None:
@@ -146,10 +208,9 @@ def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace
 
 
 def accuracy(payload: dict, row: str, mode: str) -> float | None:
-    result = payload.get("results", {}).get(row, {}).get(f"test_{mode}")
-    if result is None:
-        return None
-    return float(result["accuracy"] if "accuracy" in result else result["bleu"])  # translation: greedy BLEU
+    """A results.json's test accuracy of ``row`` in ``mode`` (a translation's greedy BLEU); None if it has no such cell."""
+    result = row_scores(payload.get("results", {}).get(row, {}), Split.TEST, mode)
+    return None if result is None else headline_score(result)
 
 
 def table(runs: list[Run], out: str | Path) -> str:
@@ -196,7 +257,7 @@ def table(runs: list[Run], out: str | Path) -> str:
     ]
     for (net, dataset), group in groups.items():
         seeds = max((len(v) for v in group.values()), default=0)
-        lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std(group[t]) for t in titles) + " |")
+        lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std_text([100 * v for v in group[t]]) for t in titles) + " |")
     with open(Path(out).with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -204,9 +265,3 @@ def table(runs: list[Run], out: str | Path) -> str:
     return "\n".join(lines)
 
 
-def mean_std(values: list[float]) -> str:
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{100 * values[0]:.2f}"
-    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"

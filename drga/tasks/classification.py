@@ -16,17 +16,18 @@ from torch import Tensor, nn
 
 from drga import distributed
 from drga.baselines.protocol import Batch
-from drga.checkpoint import CheckpointError
+from drga.building import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
+from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
 from drga.data.vocab import vocabulary_fingerprint
 from drga.evaluation import EvalResult, evaluate
+from drga.names import MODES, Mode, PhaseName, Split, epoch_key, row_scores, score_key
 from drga.pretrained import quoted
 from drga.rollout import Rollout
-from drga.runner.phases import PHASES, Phase
+from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.scoring import cross_entropy_loss
-from drga.setup import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 
 if TYPE_CHECKING:
     from drga.runner.loop import PhaseRunner
@@ -187,12 +188,12 @@ class ClassificationTask(Task):
         rows: dict[str, dict[str, Any]] = {}
         pretrain_checksum = None
         for cell in cells:
-            if cell.phase == PHASES[0].name:  # the network every arm starts from
+            if cell.phase == PhaseName.PRETRAIN:  # the network every arm starts from
                 pretrain_checksum = cell.payload.get("tensor_checksum")
             row = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)})
-            row[f"test_{cell.mode}"] = runner.evaluate_split("test", cell.mode).as_dict()
-            row[f"dev_{cell.mode}"] = cell.payload["dev"].get(cell.mode)
-            row[f"epoch_{cell.mode}"] = cell.payload["epoch"]
+            row[score_key(Split.TEST, cell.mode)] = runner.evaluate_split(Split.TEST, cell.mode).as_dict()
+            row[score_key(Split.DEV, cell.mode)] = cell.payload["dev"].get(cell.mode)
+            row[epoch_key(cell.mode)] = cell.payload["epoch"]
         results = {
             "run_dir": str(runner.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
             "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
@@ -205,12 +206,13 @@ class ClassificationTask(Task):
     @staticmethod
     def log_table(log: Callable[[str], None], rows: Mapping[str, Mapping[str, Any]]) -> None:
         log("\n== test accuracy ==")
-        log(f"{'model':28s} {'net-only':>9s} {'with-agent':>11s}  (best epoch)")
+        log(f"{'model':28s} {Mode.NET_ONLY:>9s} {Mode.WITH_AGENT:>11s}  (best epoch)")
         for label, row in rows.items():
-            cells = [f"{row[f'test_{m}']['accuracy']:.4f}" if f"test_{m}" in row else "-" for m in ("net-only", "with-agent")]
+            tests = [row_scores(row, Split.TEST, mode) for mode in MODES]
+            cells = [f"{test['accuracy']:.4f}" if test is not None else "-" for test in tests]
             epochs = sorted({row[key] for key in row if key.startswith("epoch_")})
             if len(epochs) <= 1:
                 where = f"epoch {row['epoch']}"
             else:
-                where = f"epochs net-only {row['epoch_net-only']}, with-agent {row['epoch_with-agent']}"
+                where = "epochs " + ", ".join(f"{mode} {row[epoch_key(mode)]}" for mode in MODES)
             log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row['phase']} {where})")

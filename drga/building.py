@@ -30,7 +30,7 @@ from drga.data import (
 )
 from drga.data.embeddings import VectorFileError
 from drga.data.pretrained_vocab import SubwordVocabulary
-from drga.modes import eval_mode
+from drga.eval_mode import eval_mode
 from drga.state import agent_state
 
 

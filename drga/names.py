@@ -1,0 +1,106 @@
+"""The names that configurations, checkpoints and result files share: Algorithm 1's phases, the parts
+a phase trains, the two evaluation modes, and the keys of a results.json row.
+
+Each is a ``str`` enum: a member *is* its string (``Mode.NET_ONLY == "net-only"``), so JSON, TOML,
+f-strings, reprs and dictionary keys see exactly the strings they saw before the enums existed, and
+every committed result file stays readable (tests/test_result_files.py reads all of them).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # Python 3.10: the same behaviour, written out
+
+    class StrEnum(str, Enum):
+        def __str__(self) -> str:
+            return str(self.value)
+
+        def __format__(self, spec: str) -> str:
+            return format(str(self.value), spec)
+
+
+class Name(StrEnum):
+    """A ``str`` enum whose repr is its string's too: a record, dict or error message that holds one
+    prints as it did when it held the string (``{'net-only': 0.52}``, not ``{<Mode.NET_ONLY: ...>: 0.52}``)."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class PhaseName(Name):
+    """Algorithm 1's phases, in the order a run takes them (``drga/runner/phases.py``)."""
+
+    PRETRAIN = "pretrain"
+    BASELINE = "baseline"  #: the equal-budget baseline
+    AGENT = "agent"
+    COTRAIN = "cotrain"
+
+
+class Part(Name):
+    """What a phase trains or starts from: the network (with β's schedule), the agent, β's learned factor."""
+
+    NETWORK = "network"
+    AGENT = "agent"
+    BETA = "beta"
+
+
+class Mode(Name):
+    """The two evaluation modes: the network on its own attention α, or on the agent's revised α′."""
+
+    NET_ONLY = "net-only"
+    WITH_AGENT = "with-agent"
+
+
+#: Both modes, net-only first (the order of every table).
+MODES: tuple[Mode, ...] = tuple(Mode)
+
+
+class Split(Name):
+    DEV = "dev"
+    TEST = "test"
+
+
+def score_key(split: Split | str, mode: Mode | str, beam: bool = False) -> str:
+    """The key of a results.json row that holds ``split``'s scores in ``mode`` (``test_net-only``);
+    with ``beam``, translation's beam-search scores (``test_net-only_beam``)."""
+    return f"{Split(split)}_{Mode(mode)}" + ("_beam" if beam else "")
+
+
+def epoch_key(mode: Mode | str) -> str:
+    """The key of a results.json row that holds the epoch ``mode``'s cell was selected at (``epoch_with-agent``)."""
+    return f"epoch_{Mode(mode)}"
+
+
+def history_key(mode: Mode | str, metric: str) -> str:
+    """The key of an epoch record (results.json's ``history``, ``metrics.csv``) that holds a dev ``metric`` in ``mode``."""
+    return f"{Split.DEV}_{Mode(mode)}_{metric}"
+
+
+def parse_score_key(key: str) -> tuple[Split, Mode] | None:
+    """(split, mode) of a results.json row key that :func:`score_key` builds without ``beam``; None for any other key."""
+    split, _, mode = key.partition("_")
+    if split not in {member.value for member in Split} or mode not in {member.value for member in Mode}:
+        return None
+    return Split(split), Mode(mode)
+
+
+def row_scores(row: Mapping[str, Any], split: Split | str, mode: Mode | str, beam: bool = False) -> Any:
+    """A results.json row's scores of ``split`` in ``mode`` (None when the row has no such cell)."""
+    return row.get(score_key(split, mode, beam))
+
+
+def row_epoch(row: Mapping[str, Any], mode: Mode | str) -> int | None:
+    """The epoch a results.json row's ``mode`` cell was selected at; rows written before cells had
+    their own epoch keep one ``epoch`` for the whole row."""
+    return row.get(epoch_key(mode), row.get("epoch"))
+
+
+def headline_score(scores: Mapping[str, Any]) -> float:
+    """The one number a table shows of a test cell: a classification's accuracy, a translation's greedy BLEU."""
+    return float(scores["accuracy"] if "accuracy" in scores else scores["bleu"])
