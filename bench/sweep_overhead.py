@@ -21,16 +21,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Fields that measure wall time.
-CLOCK = ("wall_seconds", "seconds")
+sys.path.insert(0, str(ROOT))
 
-
-def without_clock(value):
-    if isinstance(value, dict):
-        return {key: without_clock(item) for key, item in value.items() if key not in CLOCK}
-    if isinstance(value, list):
-        return [without_clock(item) for item in value]
-    return value
+from drga.sweep.results import without_clock  # noqa: E402  (this checkout's drga)
 
 
 def sweep(work: Path, executor: list[str], args: argparse.Namespace) -> tuple[float, list[float]]:

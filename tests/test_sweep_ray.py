@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from drga.sweep.results import without_clock
 from tests.test_trainer import write_keyword_tsv
 
 RAY_MISSING = importlib.util.find_spec("ray") is None
@@ -51,8 +52,6 @@ TINY = [
 GRID = ["--nets", "lstm-sa", "cnn-sa", "--seeds", "0", "1"]
 #: Seconds each epoch of the loopback test's runs pauses after writing last.pt, so that a kill lands mid-run.
 EPOCH_PAUSE = "1.0"
-#: Fields that measure wall time: the only ones two executors may differ in.
-CLOCK = ("wall_seconds", "seconds")
 
 
 def sweep(folder: Path, tsv: Path, *extra: str, cli: str = "drga.cli") -> list[str]:
@@ -73,14 +72,6 @@ def environment(**extra: str) -> dict[str, str]:
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     return dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0", **RAY_AUTH, **extra)
 
-
-def without_clock(value):
-    """A result file's content without the fields that measure wall time."""
-    if isinstance(value, dict):
-        return {key: without_clock(item) for key, item in value.items() if key not in CLOCK}
-    if isinstance(value, list):
-        return [without_clock(item) for item in value]
-    return value
 
 
 def result_files(folder: Path) -> dict[str, dict]:

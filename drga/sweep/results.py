@@ -132,6 +132,19 @@ class ResultFile:
         return cell_test_score(self.cell(row, mode))
 
 
+#: The fields of a result that measure wall time: they differ between two runs of the same numbers.
+CLOCK_FIELDS = ("wall_seconds", "seconds")
+
+
+def without_clock(value: Any) -> Any:
+    """A result (or any part of one) without :data:`CLOCK_FIELDS`, for comparing two runs' files exactly."""
+    if isinstance(value, dict):
+        return {key: without_clock(item) for key, item in value.items() if key not in CLOCK_FIELDS}
+    if isinstance(value, list):
+        return [without_clock(item) for item in value]
+    return value
+
+
 def read_result_file(path: Path) -> ResultFile:
     """A result file of :func:`export_result`, read and checked (:meth:`ResultFile.from_dict`)."""
     try:
