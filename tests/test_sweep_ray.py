@@ -50,8 +50,10 @@ TINY = [
     "train.pretrain_epochs=1", "train.agent_epochs=1", "train.cotrain_epochs=1", "train.patience=0",
 ]
 GRID = ["--nets", "lstm-sa", "cnn-sa", "--seeds", "0", "1"]
-#: Seconds each epoch of the loopback test's runs pauses after writing last.pt, so that a kill lands mid-run.
-EPOCH_PAUSE = "1.0"
+#: The worker node's environment, which its Ray workers and their runs inherit (the driver's does not reach
+#: them): its run holds after its first epoch (tests/paced_train.py), so that the kill lands mid-run however
+#: fast or slow the machine is. A pause set in the sweep's environment raced: it never reached the runs.
+HOLD_ON_WORKER = {"DRGA_TEST_HOLD_AFTER_FIRST_EPOCH": "1"}
 
 
 def sweep(folder: Path, tsv: Path, *extra: str, cli: str = "drga.cli") -> list[str]:
@@ -93,11 +95,12 @@ LEAN_NODE = ["--object-store-memory", str(100 * 1024**2)]
 LEAN_HEAD = [*LEAN_NODE, "--no-monitor", "--include-dashboard=false"]
 
 
-def start_node(arguments: list[str], log: Path) -> subprocess.Popen:
-    """A Ray node as a `ray start --block` process in a session of its own; its Ray processes share its fate."""
+def start_node(arguments: list[str], log: Path, **extra: str) -> subprocess.Popen:
+    """A Ray node as a `ray start --block` process in a session of its own; its Ray processes share its fate
+    and inherit its environment, with ``extra`` in it."""
     command = [RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--disable-usage-stats", *arguments]
     with open(log, "w") as output:
-        return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environment(**FAST_NODE_DEATH),
+        return subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environment(**FAST_NODE_DEATH, **extra),
                                 start_new_session=True)
 
 
@@ -151,7 +154,7 @@ class LoopbackCluster:
         if node_state(self.nodes["head"], self.log("head")) == "started":
             # one log monitor per machine (Ray's advice): the head's
             self.nodes["worker"] = start_node(["--address", self.address, "--num-cpus", "1", "--resources", '{"loopback_worker": 1}',
-                                               *LEAN_NODE, "--include-log-monitor=false"], self.log("worker"))
+                                               *LEAN_NODE, "--include-log-monitor=false"], self.log("worker"), **HOLD_ON_WORKER)
 
     def state(self, name: str) -> str:
         return node_state(self.nodes[name], self.log(name))
@@ -232,8 +235,7 @@ def test_a_grid_on_a_two_node_loopback_cluster_survives_a_dead_node_with_the_loc
     command = sweep(grid, keyword_tsv, *GRID, "--executor", "ray", "--address", cluster.address, cli=str(ROOT / "tests" / "paced_train.py"))
     output = cluster.folder / "sweep.log"
     with open(output, "w") as log:
-        sweeper = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                                   env=environment(DRGA_TEST_EPOCH_PAUSE=EPOCH_PAUSE))
+        sweeper = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=environment())
     names = [f"tsv-{net}-seed{seed}" for net in ("lstm-sa", "cnn-sa") for seed in (0, 1)]
     try:
         nodes = wait_for(lambda: re.findall(r"\[ray\] node (\w+) at [\d.]+: (.*)", output.read_text()) if "[plan]" in output.read_text()
@@ -245,7 +247,7 @@ def test_a_grid_on_a_two_node_loopback_cluster_survives_a_dead_node_with_the_loc
                                  None)
         victim = wait_for(lambda: on_worker() if on_worker() and (grid / "runs" / on_worker() / "last.pt").exists() else None, 180,
                           "a run on the worker node to save its first epoch")
-        assert not (grid / "runs" / victim / "results.json").exists()
+        assert not (grid / "runs" / victim / "results.json").exists()  # held after its first epoch: certainly mid-run
         os.killpg(cluster.nodes["worker"].pid, signal.SIGKILL)  # the worker node dies mid-run: its raylet, its Ray workers, the run
         cluster.nodes["worker"].wait()
 
@@ -279,9 +281,10 @@ def test_an_embedded_ray_gives_the_local_executors_result_file(local_grid, keywo
         sweep(folder, keyword_tsv, "--nets", "lstm-sa", "--seeds", "1", "--executor", "ray", "--num-cpus", "1", "--no-dashboard"),
         capture_output=True, text=True, env=environment(), cwd=ROOT, timeout=600,
     )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "[ray] an embedded Ray: 1 node(s), 1 CPUs" in done.stdout
-    assert done.stdout.count("[done]") == 1 and "(1 of 1 ended)" in done.stdout
+    output = done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0, output
+    assert "[ray] an embedded Ray: 1 node(s), 1 CPUs" in done.stdout, output
+    assert done.stdout.count("[done]") == 1 and "(1 of 1 ended)" in done.stdout, output
     assert result_files(folder / "results") == {"tsv-lstm-sa-seed1.json": result_files(folder / "local-results")["tsv-lstm-sa-seed1.json"]}
     read = lambda runs: without_clock(json.loads((folder / runs / "tsv-lstm-sa-seed1" / "results.json").read_text()))
     assert read("runs") == read("local-runs")  # the run's own results.json too
