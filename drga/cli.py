@@ -17,7 +17,7 @@ from drga.names import MODES, Mode
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
-EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.nmt.cli", "drga.sweep.cli", "drga.tune.cli")
+EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.tasks.translation.cli", "drga.sweep.cli", "drga.tune.cli")
 
 #: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
 USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, PermissionError)
@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from drga import api, distributed
-    from drga.nmt.cli import is_translation_request, train_translation
+    from drga.tasks.translation.cli import is_translation_request, train_translation
 
     if is_translation_request(args):  # a translation network: the same runner with the translation task
         try:
@@ -147,10 +147,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from drga.checkpoint_format import load_checkpoint
     from drga.data import BatchIterator
-    from drga.evaluation import evaluate
-    from drga.nmt.cli import evaluate_translation_checkpoint
-    from drga.nmt.pretrained import is_translation_checkpoint
-    from drga.pretrained import data_for, load_trained
+    from drga.tasks.classification.evaluation import evaluate
+    from drga.tasks.classification.trained import data_for, load_trained
+    from drga.tasks.translation.cli import evaluate_translation_checkpoint
+    from drga.tasks.translation.trained import is_translation_checkpoint
 
     payload = load_checkpoint(args.checkpoint)
     if is_translation_checkpoint(payload):  # perplexity, BLEU and chrF (drga/nmt)

@@ -4,7 +4,7 @@ A text goes the way its checkpoint's training texts went: split by the same toke
 (``drga/data/tokenize.py``; the checkpoint records which), lowercased as they were, looked up in
 the same vocabulary (a word it does not hold reads as ``<unk>``, as in training) and cut to the
 same ``data.max_length``. The network then runs in one of the two evaluation modes of
-``drga/evaluation.py``: ``net-only``, or ``with-agent`` (the agent's deterministic action
+``drga/tasks/classification/evaluation.py``: ``net-only``, or ``with-agent`` (the agent's deterministic action
 squash(μ(s_t)) revises the attention, eqs. 3–4).
 """
 
@@ -27,9 +27,9 @@ from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
 from drga.eval_mode import eval_mode
 from drga.names import MODES, Mode
-from drga.pretrained import NetworkSource, load_trained
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
+from drga.tasks.classification.trained import NetworkSource, load_trained
 
 __all__ = ["Classifier", "EmptyTextError", "Prediction", "load"]
 
@@ -184,7 +184,7 @@ class Classifier:
         if mode == Mode.NET_ONLY:
             attention = list(encoding.attention)
             output = self.network.predict(encoding, attention)
-        else:  # the agent's deterministic action, as drga/evaluation.py evaluates; γ, √L0, δ only shape a reward not read here
+        else:  # the deterministic action, as the with-agent evaluation; γ, √L0, δ only shape a reward not read here
             revised = rollout(self.network, self.policy, batch, self.strength().detach(), reward=RewardConstants(0.0, 1.0, 1.0),
                               deterministic=True, encoding=encoding)
             attention, output = revised.revised, revised.output
@@ -228,7 +228,7 @@ def load(
     Python API's ``TextData.from_pairs(..., tokenizer=...)``); otherwise the checkpoint's own is used.
     ``device``: cpu, cuda, cuda:N or auto.
     """
-    from drga.nmt.pretrained import is_translation_checkpoint
+    from drga.tasks.translation.trained import is_translation_checkpoint
 
     payload = load_checkpoint(path)
     if is_translation_checkpoint(payload):

@@ -1,7 +1,7 @@
 """Algorithm 1 for text classification: :class:`Trainer` = the phase runner with the classification task.
 
 The phases are ``drga/runner/phases.py``, the loop that runs them ``drga/runner/loop.py``, the
-task's own parts ``drga/tasks/classification.py``; docs/architecture.md shows how they fit.
+task's own parts ``drga/tasks/classification/task.py``; docs/architecture.md shows how they fit.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from drga.config import ExperimentConfig
 from drga.runner.callbacks import Callback
 from drga.runner.loop import PhaseRunner
 from drga.runner.run_folder import log_info
-from drga.tasks.classification import ClassificationTask
+from drga.tasks.classification.task import ClassificationTask
 
 
 class Trainer(PhaseRunner):

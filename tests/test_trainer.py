@@ -238,7 +238,7 @@ def test_checkpoint_from_another_network_is_refused(tmp_path, capsys):
     config = tiny_config(tmp_path, **{"train.agent_epochs": 0, "train.cotrain_epochs": 0})
     Trainer(config, log=lambda _: None).run()
     checkpoint = tmp_path / "runs" / "tsv-tiny-seed3" / "pretrain_best.pt"
-    from drga.pretrained import load_trained
+    from drga.tasks.classification.trained import load_trained
 
     with pytest.raises(CheckpointError, match="holds a 'tiny' network, not 'lstm-sa'"):
         load_trained(checkpoint, expected_net="lstm-sa")

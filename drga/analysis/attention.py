@@ -34,7 +34,7 @@ from drga.scoring import RewardConstants
 
 if TYPE_CHECKING:
     from drga.building import PreparedData
-    from drga.pretrained import TrainedModel
+    from drga.tasks.classification.trained import TrainedModel
 
 #: How multi-array and multi-dimensional attention becomes one weight per token (stated in
 #: every report): the same reduction eq. 5's N uses for H dimensions, then plain means.
@@ -515,7 +515,7 @@ def load_inputs(
     are matched by name).
     """
     from drga.data import DATASETS
-    from drga.pretrained import data_for, load_trained
+    from drga.tasks.classification.trained import data_for, load_trained
 
     if split not in ("train", "dev", "test"):
         raise AnalysisError(f"unknown split '{split}'; choose train, dev or test")

@@ -102,7 +102,7 @@ def open_study(settings: TuneSettings) -> Any:
 def load_run_config(path: str | None, settings: list[str]) -> Any:
     """A classification :class:`ExperimentConfig`, or a :class:`TranslationConfig` where the network translates."""
     from drga.baselines import NETWORK_INPUTS
-    from drga.nmt.config import load_translation_config, requested_network
+    from drga.tasks.translation.config import load_translation_config, requested_network
 
     if NETWORK_INPUTS.get(requested_network(path, settings) or "") == "parallel":
         return load_translation_config(path, settings)
@@ -115,7 +115,7 @@ def experiment(config: Any) -> ExperimentConfig:
 
 
 def run_config_toml(config: Any) -> str:
-    from drga.nmt.config import config_to_toml as translation_toml
+    from drga.tasks.translation.config import config_to_toml as translation_toml
 
     return config_to_toml(config) if isinstance(config, ExperimentConfig) else translation_toml(config)
 
@@ -126,7 +126,7 @@ def trainer_for(config: Any, **options: Any) -> Any:
         from drga.trainer import Trainer
 
         return Trainer(config, **options)
-    from drga.nmt.trainer import TranslationTrainer
+    from drga.tasks.translation.trainer import TranslationTrainer
 
     return TranslationTrainer(config, **options)
 
@@ -192,12 +192,12 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
     """The task's selection key (bigger is better) of a dev record: as results.json keeps it, or an epoch's numbers."""
     if isinstance(config, ExperimentConfig):
-        from drga.evaluation import EvalResult
-        from drga.tasks.classification import classification_selection_key
+        from drga.tasks.classification.evaluation import EvalResult
+        from drga.tasks.classification.task import classification_selection_key
 
         return classification_selection_key(scores_from_record(EvalResult, dev))
-    from drga.nmt.evaluation import TranslationEval
-    from drga.nmt.task import translation_selection_key
+    from drga.tasks.translation.evaluation import TranslationEval
+    from drga.tasks.translation.task import translation_selection_key
 
     return translation_selection_key(scores_from_record(TranslationEval, dev), config.nmt.select_metric)
 

@@ -17,9 +17,9 @@ from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
 from drga.names import MODES, Mode
-from drga.nmt.config import TranslationConfig, translation_config_from_dict
-from drga.nmt.data import build_translation_network, tokenizers_from_payload
-from drga.nmt.evaluation import decode_pairs, decode_settings
+from drga.tasks.translation.config import TranslationConfig, translation_config_from_dict
+from drga.tasks.translation.data import build_translation_network, tokenizers_from_payload
+from drga.tasks.translation.evaluation import decode_pairs, decode_settings
 
 
 @dataclass

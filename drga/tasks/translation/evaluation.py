@@ -24,11 +24,11 @@ from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
 from drga.eval_mode import eval_mode
-from drga.evaluation import agent_pass, output_and_reward
 from drga.names import MODES, Mode
-from drga.nmt.config import TranslationConfig
-from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
-from drga.nmt.metrics import perplexity, score_translations
+from drga.tasks.classification.evaluation import agent_pass, output_and_reward
+from drga.tasks.translation.config import TranslationConfig
+from drga.tasks.translation.decoding import DecodeSettings, agent_adjuster, decode_batches
+from drga.tasks.translation.metrics import perplexity, score_translations
 
 
 @dataclass

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from torch import Tensor
 
     from drga.data.parallel import EncodedPair, ParallelBatchIterator
-    from drga.nmt.config import NMTConfig
-    from drga.nmt.pretrained import TranslationModel
+    from drga.tasks.translation.config import NMTConfig
+    from drga.tasks.translation.trained import TranslationModel
 
 
 def register(commands) -> dict:
@@ -56,8 +56,8 @@ def _read_lines(path: str | None) -> list[str]:
 
 def cmd_translate(args: argparse.Namespace) -> int:
     """``drga translate``: one translation per input line; optional scoring against references."""
-    from drga.nmt.metrics import score_translations
-    from drga.nmt.pretrained import load_translation_model
+    from drga.tasks.translation.metrics import score_translations
+    from drga.tasks.translation.trained import load_translation_model
 
     model = load_translation_model(args.checkpoint, device=args.device)
     mode = args.mode or (Mode.WITH_AGENT if model.has_agent else Mode.NET_ONLY)
@@ -120,7 +120,7 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
 
 def _model_on_requested_data(args: argparse.Namespace, payload: dict | None) -> TranslationModel:
     """The checkpoint's translation model, its data set replaced by ``--dataset`` / ``--data-dir`` where given."""
-    from drga.nmt.pretrained import load_translation_model
+    from drga.tasks.translation.trained import load_translation_model
 
     model = load_translation_model(args.checkpoint, device=args.device or "cpu", payload=payload)
     data = model.config.experiment.data
@@ -142,7 +142,7 @@ def _evaluation_pairs(model: TranslationModel, split: str) -> tuple[list[Encoded
     """The split's pairs encoded by the checkpoint's subword models (none dropped for length), their
     reference translations and a line describing them."""
     from drga.data.parallel import encode_pairs
-    from drga.nmt.data import load_translation_splits
+    from drga.tasks.translation.data import load_translation_splits
 
     data = model.config.experiment.data
     splits = load_translation_splits(model.config)
@@ -164,7 +164,7 @@ def _mode_scores(
     progress: bool,
 ) -> tuple[str, str]:
     """One mode's row (perplexity, BLEU and chrF of each search, reward, N/L) and the sacrebleu signatures."""
-    from drga.nmt.evaluation import evaluate_translation, teacher_forced_scores
+    from drga.tasks.translation.evaluation import evaluate_translation, teacher_forced_scores
 
     config = model.config
     forced = teacher_forced_scores(model.network, batches, config, mode, model.policy, beta, model.device)
@@ -192,7 +192,7 @@ def _mode_scores(
 def is_translation_request(args: argparse.Namespace) -> bool:
     """Whether ``drga train`` was asked for a translation network (by --net, --set or the config file)."""
     from drga.baselines import NETWORK_INPUTS
-    from drga.nmt.config import requested_network
+    from drga.tasks.translation.config import requested_network
 
     name = args.net or requested_network(args.config, [s for s in args.set if s.strip().startswith("network.name=")])
     return NETWORK_INPUTS.get(name or "", "") == "parallel"
@@ -201,8 +201,8 @@ def is_translation_request(args: argparse.Namespace) -> bool:
 def train_translation(args: argparse.Namespace) -> int:
     """``drga train`` for a translation network: the same flags, the translation trainer."""
     from drga.data.parallel import PARALLEL_DATASETS
-    from drga.nmt.config import load_translation_config
-    from drga.nmt.trainer import TranslationTrainer
+    from drga.tasks.translation.config import load_translation_config
+    from drga.tasks.translation.trainer import TranslationTrainer
 
     if getattr(args, "track_examples", None) is not None:  # the tracked-sentence pictures are classification's
         raise ConfigError("--track-examples is not supported for translation networks")
