@@ -26,7 +26,7 @@ from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
 from drga.eval_mode import eval_mode
-from drga.names import MODES, Mode
+from drga.names import Mode, checked_mode
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
 from drga.tasks.classification.trained import NetworkSource, load_trained
@@ -101,7 +101,7 @@ class Classifier:
 
     @property
     def default_mode(self) -> str:
-        return Mode.WITH_AGENT if self.has_agent else Mode.NET_ONLY
+        return checked_mode(None, self.has_agent)
 
     def to(self, device: str | torch.device) -> Classifier:
         """The network, agent and β moved to ``device`` (cpu, cuda, cuda:N); returns self."""
@@ -150,12 +150,7 @@ class Classifier:
     # ------------------------------------------------------------------ steps
 
     def _mode(self, mode: str | None) -> str:
-        mode = mode or self.default_mode
-        if mode not in MODES:
-            raise UserError(f"unknown mode '{mode}'; choose one of: {', '.join(MODES)}")
-        if mode == Mode.WITH_AGENT and not self.has_agent:
-            raise UserError("this model has no trained agent (a checkpoint of a phase before the agent's): use mode net-only")
-        return mode
+        return checked_mode(mode, self.has_agent, "this model")
 
     def _tokens(self, text: Text, position: int) -> list[str]:
         if isinstance(text, str):

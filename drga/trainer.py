@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 
 from torch import nn
 
-from drga.building import PreparedData
 from drga.config import ExperimentConfig
 from drga.runner.callbacks import Callback
 from drga.runner.loop import PhaseRunner
 from drga.runner.run_folder import log_info
+from drga.tasks.classification.data import PreparedData
 from drga.tasks.classification.task import ClassificationTask
 
 

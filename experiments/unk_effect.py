@@ -18,9 +18,9 @@ from pathlib import Path
 import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
-from drga.building import prepare_data
 from drga.config import load_config
 from drga.data import BatchIterator
+from drga.tasks.classification.data import prepare_data
 from drga.tasks.classification.evaluation import evaluate
 from drga.tasks.classification.trained import load_trained, on_model_labels
 

@@ -1,8 +1,5 @@
-"""Evaluation in the two modes every result is reported in.
-
-- ``net-only``: the (retrofitted) network alone, with its own attention.
-- ``with-agent``: the agent's deterministic actions squash(μ(s_t)) applied through eqs. 3–4.
-"""
+"""A classifier's evaluation in one of the two modes (drga/tasks/evaluation.py): accuracy, and eq. 5's
+reward and its terms, the mean per example."""
 
 from __future__ import annotations
 
@@ -13,11 +10,9 @@ import torch
 
 from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.eval_mode import eval_mode
-from drga.names import MODES, Mode
-from drga.reward import RewardTerms
-from drga.rollout import Rollout, rollout
-from drga.scoring import RewardSettings, score
+from drga.names import Mode
+from drga.scoring import RewardSettings
+from drga.tasks.evaluation import RewardSums, scored_batches
 
 
 @dataclass
@@ -33,32 +28,6 @@ class EvalResult:
         return asdict(self)
 
 
-def output_and_reward(
-    network: AttentionNetwork,
-    batch: Batch,
-    reward: RewardSettings,
-    mode: Mode,
-    policy: AgentPolicy | None = None,
-    beta: torch.Tensor | float | None = None,
-) -> tuple[torch.Tensor, RewardTerms]:
-    """The network's output on ``batch`` in one evaluation mode, and eq. 5's terms for it."""
-    if mode == Mode.NET_ONLY:
-        encoding = network.encode(batch)
-        masks = [site.mask for site in encoding.sites]
-        scored = score(network, encoding, encoding.attention, batch.labels, masks, reward)
-        return scored.output, scored.terms
-    result = agent_pass(network, batch, reward, policy, beta)
-    return result.output, result.terms
-
-
-def agent_pass(
-    network: AttentionNetwork, batch: Batch, reward: RewardSettings, policy: AgentPolicy, beta: torch.Tensor | float
-) -> Rollout:
-    """The ``with-agent`` mode's pass over ``batch``: the agent's deterministic actions applied (eqs. 1–4),
-    rewarded by eq. 5; its ``shift`` says how far they moved the attention."""
-    return rollout(network, policy, batch, torch.as_tensor(beta), reward=reward, deterministic=True)
-
-
 @torch.no_grad()
 def evaluate(
     network: AttentionNetwork,
@@ -69,28 +38,9 @@ def evaluate(
     beta: torch.Tensor | float | None = None,
     device: torch.device | str = "cpu",
 ) -> EvalResult:
-    if mode not in MODES:
-        raise ValueError(f"unknown evaluation mode '{mode}'; choose one of {', '.join(MODES)}")
-    if mode == Mode.WITH_AGENT and (policy is None or beta is None):
-        raise ValueError("with-agent evaluation needs a policy and β")
-    totals = dict(correct=0.0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0)
-    count = 0
-    with eval_mode(network, policy):
-        for batch in batches:
-            batch = batch.to(device)
-            output, terms = output_and_reward(network, batch, reward, mode, policy, beta)
-            totals["correct"] += (network.predictions(output) == batch.labels).float().sum().item()
-            totals["log_likelihood"] += terms.log_likelihood.sum().item()
-            totals["reward"] += terms.reward.sum().item()
-            totals["penalty"] += terms.penalty.sum().item()
-            totals["highlighted_fraction"] += terms.highlighted_fraction.sum().item()
-            count += batch.size
-    count = max(count, 1)
-    return EvalResult(
-        accuracy=totals["correct"] / count,
-        log_likelihood=totals["log_likelihood"] / count,
-        reward=totals["reward"] / count,
-        penalty=totals["penalty"] / count,
-        highlighted_fraction=totals["highlighted_fraction"] / count,
-        examples=count,
-    )
+    correct, sums = 0.0, RewardSums()
+    for batch, scored in scored_batches(network, batches, reward, mode, policy, beta, device):
+        correct += (network.predictions(scored.output) == batch.labels).float().sum().item()
+        sums.add(scored, batch.size)
+    examples = max(sums.sequences, 1)
+    return EvalResult(accuracy=correct / examples, **sums.means(), examples=examples)

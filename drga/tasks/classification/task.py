@@ -16,7 +16,6 @@ from torch import Tensor, nn
 
 from drga import distributed
 from drga.baselines.protocol import Batch
-from drga.building import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
@@ -26,6 +25,7 @@ from drga.rollout import Rollout
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.scoring import cross_entropy_loss
+from drga.tasks.classification.data import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 from drga.tasks.classification.evaluation import EvalResult, evaluate
 from drga.tasks.classification.trained import quoted
 
