@@ -32,7 +32,7 @@ import torch
 
 from drga.runner.phases import PHASE_NAMES as PHASES
 from drga.tasks.translation.config import load_translation_config
-from drga.tasks.translation.trainer import TranslationTrainer
+from drga.trainer import TranslationTrainer
 
 
 def main() -> None:

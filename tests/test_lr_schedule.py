@@ -11,7 +11,7 @@ from drga.config import ConfigError, ExperimentConfig, load_config
 from drga.runner.loop import PhaseRunner
 from drga.runner.lr_schedule import LearningRateSchedule
 from drga.tasks.translation.task import TranslationTask
-from drga.tasks.translation.trainer import TranslationTrainer
+from drga.trainer import TranslationTrainer
 from tests.nmt_helpers import tiny_translation_config
 
 LR, PRETRAINED_LR = 1e-3, 1e-4

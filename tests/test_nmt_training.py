@@ -15,7 +15,7 @@ from drga.config import ConfigError
 from drga.tasks.translation.config import load_translation_config
 from drga.tasks.translation.task import token_cross_entropy
 from drga.tasks.translation.trained import load_translation_model
-from drga.tasks.translation.trainer import TranslationTrainer
+from drga.trainer import TranslationTrainer
 from tests.conftest import require_data
 from tests.nmt_helpers import tiny_translation_config, write_synthetic_corpus
 

@@ -1,5 +1,5 @@
 """Temporary: tests/regression_runs.py imports TranslationTrainer from here; remove with that import."""
 
-from drga.tasks.translation.trainer import TranslationTrainer
+from drga.trainer import TranslationTrainer
 
 __all__ = ["TranslationTrainer"]
