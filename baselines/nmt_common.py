@@ -30,7 +30,7 @@ compact [B, T_x, D] tensors instead and expands again.
 
 Decoding
 --------
-Greedy and beam search (``drga.nmt.decoding``) drive a network one target token at a time
+Greedy and beam search (``drga.tasks.translation.decoding``) drive a network one target token at a time
 through :meth:`TranslationNetwork.start`, :meth:`~TranslationNetwork.step` and
 :meth:`~TranslationNetwork.reorder`. ``step`` takes an optional ``adjust`` function: given the
 site of the current step (the same observation layout as in training) it returns the revised

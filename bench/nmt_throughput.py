@@ -30,9 +30,9 @@ import time
 
 import torch
 
-from drga.nmt.config import load_translation_config
-from drga.nmt.trainer import TranslationTrainer
 from drga.runner.phases import PHASE_NAMES as PHASES
+from drga.tasks.translation.config import load_translation_config
+from drga.trainer import TranslationTrainer
 
 
 def main() -> None:
@@ -97,9 +97,9 @@ def main() -> None:
 def decode_benchmark(args: argparse.Namespace) -> None:
     """Decoding time with the Transformer's key/value cache and without it (same translations)."""
     from drga.data.parallel import encode_pairs
-    from drga.nmt.data import load_translation_splits
-    from drga.nmt.evaluation import MODES, decode_pairs, decode_settings
-    from drga.nmt.pretrained import load_translation_model
+    from drga.tasks.translation.data import load_translation_splits
+    from drga.tasks.translation.evaluation import MODES, decode_pairs, decode_settings
+    from drga.tasks.translation.trained import load_translation_model
 
     model = load_translation_model(args.decode, device=args.device)
     if not hasattr(model.network, "kv_cache"):

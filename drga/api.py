@@ -29,7 +29,6 @@ from typing import Any, get_type_hints
 
 from torch import nn
 
-from drga.building import PreparedData
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
@@ -40,6 +39,7 @@ from drga.prediction import Classifier, Prediction, Text
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.loggers import CSVLogger, TensorBoardLogger
 from drga.runner.run_folder import default_run_name, log_info
+from drga.tasks.classification.data import PreparedData
 
 __all__ = [
     "TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer",

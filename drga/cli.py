@@ -10,23 +10,17 @@ import sys
 
 from drga import __version__
 from drga.allocator import keep_freed_memory
-from drga.config import CLASSIFICATION_FLAGS, ConfigError, flag_overrides, load_config
+from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig, flag_overrides
 from drga.data import DATASETS
 from drga.errors import UserError
 from drga.names import MODES, Mode
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
-EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.nmt.cli", "drga.sweep.cli", "drga.tune.cli")
+EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.sweep.cli", "drga.tune.cli")
 
 #: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
 USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, PermissionError)
-
-
-def _network_names() -> list[str]:
-    from drga.baselines import NETWORKS
-
-    return sorted(NETWORKS)
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,6 +98,24 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--batch-size", type=int, help="texts per batch (default: the run's 2 × data.batch_size, as evaluate)")
     predict.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
 
+    translate = commands.add_parser(
+        "translate",
+        help="translate text (one sentence per line, stdin or --input) with a trained translation checkpoint",
+        description="Translate one sentence per line. Output: one detokenized translation per line.",
+    )
+    translate.add_argument("checkpoint", help="a translation checkpoint, e.g. runs/multi30k-en-de-seq2seq-luong-seed0/cotrain_best.pt")
+    translate.add_argument("--input", help="source text file, plain or gzip (default: stdin)")
+    translate.add_argument("--output", help="write translations here (default: stdout)")
+    translate.add_argument("--mode", choices=list(map(str, MODES)), help="default: with-agent when the checkpoint has a trained agent")
+    translate.add_argument("--beam", type=int, help="beam size; 1 = greedy (default: the run's nmt.beam_size)")
+    translate.add_argument("--length-penalty", type=float, help="beam search's α (default: the run's nmt.length_penalty)")
+    translate.add_argument("--batch-size", type=int, default=64)
+    translate.add_argument(
+        "--reference", help="reference translations (plain or gzip): print sacrebleu BLEU and chrF with signatures to stderr"
+    )
+    translate.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+    translate.add_argument("--no-progress", action="store_true", help="no progress bar")
+
     commands.add_parser("networks", help="list the attention networks")
     commands.add_parser("datasets", help="list the data sets: where each is found, or the command that fetches it")
     download = commands.add_parser(
@@ -119,38 +131,45 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    """``drga train``: a classification or a translation run, as the network asks (drga/tasks/run_config.py)."""
     from drga import api, distributed
-    from drga.nmt.cli import is_translation_request, train_translation
-
-    if is_translation_request(args):  # a translation network: the same runner with the translation task
-        try:
-            return train_translation(args)
-        finally:
-            distributed.cleanup()
+    from drga.tasks.run_config import load_run_config, translates
+    from drga.tasks.translation.config import requested_network
 
     overrides = flag_overrides(args, sys.stderr.isatty(), CLASSIFICATION_FLAGS)
+    if translates(requested_network(args.config, overrides)):
+        _refuse_classification_flags(args)
     first_process = not distributed.launched_by_torchrun() or os.environ.get("RANK") == "0"
-    config = load_config(
+    config = load_run_config(
         args.config, overrides, report=lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None
     )
-    if config.network.name not in _network_names():
-        raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(_network_names())}")
-    if config.data.dataset not in DATASETS:
-        raise ConfigError(f"unknown dataset '{config.data.dataset}'; choose one of: {', '.join(sorted(DATASETS))}")
     try:  # under torchrun (docs/distributed.md) the trainer joins a process group; leave it at the end
-        api.train(config, resume=args.resume, overwrite=args.overwrite, force=args.force)  # the Python API's door
+        if isinstance(config, ExperimentConfig):
+            api.train(config, resume=args.resume, overwrite=args.overwrite, force=args.force)  # the Python API's door
+        else:
+            from drga.trainer import TranslationTrainer
+
+            TranslationTrainer(config, resume=args.resume, overwrite=args.overwrite, force=args.force).run()
     finally:
         distributed.cleanup()
     return 0
 
 
+def _refuse_classification_flags(args: argparse.Namespace) -> None:
+    """The options only classification reads, refused for a translation network."""
+    if getattr(args, "track_examples", None) is not None:  # the tracked-sentence pictures are classification's
+        raise ConfigError("--track-examples is not supported for translation networks")
+    if args.tsv is not None:
+        raise ConfigError("--tsv is for classification data; translation reads parallel text (--dataset multi30k-en-de or parallel)")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from drga.checkpoint_format import load_checkpoint
     from drga.data import BatchIterator
-    from drga.evaluation import evaluate
-    from drga.nmt.cli import evaluate_translation_checkpoint
-    from drga.nmt.pretrained import is_translation_checkpoint
-    from drga.pretrained import data_for, load_trained
+    from drga.tasks.classification.evaluation import evaluate
+    from drga.tasks.classification.trained import data_for, load_trained
+    from drga.tasks.translation.commands import evaluate_translation_checkpoint
+    from drga.tasks.translation.trained import is_translation_checkpoint
 
     payload = load_checkpoint(args.checkpoint)
     if is_translation_checkpoint(payload):  # perplexity, BLEU and chrF (drga/nmt)
@@ -173,6 +192,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         result = evaluate(model.network, batches, config.reward, mode, model.policy, model.strength().detach(), model.device)
         print(f"  {mode:10s}  accuracy {result.accuracy:.4f}  reward {result.reward:.3f}  N/L {result.highlighted_fraction:.3f}")
     return 0
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    from drga.tasks.translation.commands import translate_lines
+
+    return translate_lines(args)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
@@ -293,6 +318,7 @@ HANDLERS: dict = {
     "demo": cmd_train,
     "evaluate": cmd_evaluate,
     "predict": cmd_predict,
+    "translate": cmd_translate,
     "networks": cmd_networks,
     "datasets": cmd_datasets,
     "download": cmd_download,

@@ -429,7 +429,7 @@ def coerce_value(value: Any, annotation: Any, where: str) -> Any:
     the field in the :class:`ConfigError` raised for a value that does not fit.
 
     Used for every section of :class:`ExperimentConfig` and by other configuration modules with
-    sections of their own (``drga/nmt/config.py``'s ``[nmt]``).
+    sections of their own (``drga/tasks/translation/config.py``'s ``[nmt]``).
     """
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Literal:

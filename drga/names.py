@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from drga.errors import UserError
+
 if sys.version_info >= (3, 11):
     from enum import StrEnum
 else:  # Python 3.10: the same behaviour, written out
@@ -59,6 +61,23 @@ class Mode(Name):
 
 #: Both modes, net-only first (the order of every table).
 MODES: tuple[Mode, ...] = tuple(Mode)
+
+
+class ModeError(UserError, ValueError):
+    """A mode a trained model cannot be evaluated in: not a mode, or with-agent without a trained agent."""
+
+
+def checked_mode(mode: str | None, has_agent: bool, model: str = "this checkpoint", otherwise: str = "use mode net-only") -> Mode:
+    """The mode to evaluate a trained model in: ``mode``, or (None) with-agent where the model holds a
+    trained agent and net-only where it does not (a checkpoint of a phase before the agent's).
+    ``model`` names it in the error, ``otherwise`` says what to do instead of with-agent."""
+    if mode is None:
+        return Mode.WITH_AGENT if has_agent else Mode.NET_ONLY
+    if mode not in MODES:
+        raise ModeError(f"unknown mode '{mode}'; choose one of: {', '.join(MODES)}")
+    if mode == Mode.WITH_AGENT and not has_agent:
+        raise ModeError(f"{model} holds no trained agent (it is from a phase before the agent's); {otherwise}")
+    return Mode(mode)
 
 
 class Split(Name):

@@ -4,7 +4,7 @@ A text goes the way its checkpoint's training texts went: split by the same toke
 (``drga/data/tokenize.py``; the checkpoint records which), lowercased as they were, looked up in
 the same vocabulary (a word it does not hold reads as ``<unk>``, as in training) and cut to the
 same ``data.max_length``. The network then runs in one of the two evaluation modes of
-``drga/evaluation.py``: ``net-only``, or ``with-agent`` (the agent's deterministic action
+``drga/tasks/classification/evaluation.py``: ``net-only``, or ``with-agent`` (the agent's deterministic action
 squash(μ(s_t)) revises the attention, eqs. 3–4).
 """
 
@@ -26,10 +26,10 @@ from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
 from drga.eval_mode import eval_mode
-from drga.names import MODES, Mode
-from drga.pretrained import NetworkSource, load_trained
+from drga.names import Mode, checked_mode
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
+from drga.tasks.classification.trained import NetworkSource, load_trained
 
 __all__ = ["Classifier", "EmptyTextError", "Prediction", "load"]
 
@@ -101,7 +101,7 @@ class Classifier:
 
     @property
     def default_mode(self) -> str:
-        return Mode.WITH_AGENT if self.has_agent else Mode.NET_ONLY
+        return checked_mode(None, self.has_agent)
 
     def to(self, device: str | torch.device) -> Classifier:
         """The network, agent and β moved to ``device`` (cpu, cuda, cuda:N); returns self."""
@@ -150,12 +150,7 @@ class Classifier:
     # ------------------------------------------------------------------ steps
 
     def _mode(self, mode: str | None) -> str:
-        mode = mode or self.default_mode
-        if mode not in MODES:
-            raise UserError(f"unknown mode '{mode}'; choose one of: {', '.join(MODES)}")
-        if mode == Mode.WITH_AGENT and not self.has_agent:
-            raise UserError("this model has no trained agent (a checkpoint of a phase before the agent's): use mode net-only")
-        return mode
+        return checked_mode(mode, self.has_agent, "this model")
 
     def _tokens(self, text: Text, position: int) -> list[str]:
         if isinstance(text, str):
@@ -184,7 +179,7 @@ class Classifier:
         if mode == Mode.NET_ONLY:
             attention = list(encoding.attention)
             output = self.network.predict(encoding, attention)
-        else:  # the agent's deterministic action, as drga/evaluation.py evaluates; γ, √L0, δ only shape a reward not read here
+        else:  # the deterministic action, as the with-agent evaluation; γ, √L0, δ only shape a reward not read here
             revised = rollout(self.network, self.policy, batch, self.strength().detach(), reward=RewardConstants(0.0, 1.0, 1.0),
                               deterministic=True, encoding=encoding)
             attention, output = revised.revised, revised.output
@@ -228,7 +223,7 @@ def load(
     Python API's ``TextData.from_pairs(..., tokenizer=...)``); otherwise the checkpoint's own is used.
     ``device``: cpu, cuda, cuda:N or auto.
     """
-    from drga.nmt.pretrained import is_translation_checkpoint
+    from drga.tasks.translation.trained import is_translation_checkpoint
 
     payload = load_checkpoint(path)
     if is_translation_checkpoint(payload):

@@ -78,9 +78,14 @@ def rollout(
     for site in encoding.sites:
         # The agent acts on the real tokens only (padding keeps α = 0 whatever its action, eq. 4):
         # the N = |mask| rows of the states [B, K_site, T, S] of eq. 1, built blockwise (drga/state.py).
-        rows = site.mask.flatten().nonzero().squeeze(1)
-        dist = policy.distribution(agent_state(site).detach().select(rows))  # eq. 2, over [N, A]
-        site_log_prob, site_revised = sample_and_adjust(site, rows, dist, beta, k, deterministic)
+        if deterministic:
+            adjusted = mean_action_attention(site, policy, beta)
+            rows, dist, site_revised = adjusted.rows, adjusted.distribution, adjusted.revised
+            site_log_prob = sequence_log_prob(dist, dist.mean.unsqueeze(0), rows, site.mask)
+        else:
+            rows = site.mask.flatten().nonzero().squeeze(1)
+            dist = policy.distribution(agent_state(site).detach().select(rows))  # eq. 2, over [N, A]
+            site_log_prob, site_revised = sample_and_adjust(site, rows, dist, beta, k)
         log_prob = log_prob + site_log_prob
         revised.append(site_revised)
         std_sum = std_sum + dist.stddev.sum()
@@ -113,24 +118,60 @@ def rollout(
     )
 
 
-def sample_and_adjust(
-    site: AttentionSite, rows: Tensor, dist: Normal, beta: Tensor, k: int, deterministic: bool = False
-) -> tuple[Tensor, Tensor]:
+@dataclass
+class MeanActionAttention:
+    """One site adjusted by the agent's mean action: what the with-agent mode computes."""
+
+    revised: Tensor  #: α′, [B, K_site, T(, H)]
+    action: Tensor  #: a = squash(μ(s_t)) in the attention's layout, 0 on padding, [B, K_site, T(, H)]
+    distribution: Normal  #: π(·|s_t) over the site's real tokens, [N, A]
+    rows: Tensor  #: the real tokens' positions in the flattened mask, [N]
+
+
+def mean_action_attention(site: AttentionSite, policy: AgentPolicy, beta: Tensor | float) -> MeanActionAttention:
+    # eqs. 1–4 without noise: s_t (eq. 1), a_t = squash(μ(s_t)) (eq. 2), α′ = adjust(α, β·a) (eqs. 3–4)
+    """The with-agent mode's revised attention of one site, the one deterministic path: the rollout
+    (``deterministic=True``), translation decoding, the experiments and, through
+    :func:`site_adjusted_attention`, the Gymnasium environment use it."""
+    rows = site.mask.flatten().nonzero().squeeze(1)
+    dist = policy.distribution(agent_state(site).detach().select(rows))  # over the N real tokens, [N, A]
+    action = on_site(site, rows, squash(dist.mean))
+    return MeanActionAttention(site_adjusted_attention(site, action, beta), action, dist, rows)
+
+
+def on_site(site: AttentionSite, rows: Tensor, action: Tensor) -> Tensor:
+    """Actions of the real tokens, [N, A], in the attention's layout [B, K_site, T(, H)], 0 on padding."""
+    laid_out = action.new_zeros(site.mask.numel(), action.shape[-1]).index_copy_(0, rows, action).view(*site.mask.shape, -1)
+    return laid_out if site.multi_dimensional else laid_out.squeeze(-1)
+
+
+def site_adjusted_attention(site: AttentionSite, action: Tensor, beta: Tensor | float) -> Tensor:
+    """Eqs. 3–4 on one site: α′ from squashed actions [B, K_site, T, A] (A = 1 for scalar attention, squeezed or not)."""
+    action = action if site.multi_dimensional or action.dim() == site.mask.dim() else action.squeeze(-1)
+    return adjust_attention(site.attention, action, beta, site.mask)
+
+
+def sequence_log_prob(dist: Normal, x: Tensor, rows: Tensor, mask: Tensor) -> Tensor:
+    """log π(x) of pre-squash actions x [k, N, A] at the real tokens ``rows``, summed per (sequence, sample): [B, k]."""
+    batch_size, k = mask.shape[0], x.shape[0]
+    sequence = rows // (mask.numel() // batch_size)
+    token_log_prob = gaussian_log_prob(dist, x)  # [k, N]
+    return token_log_prob.new_zeros(k, batch_size).index_add_(1, sequence, token_log_prob).t()
+
+
+def sample_and_adjust(site: AttentionSite, rows: Tensor, dist: Normal, beta: Tensor, k: int) -> tuple[Tensor, Tensor]:
     """Eqs. 2–4 on one site: k pre-squash draws x from π = ``dist`` over the site's real tokens
-    (``rows`` of its flattened mask; the mean when ``deterministic``), log π(x) summed per
-    (sequence, sample), [B, k], and the k revised attentions, [B·k, K_site, T(, H)] with the rows
-    ordered [seq0 × k, seq1 × k, ...]. This is the work that grows with the action's width: for
-    a multi-dimensional site every term is [k, tokens, H]."""
+    (``rows`` of its flattened mask), log π(x) summed per (sequence, sample), [B, k], and the k
+    revised attentions, [B·k, K_site, T(, H)] with the rows ordered [seq0 × k, seq1 × k, ...].
+    This is the work that grows with the action's width: for a multi-dimensional site every term
+    is [k, tokens, H]. (The mean action instead: :func:`mean_action_attention`.)"""
     batch_size = site.mask.shape[0]
-    if deterministic:
-        x = dist.mean.unsqueeze(0)  # [1, N, A]
-    else:  # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
-        noise = dist.mean.new_empty(k, site.mask.numel(), dist.mean.shape[-1]).normal_()
-        x = (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
+    # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
+    noise = dist.mean.new_empty(k, site.mask.numel(), dist.mean.shape[-1]).normal_()
+    x = (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
     per_sequence = site.mask.numel() // batch_size  # K_site·T
     sequence = rows // per_sequence
-    token_log_prob = gaussian_log_prob(dist, x)  # [k, N]
-    log_prob = token_log_prob.new_zeros(k, batch_size).index_add_(1, sequence, token_log_prob).t()
+    log_prob = sequence_log_prob(dist, x, rows, site.mask)
     # the actions in the layout [B, k, K_site·T, A] (0 on padding) without a transposed copy:
     # row r of sample j goes to (b·k + j)·K_site·T + r mod K_site·T
     target = (sequence * k * per_sequence + rows % per_sequence) + torch.arange(k, device=rows.device).unsqueeze(1) * per_sequence
@@ -139,12 +180,6 @@ def sample_and_adjust(
     action = action if site.multi_dimensional else action.squeeze(-1)  # [B, k, K_site, T(, A)]
     # eqs. 3–4, α [B, 1, K_site, T(, H)] broadcast over the k samples
     return log_prob, adjust_attention(site.attention.unsqueeze(1), action, beta, site.mask.unsqueeze(1)).flatten(0, 1)
-
-
-def policy_action(pre_squash: Tensor, multi_dimensional: bool) -> Tensor:
-    """Squashed action in the attention's layout: [..., T] for scalar attention, [..., T, H] otherwise."""
-    action = squash(pre_squash)
-    return action if multi_dimensional else action.squeeze(-1)
 
 
 def predict_samples(network: AttentionNetwork, encoding: NetworkEncoding, revised: list[Tensor], k: int, task_samples: int) -> Tensor:

@@ -2,7 +2,7 @@
 
 :func:`score` is the one place where a (possibly revised) attention becomes a prediction and a
 reward: the batched rollout (``drga/rollout.py``), the Gymnasium environment
-(``envs/attention_retrofit.py``) and the evaluation (``drga/evaluation.py``) all call it.
+(``envs/attention_retrofit.py``) and the evaluation (``drga/tasks/classification/evaluation.py``) all call it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ network (arrays "adjusted one by one", in site order, then array order, then tok
   token accuracy; see :func:`prediction_scores`) and β.
 
 The environment calls the same functions as the batched trainer (:mod:`drga.state`,
-:mod:`drga.adjust`, :mod:`drga.reward`), so an agent trained here optimises the same objective.
+:func:`drga.rollout.site_adjusted_attention`, :mod:`drga.reward`), so an agent trained here optimises the same objective.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from drga.adjust import adjust_attention
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.reward import count_highlighted
+from drga.rollout import site_adjusted_attention
 from drga.scoring import RewardConstants, score
 from drga.state import build_agent_state
 
@@ -173,8 +173,7 @@ class AttentionRetrofitEnv(gym.Env):
         beta = self.current_beta()
         revised = []
         for site, action in zip(encoding.sites, episode["actions"]):
-            action = action if site.multi_dimensional else action.squeeze(-1)
-            revised.append(adjust_attention(site.attention, action, beta, site.mask))  # eqs. 3–4
+            revised.append(site_adjusted_attention(site, action, beta))  # eqs. 3–4, as the rollout applies them
         masks = [site.mask for site in encoding.sites]
         scored = score(self.network, encoding, revised, batch.labels, masks, RewardConstants(self.gamma, self.sqrt_l0, self.delta))
         output, terms = scored.output, scored.terms  # eq. 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from drga.data import collate
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
-from drga.pretrained import data_for, load_trained
+from drga.tasks.classification.trained import data_for, load_trained
 
 
 def env_from_checkpoint(

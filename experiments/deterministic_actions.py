@@ -21,21 +21,18 @@ import argparse
 import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
-from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import squash
 from drga.analysis.attention import length_sorted_chunks, load_inputs
 from drga.data import collate
 from drga.eval_mode import eval_mode
 from drga.reward import attention_shift
-from drga.state import agent_state
+from drga.rollout import mean_action_attention
 
 
 def site_counts(site, policy, beta: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
     """α′ of one site under the deterministic action, and its counts (sums, not yet means)."""
-    rows = site.mask.flatten().nonzero().squeeze(1)
-    mean = policy.distribution(agent_state(site).select(rows)).mean  # [N, A]
-    action = mean.new_zeros(site.mask.numel(), mean.shape[-1]).index_copy_(0, rows, squash(mean)).view(*site.mask.shape, -1)
-    action = action if site.multi_dimensional else action.squeeze(-1)
+    adjusted = mean_action_attention(site, policy, beta)  # the with-agent mode's α′ (eqs. 1–4)
+    mean, action = adjusted.distribution.mean, adjusted.action  # μ [N, A]; a = squash(μ) on the site, 0 on padding
     mask, present = site.mask, site.mask.any(dim=-1)
     if site.multi_dimensional:  # each of the H dimensions is one distribution
         mask, present = mask.unsqueeze(-1).expand_as(site.attention), present.unsqueeze(-1).expand(*present.shape, site.attention.shape[-1])
@@ -44,7 +41,7 @@ def site_counts(site, policy, beta: torch.Tensor) -> tuple[torch.Tensor, dict[st
         "mu": float(mean.abs().sum()), "saturated": float((squash(mean).abs() > 0.99).sum()), "tokens": mean.numel(),
         "unchanged": float(nothing_left.sum()), "arrays": float(present.sum()),
     }
-    return adjust_attention(site.attention, action, beta, site.mask), counts
+    return adjusted.revised, counts
 
 
 @torch.no_grad()

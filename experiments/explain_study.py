@@ -142,7 +142,7 @@ def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, commit: s
     import torch
 
     from drga.analysis.attention import AnalysisError, compute_records, load_inputs
-    from drga.pretrained import load_trained
+    from drga.tasks.classification.trained import load_trained
 
     started, cpu_started = time.perf_counter(), time.process_time()
     inputs = load_inputs(run / ATTENTIONS["drga-with-agent"][0], split="test")

@@ -8,7 +8,7 @@ from drga.baselines.protocol import AttentionNetwork, AttentionSite, NetworkEnco
 from drga.config import RewardConfig
 from drga.data import BatchIterator, Vocabulary, collate, encode_examples, load_dataset
 from drga.envs import AttentionRetrofitEnv
-from drga.evaluation import evaluate
+from drga.tasks.classification.evaluation import evaluate
 
 
 class BagOfWordsAttention(AttentionNetwork):

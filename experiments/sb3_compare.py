@@ -21,10 +21,10 @@ from pathlib import Path
 import checkout  # noqa: F401  (first: this checkout's drga)
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from drga.building import prepare_data
 from drga.config import load_config
 from drga.names import Mode, history_key
 from drga.sweep.results import accuracy as result_accuracy
+from drga.tasks.classification.data import prepare_data
 
 #: The trainer's training reward: (TensorBoard run, tag) of phase 2 and of co-training (drga/monitor.py).
 TAGS = (("agent", "agent/reward"), ("drga", "agent/reward"))

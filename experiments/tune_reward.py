@@ -41,8 +41,9 @@ from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 
+from drga.tasks.run_config import experiment, load_run_config
 from drga.tune.space import parse_search
-from drga.tune.study import TuneSettings, experiment, load_run_config, tune
+from drga.tune.study import TuneSettings, tune
 
 PAPER = {"sqrt_l0": 0.2, "delta": 0.85, "gamma": 0.2}
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
-from drga.building import prepare_data
 from drga.config import load_config
 from drga.data import BatchIterator
-from drga.evaluation import evaluate
-from drga.pretrained import load_trained, on_model_labels
+from drga.tasks.classification.data import prepare_data
+from drga.tasks.classification.evaluation import evaluate
+from drga.tasks.classification.trained import load_trained, on_model_labels
 
 
 def main(argv: list[str] | None = None) -> int:

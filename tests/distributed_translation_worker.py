@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from drga import distributed
-from drga.nmt.trainer import TranslationTrainer
+from drga.trainer import TranslationTrainer
 from tests.distributed_worker import MODULES, record_writes
 from tests.nmt_helpers import tiny_translation_config
 

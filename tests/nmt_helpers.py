@@ -6,7 +6,7 @@ import gzip
 import random
 from pathlib import Path
 
-from drga.nmt.config import TranslationConfig, load_translation_config
+from drga.tasks.translation.config import TranslationConfig, load_translation_config
 
 SOURCE_WORDS = [f"wort{i}" for i in range(24)]
 

@@ -59,8 +59,8 @@ def test_sample_work_is_the_rollouts_eqs_2_to_4_over_every_real_token_and_trains
     encoding = trainer.network.encode(batch)
     calls = []
 
-    def recorded(site, rows, dist, beta, k, deterministic=False):
-        log_prob, revised = sample_and_adjust(site, rows, dist, beta, k, deterministic)
+    def recorded(site, rows, dist, beta, k):
+        log_prob, revised = sample_and_adjust(site, rows, dist, beta, k)
         calls.append((len(rows), k, tuple(revised.shape), site.attention.requires_grad, dist.mean.requires_grad))
         return log_prob, revised
 

@@ -227,7 +227,7 @@ def test_closing_a_callback_list_closes_every_callback_even_when_one_fails():
 
 
 def test_a_translation_run_tells_its_callbacks_the_same_events(tmp_path):
-    from drga.nmt.trainer import TranslationTrainer
+    from drga.trainer import TranslationTrainer
     from tests.nmt_helpers import tiny_translation_config
 
     recorder = Recorder()

@@ -62,7 +62,7 @@ def test_a_mixed_precision_cotraining_step_is_finite_and_updates_the_weights(pre
 
 
 def test_a_translation_step_of_every_phase_runs_on_cuda(tmp_path):
-    from drga.nmt.trainer import TranslationTrainer
+    from drga.trainer import TranslationTrainer
 
     trainer = TranslationTrainer(tiny_translation_config(tmp_path, **{"run.device": "cuda"}), log=lambda _: None)
     batch = next(iter(trainer.train_batches)).to(trainer.device)

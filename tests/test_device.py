@@ -101,7 +101,7 @@ def test_a_classification_step_creates_every_tensor_on_the_run_device(net, datas
 
 
 def test_a_translation_step_creates_every_tensor_on_the_run_device(tmp_path):
-    from drga.nmt.trainer import TranslationTrainer
+    from drga.trainer import TranslationTrainer
 
     trainer = TranslationTrainer(tiny_translation_config(tmp_path), log=lambda _: None)
     step_every_phase(trainer, next(iter(trainer.train_batches)))

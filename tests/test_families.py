@@ -13,12 +13,13 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, NETWORKS, PRETRAINED_TOKENIZERS, build_network
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.baselines.transformer import column_mean, revise_matrices
-from drga.building import prepare_data, state_and_action_size
+from drga.building import state_and_action_size
 from drga.config import ConfigError, load_config
 from drga.data import DATASETS, EncodedExample, TextExample, Vocabulary, collate, encode_examples, load_dataset
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
 from drga.state import build_agent_state
+from drga.tasks.classification.data import prepare_data
 from tests.conftest import require_data
 
 SMALL = dict(embedding_dim=8, hidden_size=12, attention_size=6, classifier_hidden=6, feedforward_size=10, kernel_sizes=[2, 3])

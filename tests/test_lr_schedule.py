@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drga.config import ConfigError, ExperimentConfig, load_config
-from drga.nmt.task import TranslationTask
-from drga.nmt.trainer import TranslationTrainer
 from drga.runner.loop import PhaseRunner
 from drga.runner.lr_schedule import LearningRateSchedule
+from drga.tasks.translation.task import TranslationTask
+from drga.trainer import TranslationTrainer
 from tests.nmt_helpers import tiny_translation_config
 
 LR, PRETRAINED_LR = 1e-3, 1e-4

@@ -13,7 +13,7 @@ import pytest
 
 from drga.checkpoint_format import CheckpointError, load_checkpoint, save_atomic
 from drga.cli import main
-from drga.pretrained import label_order
+from drga.tasks.classification.trained import label_order
 from tests.nmt_helpers import write_synthetic_corpus
 
 TINY = [

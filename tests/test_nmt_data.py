@@ -123,8 +123,8 @@ def test_multi30k_has_the_official_sizes():
 
 
 def test_a_classification_network_on_parallel_data_is_a_clear_error(tmp_path):
-    from drga.building import prepare_data
     from drga.config import ConfigError, load_config
+    from drga.tasks.classification.data import prepare_data
 
     corpus = write_synthetic_corpus(tmp_path / "corpus", train=10, dev=3, test=3)
     config = load_config(None, ["data.dataset=parallel", f"data.data_dir={corpus}", "network.name=lstm-sa"])

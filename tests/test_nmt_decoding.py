@@ -14,9 +14,9 @@ from drga.baselines.protocol import Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
 from drga.building import state_and_action_size
-from drga.nmt.decoding import agent_adjuster, beam_search, greedy_decode, length_limits, length_normalizer
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
+from drga.tasks.translation.decoding import agent_adjuster, beam_search, greedy_decode, length_limits, length_normalizer
 
 NETWORKS = {
     "luong": lambda: LuongSeq2Seq(24, 24, embedding_dim=8, hidden_size=8, dropout=0.0),

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from drga.baselines.protocol import Batch
-from drga.nmt.evaluation import TranslationEval, evaluate_translation, teacher_forced_scores
 from drga.rollout import rollout
+from drga.tasks.translation.evaluation import TranslationEval, evaluate_translation, teacher_forced_scores
 from tests.nmt_helpers import tiny_translation_config
 from tests.test_nmt_decoding import batch, network_and_agent
 
@@ -65,7 +65,7 @@ def test_a_scored_mode_carries_the_brevity_penalty_and_lengths_of_its_bleu_only_
 
 def test_early_stop_probability_by_hand():
     from drga.baselines.nmt_common import EOS_ID, PAD_ID
-    from drga.nmt.evaluation import early_stop_probability
+    from drga.tasks.translation.evaluation import early_stop_probability
 
     def step(eos: float) -> list[float]:  # a next-token distribution over 6 ids with P(</s>) = eos
         rest = (1.0 - eos) / 5

@@ -7,7 +7,7 @@ import math
 import pytest
 import sacrebleu
 
-from drga.nmt.metrics import corpus_bleu, corpus_chrf, perplexity, score_translations
+from drga.tasks.translation.metrics import corpus_bleu, corpus_chrf, perplexity, score_translations
 
 REFERENCES = [
     "Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.",

@@ -12,10 +12,10 @@ import torch
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError
-from drga.nmt.config import load_translation_config
-from drga.nmt.pretrained import load_translation_model
-from drga.nmt.task import token_cross_entropy
-from drga.nmt.trainer import TranslationTrainer
+from drga.tasks.translation.config import load_translation_config
+from drga.tasks.translation.task import token_cross_entropy
+from drga.tasks.translation.trained import load_translation_model
+from drga.trainer import TranslationTrainer
 from tests.conftest import require_data
 from tests.nmt_helpers import tiny_translation_config, write_synthetic_corpus
 
@@ -210,9 +210,9 @@ def test_sb3_learns_the_agent_phase_of_a_translation_run(tmp_path):
 def test_revised_loss_with_one_gradient_sample_has_the_gradient_of_the_loss_over_all_samples(tmp_path):
     # train.task_loss_samples = n < K: the translation task's eq. 12 reads only the n samples that carry
     # the gradient; the gradient equals that of the label-smoothed loss over all B·K rows.
-    from drga.nmt.task import TranslationTask, token_cross_entropy
     from drga.rollout import rollout
     from drga.scoring import RewardConstants
+    from drga.tasks.translation.task import TranslationTask, token_cross_entropy
 
     k, n = 3, 1
     config = tiny_translation_config(tmp_path, "transformer-nmt", **{"agent.samples": k, "train.task_loss_samples": n,

@@ -17,17 +17,17 @@ from stable_baselines3.common.env_util import make_vec_env
 import drga.baselines as baselines
 from drga.agents.gaussian_policy import GaussianPolicy, squash
 from drga.agents.sb3_policy import SB3PolicyAdapter, gaussian_policy_from_sb3, pre_squash
-from drga.building import prepare_data
 from drga.checkpoint_format import load_checkpoint
 from drga.cli import main
 from drga.config import AgentConfig, RewardConfig, load_config
 from drga.data import BatchIterator, collate
 from drga.envs import AttentionRetrofitEnv
-from drga.evaluation import evaluate
 from drga.learners.sb3 import PreSquashActions, build_sb3_model, count_env_steps
-from drga.pretrained import load_trained
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
+from drga.tasks.classification.data import prepare_data
+from drga.tasks.classification.evaluation import evaluate
+from drga.tasks.classification.trained import load_trained
 from drga.trainer import Trainer
 from tests.test_trainer import tiny_config
 from tests.tiny_network import TinyAttentionNet, keyword_examples

@@ -238,7 +238,7 @@ def test_checkpoint_from_another_network_is_refused(tmp_path, capsys):
     config = tiny_config(tmp_path, **{"train.agent_epochs": 0, "train.cotrain_epochs": 0})
     Trainer(config, log=lambda _: None).run()
     checkpoint = tmp_path / "runs" / "tsv-tiny-seed3" / "pretrain_best.pt"
-    from drga.pretrained import load_trained
+    from drga.tasks.classification.trained import load_trained
 
     with pytest.raises(CheckpointError, match="holds a 'tiny' network, not 'lstm-sa'"):
         load_trained(checkpoint, expected_net="lstm-sa")
@@ -399,7 +399,7 @@ def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, mo
     trainer = Trainer(config, log=lambda _: None)
     held_ids = [tuple(e.ids) for e in trainer.data.agent_train]
     assert held_ids and len(trainer.data.agent_train) == pytest.approx(0.25 * (len(trainer.data.train) + len(held_ids)), abs=2)
-    from drga.building import prepare_data
+    from drga.tasks.classification.data import prepare_data
 
     whole = prepare_data(tiny_config(tmp_path / "whole", **{"train.pretrain_epochs": 1}))
     assert len(trainer.data.train) + len(held_ids) == len(whole.train)  # a partition of the training split

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from drga.nmt.evaluation import TranslationEval
+from drga.tasks.translation.evaluation import TranslationEval
 from tests.scripts import load_script
 
 DATASET = "multi30k-en-de"
@@ -65,7 +65,7 @@ def scores(bleu: float, mode: str, search: str) -> dict:
 
 
 def results_json(net: str, seed: int) -> dict:
-    """A results.json of the translation trainer's shape (drga/nmt/task.py final_report, drga/runner/loop.py)."""
+    """A results.json of the translation trainer's shape (drga/tasks/translation/task.py final_report, drga/runner/loop.py)."""
     rows = {}
     for row, modes in CELLS.items():
         entry = rows.setdefault(row, {"phase": PHASES[row], "checkpoint": f"{PHASES[row]}_best.pt"})

@@ -239,8 +239,8 @@ def test_an_interrupted_study_continues_from_its_sqlite_file_and_the_interrupted
 
 
 def test_a_translation_network_is_tuned_by_its_dev_bleu_from_a_pretrained_network(tmp_path):
-    from drga.nmt.config import load_translation_config
-    from drga.nmt.trainer import TranslationTrainer
+    from drga.tasks.translation.config import load_translation_config
+    from drga.trainer import TranslationTrainer
     from tests.nmt_helpers import tiny_translation_config
 
     pretrained = TranslationTrainer(tiny_translation_config(tmp_path, **{"train.agent_epochs": 0, "train.cotrain_epochs": 0,

@@ -28,13 +28,13 @@ from drga.config import ConfigError
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.data.pretrained_vocab import SubwordVocabulary, word_groups, word_text
 from drga.eval_mode import eval_mode
-from drga.names import Mode
+from drga.names import Mode, checked_mode
 from drga.rollout import rollout
 from drga.scoring import RewardConstants
 
 if TYPE_CHECKING:
-    from drga.building import PreparedData
-    from drga.pretrained import TrainedModel
+    from drga.tasks.classification.data import PreparedData
+    from drga.tasks.classification.trained import TrainedModel
 
 #: How multi-array and multi-dimensional attention becomes one weight per token (stated in
 #: every report): the same reduction eq. 5's N uses for H dimensions, then plain means.
@@ -515,7 +515,7 @@ def load_inputs(
     are matched by name).
     """
     from drga.data import DATASETS
-    from drga.pretrained import data_for, load_trained
+    from drga.tasks.classification.trained import data_for, load_trained
 
     if split not in ("train", "dev", "test"):
         raise AnalysisError(f"unknown split '{split}'; choose train, dev or test")
@@ -523,11 +523,9 @@ def load_inputs(
     if path.is_dir():
         raise AnalysisError(f"{path} is a folder; give a checkpoint in it, e.g. {path / 'cotrain_best.pt'}")
     model = load_trained(path, device=device)
-    if require_agent and not model.has_agent:
-        raise AnalysisError(
-            f"{path} is from phase '{model.phase}' and holds no trained agent; analyse the run's cotrain_best.pt (or agent_best.pt), "
-            "or this one with --only faithfulness"
-        )
+    if require_agent:
+        checked_mode(Mode.WITH_AGENT, model.has_agent, f"{path} (phase '{model.phase}')",
+                     "analyse the run's cotrain_best.pt (or agent_best.pt), or this one with --only faithfulness")
     config = model.config
     trained_on = config.data.dataset
     if dataset is not None:

@@ -345,7 +345,7 @@ def _write_summary(run: AnalysisRun) -> None:
 
 def _reference_records(path: str, inputs, options: AnalyzeOptions):
     """Records of another checkpoint's own attention on the same sentences (same vocabulary needed)."""
-    from drga.pretrained import load_trained, quoted
+    from drga.tasks.classification.trained import load_trained, quoted
 
     reference = load_trained(path, device=str(inputs.model.device))
     if reference.vocab.itos != inputs.model.vocab.itos:

@@ -1,9 +1,6 @@
-"""The tasks the phase runner runs: what differs between classification and translation.
+"""The tasks a run can train: classification (``drga/tasks/classification/``) and translation
+(``drga/tasks/translation/``), each with its data, evaluation and checkpoint loading beside its task.
 
-The translation task lives with the rest of translation, in ``drga/nmt/task.py``.
+Nothing is re-exported here: a task's lower modules (data, evaluation, loading) sit below the
+runner in the layers (docs/architecture.md), its ``task`` module above it.
 """
-
-from drga.nmt.task import TranslationTask
-from drga.tasks.classification import ClassificationTask
-
-__all__ = ["ClassificationTask", "TranslationTask"]

@@ -60,8 +60,9 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
 def settings_from(args: argparse.Namespace) -> Any:
     """The study the command line describes, its base configuration checked."""
     from drga.config import ConfigError
+    from drga.tasks.run_config import experiment, load_run_config
     from drga.tune.space import grid, parse_search
-    from drga.tune.study import TuneSettings, experiment, load_run_config
+    from drga.tune.study import TuneSettings
 
     args.no_progress = False  # the trials' own run.progress=false stays out of the best config
     base = flag_overrides(args, interactive=True, extra=(("tsv", "data.tsv_path"),))

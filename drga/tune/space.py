@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drga.config import ConfigError, ExperimentConfig, set_value
-from drga.nmt.config import load_translation_config
+from drga.tasks.translation.config import load_translation_config
 
 #: The default search: √L0, δ and γ of eq. 5 and β0 of eq. 3, around the paper's 0.2, 0.85, 0.2 and 0.4.
 REWARD_SEARCH = ("reward.sqrt_l0=0.05:0.6", "reward.delta=0.7:0.95", "reward.gamma=0.02:1:log", "adjust.beta0=0.1:1")

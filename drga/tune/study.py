@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drga.config import ExperimentConfig, config_to_toml, load_config
+from drga.config import ExperimentConfig
 from drga.errors import UserError
 from drga.runner.phases import Phase, phase_plan
+from drga.tasks.run_config import experiment, load_run_config, run_config_toml
 from drga.tune.pruning import ReportAndPrune
 from drga.tune.space import Dimension, grid, overrides
 
@@ -99,38 +100,6 @@ def open_study(settings: TuneSettings) -> Any:
                                direction="maximize", load_if_exists=True)
 
 
-def load_run_config(path: str | None, settings: list[str]) -> Any:
-    """A classification :class:`ExperimentConfig`, or a :class:`TranslationConfig` where the network translates."""
-    from drga.baselines import NETWORK_INPUTS
-    from drga.nmt.config import load_translation_config, requested_network
-
-    if NETWORK_INPUTS.get(requested_network(path, settings) or "") == "parallel":
-        return load_translation_config(path, settings)
-    return load_config(path, settings)
-
-
-def experiment(config: Any) -> ExperimentConfig:
-    """The settings every task shares (a translation configuration's ``experiment``)."""
-    return config if isinstance(config, ExperimentConfig) else config.experiment
-
-
-def run_config_toml(config: Any) -> str:
-    from drga.nmt.config import config_to_toml as translation_toml
-
-    return config_to_toml(config) if isinstance(config, ExperimentConfig) else translation_toml(config)
-
-
-def trainer_for(config: Any, **options: Any) -> Any:
-    """The runner of ``config``'s task: the classification trainer or the translation trainer."""
-    if isinstance(config, ExperimentConfig):
-        from drga.trainer import Trainer
-
-        return Trainer(config, **options)
-    from drga.nmt.trainer import TranslationTrainer
-
-    return TranslationTrainer(config, **options)
-
-
 def trial_config(settings: TuneSettings, params: Mapping[str, Any], run_name: str | None = None) -> Any:
     """The configuration of a trial with ``params``: in its run folder, or (no ``run_name``) as `drga train` would run it."""
     where = [f"run.logdir={settings.folder}", f"run.run_name={run_name}", "run.progress=false"] if run_name else []
@@ -171,6 +140,8 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
                 else:
                     pruning = ReportAndPrune(trial, phase.name, mode, lambda record: selection_key(config, record)[0], metric_name(config),
                                              log)
+                    from drga.trainer import trainer_for  # the whole toolkit: only when a trial trains
+
                     results = trainer_for(config, resume=resume, overwrite=not resume, log=log, callbacks=[pruning]).run()
             finally:  # a pruned trial's cost counts too, and an interrupted one's before it is queued again
                 record_cost(trial, wall, cpu)
@@ -192,12 +163,12 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
     """The task's selection key (bigger is better) of a dev record: as results.json keeps it, or an epoch's numbers."""
     if isinstance(config, ExperimentConfig):
-        from drga.evaluation import EvalResult
-        from drga.tasks.classification import classification_selection_key
+        from drga.tasks.classification.evaluation import EvalResult
+        from drga.tasks.classification.task import classification_selection_key
 
         return classification_selection_key(scores_from_record(EvalResult, dev))
-    from drga.nmt.evaluation import TranslationEval
-    from drga.nmt.task import translation_selection_key
+    from drga.tasks.translation.evaluation import TranslationEval
+    from drga.tasks.translation.task import translation_selection_key
 
     return translation_selection_key(scores_from_record(TranslationEval, dev), config.nmt.select_metric)
 

@@ -16,12 +16,13 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
-from drga.building import PreparedData, build_attention_network, build_policy, prepare_data, pretrained_vocabulary, resolve_device
-from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module_state
+from drga.checkpoint_format import CheckpointError, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
 from drga.data import Vocabulary
 from drga.data.vocab import vocabulary_fingerprint
 from drga.errors import UserError
+from drga.tasks.classification.data import PreparedData, build_attention_network, prepare_data, pretrained_vocabulary
+from drga.tasks.trained import model_checkpoint, ready_for_evaluation, trained_agent
 
 LOGGER = logging.getLogger(__name__)
 
@@ -58,9 +59,7 @@ def load_trained(
     toolkit's registry (``drga networks``) does not hold: an instance, or a class (or function)
     called with the vocabulary size and the number of labels. ``payload``: the file, already loaded.
     """
-    payload = load_checkpoint(path) if payload is None else payload
-    if payload.get("kind") not in ("model", "resume"):
-        raise CheckpointError(f"{path} is not a model checkpoint")
+    payload = model_checkpoint(path, payload)
     if expected_net is not None and payload["net_name"] != expected_net:
         raise CheckpointError(f"{path} holds a '{payload['net_name']}' network, not '{expected_net}'")
     recorded_fingerprint = payload.get("vocab_fingerprint")
@@ -74,16 +73,10 @@ def load_trained(
     label_names = payload.get("label_names")
     if label_names is None:
         label_names = recover_label_names(path, payload, config, vocab)
-    torch_device = resolve_device(device)
     network = _network_for(path, config, vocab, len(label_names), network)
     load_module_state(network, payload["network"], "network", path)
-    policy = build_policy(config, payload["state_size"], payload["action_size"])
-    load_module_state(policy, payload["policy"], "agent", path)
-    strength = AdjustmentStrength(config.adjust.beta0)
-    load_module_state(strength, payload["strength"], "adjusting module", path)
-    strength.half_life_steps = float(payload.get("half_life_steps", 0.0))
-    for module in (network, policy, strength):
-        module.to(torch_device).eval()
+    policy, strength = trained_agent(payload, path, config)
+    torch_device = ready_for_evaluation(device, network, policy, strength)
     tokenizer = payload.get("tokenizer") or ("raw-text" if config.data.dataset in RAW_TEXT_DATASETS else "whitespace")
     return TrainedModel(
         config, network, policy, strength, vocab, list(label_names), bool(payload["has_agent"]), payload["phase"], torch_device, tokenizer

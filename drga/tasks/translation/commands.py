@@ -1,8 +1,5 @@
-"""Command-line pieces for translation: ``drga translate``, and ``drga train`` / ``drga evaluate`` for translation networks.
-
-``register`` is the extension hook of ``drga/cli.py`` (listed in its ``EXTENSIONS``).
-``drga train`` hands over to :func:`train_translation` when the requested network's input is
-"parallel" (``baselines.NETWORK_INPUTS``).
+"""What ``drga translate`` and ``drga evaluate`` do with a translation checkpoint (drga/cli.py parses
+both commands and dispatches here).
 """
 
 from __future__ import annotations
@@ -12,37 +9,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from drga.config import ConfigError, flag_overrides
-from drga.names import MODES, Mode
+from drga.config import ConfigError
+from drga.names import MODES, Mode, checked_mode
 
 if TYPE_CHECKING:
     from torch import Tensor
 
     from drga.data.parallel import EncodedPair, ParallelBatchIterator
-    from drga.nmt.config import NMTConfig
-    from drga.nmt.pretrained import TranslationModel
-
-
-def register(commands) -> dict:
-    """Add ``translate`` to the ``drga`` command."""
-    translate = commands.add_parser(
-        "translate",
-        help="translate text (one sentence per line, stdin or --input) with a trained translation checkpoint",
-        description="Translate one sentence per line. Output: one detokenized translation per line.",
-    )
-    translate.add_argument("checkpoint", help="a translation checkpoint, e.g. runs/multi30k-en-de-seq2seq-luong-seed0/cotrain_best.pt")
-    translate.add_argument("--input", help="source text file, plain or gzip (default: stdin)")
-    translate.add_argument("--output", help="write translations here (default: stdout)")
-    translate.add_argument("--mode", choices=list(map(str, MODES)), help="default: with-agent when the checkpoint has a trained agent")
-    translate.add_argument("--beam", type=int, help="beam size; 1 = greedy (default: the run's nmt.beam_size)")
-    translate.add_argument("--length-penalty", type=float, help="beam search's α (default: the run's nmt.length_penalty)")
-    translate.add_argument("--batch-size", type=int, default=64)
-    translate.add_argument(
-        "--reference", help="reference translations (plain or gzip): print sacrebleu BLEU and chrF with signatures to stderr"
-    )
-    translate.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
-    translate.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return {"translate": cmd_translate}
+    from drga.tasks.translation.config import NMTConfig
+    from drga.tasks.translation.trained import TranslationModel
 
 
 def _read_lines(path: str | None) -> list[str]:
@@ -54,13 +29,13 @@ def _read_lines(path: str | None) -> list[str]:
         return [line.rstrip("\n").strip() for line in handle]
 
 
-def cmd_translate(args: argparse.Namespace) -> int:
+def translate_lines(args: argparse.Namespace) -> int:
     """``drga translate``: one translation per input line; optional scoring against references."""
-    from drga.nmt.metrics import score_translations
-    from drga.nmt.pretrained import load_translation_model
+    from drga.tasks.translation.metrics import score_translations
+    from drga.tasks.translation.trained import load_translation_model
 
     model = load_translation_model(args.checkpoint, device=args.device)
-    mode = args.mode or (Mode.WITH_AGENT if model.has_agent else Mode.NET_ONLY)
+    mode = checked_mode(args.mode, model.has_agent, f"{args.checkpoint} (phase '{model.phase}')", "use --mode net-only")
     beam = args.beam if args.beam is not None else model.config.nmt.beam_size
     if beam < 1:
         raise ConfigError(f"--beam must be at least 1, got {beam}")
@@ -120,7 +95,7 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
 
 def _model_on_requested_data(args: argparse.Namespace, payload: dict | None) -> TranslationModel:
     """The checkpoint's translation model, its data set replaced by ``--dataset`` / ``--data-dir`` where given."""
-    from drga.nmt.pretrained import load_translation_model
+    from drga.tasks.translation.trained import load_translation_model
 
     model = load_translation_model(args.checkpoint, device=args.device or "cpu", payload=payload)
     data = model.config.experiment.data
@@ -142,7 +117,7 @@ def _evaluation_pairs(model: TranslationModel, split: str) -> tuple[list[Encoded
     """The split's pairs encoded by the checkpoint's subword models (none dropped for length), their
     reference translations and a line describing them."""
     from drga.data.parallel import encode_pairs
-    from drga.nmt.data import load_translation_splits
+    from drga.tasks.translation.data import load_translation_splits
 
     data = model.config.experiment.data
     splits = load_translation_splits(model.config)
@@ -164,7 +139,7 @@ def _mode_scores(
     progress: bool,
 ) -> tuple[str, str]:
     """One mode's row (perplexity, BLEU and chrF of each search, reward, N/L) and the sacrebleu signatures."""
-    from drga.nmt.evaluation import evaluate_translation, teacher_forced_scores
+    from drga.tasks.translation.evaluation import evaluate_translation, teacher_forced_scores
 
     config = model.config
     forced = teacher_forced_scores(model.network, batches, config, mode, model.policy, beta, model.device)
@@ -187,36 +162,3 @@ def _mode_scores(
         signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
     row = f"{forced['perplexity']:7.2f}{''.join(cells)}  {forced['reward']:8.3f}  {forced['highlighted_fraction']:5.3f}"
     return row, signature
-
-
-def is_translation_request(args: argparse.Namespace) -> bool:
-    """Whether ``drga train`` was asked for a translation network (by --net, --set or the config file)."""
-    from drga.baselines import NETWORK_INPUTS
-    from drga.nmt.config import requested_network
-
-    name = args.net or requested_network(args.config, [s for s in args.set if s.strip().startswith("network.name=")])
-    return NETWORK_INPUTS.get(name or "", "") == "parallel"
-
-
-def train_translation(args: argparse.Namespace) -> int:
-    """``drga train`` for a translation network: the same flags, the translation trainer."""
-    from drga.data.parallel import PARALLEL_DATASETS
-    from drga.nmt.config import load_translation_config
-    from drga.nmt.trainer import TranslationTrainer
-
-    if getattr(args, "track_examples", None) is not None:  # the tracked-sentence pictures are classification's
-        raise ConfigError("--track-examples is not supported for translation networks")
-    if args.tsv is not None:
-        raise ConfigError("--tsv is for classification data; translation reads parallel text (--dataset multi30k-en-de or parallel)")
-    overrides = flag_overrides(args, sys.stderr.isatty())
-    config = load_translation_config(args.config, overrides)
-    if config.experiment.data.dataset not in PARALLEL_DATASETS:
-        raise ConfigError(
-            f"network '{config.experiment.network.name}' translates parallel text, but data set '{config.experiment.data.dataset}' "
-            f"is not one; choose one of: {', '.join(sorted(PARALLEL_DATASETS))}"
-        )
-    algorithm = getattr(config.experiment.agent, "algorithm", "reinforce")
-    if algorithm != "reinforce":
-        raise ConfigError(f"agent.algorithm={algorithm}: translation trains the agent with REINFORCE (eqs. 6–7) only")
-    TranslationTrainer(config, resume=args.resume, overwrite=args.overwrite, force=args.force).run()
-    return 0

@@ -16,18 +16,18 @@ from torch import Tensor, nn
 
 from drga import distributed
 from drga.baselines.protocol import Batch
-from drga.building import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
 from drga.data.vocab import vocabulary_fingerprint
-from drga.evaluation import EvalResult, evaluate
 from drga.names import MODES, Mode, PhaseName, Split, epoch_key, row_scores, score_key
-from drga.pretrained import quoted
 from drga.rollout import Rollout
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.scoring import cross_entropy_loss
+from drga.tasks.classification.data import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
+from drga.tasks.classification.evaluation import EvalResult, evaluate
+from drga.tasks.classification.trained import quoted
 
 if TYPE_CHECKING:
     from drga.runner.loop import PhaseRunner

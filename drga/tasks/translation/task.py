@@ -28,18 +28,18 @@ from drga.checkpoint_format import load_checkpoint
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
 from drga.names import MODES, Split, epoch_key, row_scores, score_key
-from drga.nmt.config import TranslationConfig, config_to_toml, translation_config_from_dict
-from drga.nmt.data import (
+from drga.rollout import Rollout
+from drga.runner.phases import Phase
+from drga.runner.task import ReportCell, Task, TaskBatches
+from drga.tasks.translation.config import TranslationConfig, config_to_toml, translation_config_from_dict
+from drga.tasks.translation.data import (
     TranslationData,
     build_translation_network,
     prepare_translation_data,
     tokenizer_fingerprint,
     tokenizers_from_payload,
 )
-from drga.nmt.evaluation import TranslationEval, decode_pairs, decode_settings, evaluate_translation
-from drga.rollout import Rollout
-from drga.runner.phases import Phase
-from drga.runner.task import ReportCell, Task, TaskBatches
+from drga.tasks.translation.evaluation import TranslationEval, decode_pairs, decode_settings, evaluate_translation
 
 if TYPE_CHECKING:
     from drga.runner.loop import PhaseRunner

@@ -23,12 +23,11 @@ from drga.baselines.nmt_common import EOS_ID, PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.data.parallel import EncodedPair, ParallelBatchIterator
 from drga.data.subword import SubwordTokenizer
-from drga.eval_mode import eval_mode
-from drga.evaluation import agent_pass, output_and_reward
 from drga.names import MODES, Mode
-from drga.nmt.config import TranslationConfig
-from drga.nmt.decoding import DecodeSettings, agent_adjuster, decode_batches
-from drga.nmt.metrics import perplexity, score_translations
+from drga.tasks.evaluation import RewardSums, scored_batches
+from drga.tasks.translation.config import TranslationConfig
+from drga.tasks.translation.decoding import DecodeSettings, agent_adjuster, decode_batches
+from drga.tasks.translation.metrics import perplexity, score_translations
 
 
 @dataclass
@@ -84,39 +83,20 @@ def teacher_forced_scores(
 ) -> dict[str, float | None]:
     """Perplexity, mean log P(y|X), reward (eq. 5) and its parts under teacher forcing; with the agent,
     how far its actions moved the attention (``attention_shift``, None in ``net-only``)."""
-    if mode not in MODES:
-        raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {', '.join(MODES)}")
-    reward = config.experiment.reward
-    totals = dict(nll=0.0, tokens=0, log_likelihood=0.0, reward=0.0, penalty=0.0, highlighted_fraction=0.0, sentences=0, shift=0.0,
-                  early_stop=0.0)
-    with eval_mode(network):
-        for batch in batches:
-            batch = batch.to(device)
-            if mode == Mode.WITH_AGENT:
-                acted = agent_pass(network, batch, reward, policy, beta)
-                output, terms = acted.output, acted.terms
-                totals["shift"] += acted.shift.sum().item()
-            else:
-                output, terms = output_and_reward(network, batch, reward, mode)
-            totals["early_stop"] += early_stop_probability(output, batch.labels).sum().item()
-            totals["nll"] -= terms.log_likelihood.sum().item()
-            totals["tokens"] += int((batch.labels != PAD_ID).sum())
-            totals["log_likelihood"] += terms.log_likelihood.sum().item()
-            totals["reward"] += terms.reward.sum().item()
-            totals["penalty"] += terms.penalty.sum().item()
-            totals["highlighted_fraction"] += terms.highlighted_fraction.sum().item()
-            totals["sentences"] += batch.size
-    n = max(totals["sentences"], 1)
+    nll, tokens, early_stop, sums = 0.0, 0, 0.0, RewardSums()
+    for batch, scored in scored_batches(network, batches, config.experiment.reward, mode, policy, beta, device):
+        early_stop += early_stop_probability(scored.output, batch.labels).sum().item()
+        nll -= scored.terms.log_likelihood.sum().item()
+        tokens += int((batch.labels != PAD_ID).sum())
+        sums.add(scored, batch.size)
+    n = max(sums.sequences, 1)
     return {
-        "perplexity": perplexity(totals["nll"], totals["tokens"]),
-        "log_likelihood": totals["log_likelihood"] / n,
-        "reward": totals["reward"] / n,
-        "penalty": totals["penalty"] / n,
-        "highlighted_fraction": totals["highlighted_fraction"] / n,
-        "sentences": totals["sentences"],
-        "tokens": totals["tokens"],
-        "attention_shift": totals["shift"] / n if mode == Mode.WITH_AGENT else None,
-        "early_stop_probability": totals["early_stop"] / n,
+        "perplexity": perplexity(nll, tokens),
+        **sums.means(),
+        "sentences": sums.sequences,
+        "tokens": tokens,
+        "attention_shift": sums.shift / n if mode == Mode.WITH_AGENT else None,
+        "early_stop_probability": early_stop / n,
     }
 
 

@@ -21,24 +21,16 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
-from drga.baselines.protocol import AttentionSite, Batch
+from drga.baselines.protocol import Batch
 from drga.eval_mode import eval_mode
-from drga.rollout import policy_action
-from drga.state import build_agent_state
+from drga.rollout import mean_action_attention
 
 
 def agent_adjuster(policy: GaussianPolicy, beta: Tensor | float) -> Adjuster:
-    """The with-agent mode's adjustment: eq. 1 state, deterministic action squash(μ(s)), eqs. 3–4."""
-
-    def adjust(site: AttentionSite) -> Tensor:
-        state = build_agent_state(site)  # eq. 1
-        action = policy_action(policy.distribution(state).mean, site.multi_dimensional)  # eq. 2, deterministic
-        return adjust_attention(site.attention, action, beta, site.mask)  # eqs. 3–4
-
-    return adjust
+    """The with-agent mode's adjustment of a decoder step's site, as in teacher-forced evaluation."""
+    return lambda site: mean_action_attention(site, policy, beta).revised
 
 
 def length_limits(mask: Tensor, ratio: float, cap: int) -> Tensor:

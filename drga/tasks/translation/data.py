@@ -15,7 +15,7 @@ from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelSplits, encode_pairs, load_parallel_dataset
 from drga.data.subword import SubwordTokenizer
-from drga.nmt.config import TranslationConfig
+from drga.tasks.translation.config import TranslationConfig
 
 
 @dataclass

@@ -12,14 +12,14 @@ import torch
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.beta import AdjustmentStrength
-from drga.building import build_policy, resolve_device
-from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module_state
+from drga.checkpoint_format import CheckpointError, load_module_state
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
-from drga.names import MODES, Mode
-from drga.nmt.config import TranslationConfig, translation_config_from_dict
-from drga.nmt.data import build_translation_network, tokenizers_from_payload
-from drga.nmt.evaluation import decode_pairs, decode_settings
+from drga.names import Mode, checked_mode
+from drga.tasks.trained import model_checkpoint, ready_for_evaluation, trained_agent
+from drga.tasks.translation.config import TranslationConfig, translation_config_from_dict
+from drga.tasks.translation.data import build_translation_network, tokenizers_from_payload
+from drga.tasks.translation.evaluation import decode_pairs, decode_settings
 
 
 @dataclass
@@ -50,10 +50,7 @@ class TranslationModel:
         Sources longer than ``data.max_length`` pieces are cut to it, as dev and test sources are
         in training.
         """
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; choose net-only or with-agent")
-        if mode == Mode.WITH_AGENT and not self.has_agent:
-            raise CheckpointError(f"this checkpoint (phase '{self.phase}') has no trained agent; use --mode net-only")
+        mode = checked_mode(mode, self.has_agent, f"this checkpoint (phase '{self.phase}')")
         limit = self.config.experiment.data.max_length
         pairs, cut = [], 0
         for index, ids in enumerate(self.source_tokenizer.encode_batch(list(sentences))):
@@ -85,23 +82,15 @@ def is_translation_checkpoint(payload: dict[str, Any]) -> bool:
 
 def load_translation_model(path: str | Path, device: str = "cpu", payload: dict[str, Any] | None = None) -> TranslationModel:
     """Rebuild network, agent, β and tokenizers from a translation checkpoint (``payload``: the file, already loaded)."""
-    payload = load_checkpoint(path) if payload is None else payload
-    if payload.get("kind") not in ("model", "resume"):
-        raise CheckpointError(f"{path} is not a model checkpoint")
+    payload = model_checkpoint(path, payload)
     if not is_translation_checkpoint(payload):
         raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' classification model, not a translation model")
     config = translation_config_from_dict(payload["config"])
     source, target = tokenizers_from_payload(payload, path)
     network = build_translation_network(config, len(source), len(target))
     load_module_state(network, payload["network"], "network", path)
-    policy = build_policy(config.experiment, payload["state_size"], payload["action_size"])
-    load_module_state(policy, payload["policy"], "agent", path)
-    strength = AdjustmentStrength(config.experiment.adjust.beta0)
-    load_module_state(strength, payload["strength"], "adjusting module", path)
-    strength.half_life_steps = float(payload.get("half_life_steps", 0.0))
-    torch_device = resolve_device(device)
-    for module in (network, policy, strength):
-        module.to(torch_device).eval()
+    policy, strength = trained_agent(payload, path, config.experiment)
+    torch_device = ready_for_evaluation(device, network, policy, strength)
     return TranslationModel(
         config, network, policy, strength, source, target, bool(payload["has_agent"]), str(payload["phase"]), torch_device
     )

@@ -1,0 +1,47 @@
+"""What loading a trained checkpoint shares between the tasks: the file's kind, the agent and β, the device.
+
+Each task rebuilds its own network and what reads its data (classification: the vocabulary and
+label names, ``drga/tasks/classification/trained.py``; translation: the subword models,
+``drga/tasks/translation/trained.py``); the mode a loaded model is evaluated in is checked by
+:func:`drga.names.checked_mode`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.beta import AdjustmentStrength
+from drga.building import build_policy, resolve_device
+from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module_state
+from drga.config import ExperimentConfig
+
+
+def model_checkpoint(path: str | Path, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The contents of a model checkpoint (a phase's best or a run's ``last.pt``); ``payload``: the file, already loaded."""
+    payload = load_checkpoint(path) if payload is None else payload
+    if payload.get("kind") not in ("model", "resume"):
+        raise CheckpointError(f"{path} is not a model checkpoint")
+    return payload
+
+
+def trained_agent(payload: dict[str, Any], path: str | Path, config: ExperimentConfig) -> tuple[GaussianPolicy, AdjustmentStrength]:
+    """The checkpoint's agent and adjusting module (β and its schedule's position)."""
+    policy = build_policy(config, payload["state_size"], payload["action_size"])
+    load_module_state(policy, payload["policy"], "agent", path)
+    strength = AdjustmentStrength(config.adjust.beta0)
+    load_module_state(strength, payload["strength"], "adjusting module", path)
+    strength.half_life_steps = float(payload.get("half_life_steps", 0.0))
+    return policy, strength
+
+
+def ready_for_evaluation(device: str, *modules: nn.Module) -> torch.device:
+    """``modules`` on ``device`` (cpu, cuda, cuda:N or auto) in eval mode; the device."""
+    torch_device = resolve_device(device)
+    for module in modules:
+        module.to(torch_device).eval()
+    return torch_device

@@ -1,0 +1,15 @@
+"""Translation with DRGA: encoder-decoder cross-attention retrofitted by the agent.
+
+- :mod:`drga.tasks.translation.task`: :class:`TranslationTask`, the task half of a run (its trainer:
+  :class:`drga.trainer.TranslationTrainer`);
+- :mod:`drga.tasks.translation.config`: the ``[nmt]`` section and the translation defaults;
+- :mod:`drga.tasks.translation.data`: the parallel corpus, its subword models, the network;
+- :mod:`drga.tasks.translation.decoding`: greedy and beam search, ``net-only`` and ``with-agent``;
+- :mod:`drga.tasks.translation.metrics`: perplexity, sacrebleu BLEU and chrF;
+- :mod:`drga.tasks.translation.evaluation`: a split's perplexity, reward, BLEU and chrF in one mode (training
+  and ``drga evaluate``);
+- :mod:`drga.tasks.translation.trained`: a trained checkpoint's network, agent, β and subword models;
+- :mod:`drga.tasks.translation.commands`: what ``drga translate`` and ``drga evaluate`` do with a translation checkpoint.
+
+See docs/nmt.md.
+"""
