@@ -39,7 +39,7 @@ NETWORKS: dict[str, NetworkFactory] = {
 
 #: What each network needs from a data set ("text": token sequences; "aspect": an aspect term
 #: too; "document": sentences of a document; "parallel": source and target text, for the
-#: translation networks, trained by drga/nmt). Must equal the data set's ``provides``, except that
+#: translation networks, trained by drga/tasks/translation). Must equal the data set's ``provides``, except that
 #: a text network may read aspect data (ignoring the aspect).
 NETWORK_INPUTS: dict[str, str] = {
     "lstm-sa": "text",

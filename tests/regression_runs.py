@@ -135,7 +135,7 @@ def run_classification(name: str, data_root: Path, logdir: Path) -> dict[str, An
 
 
 def run_translation(name: str, logdir: Path) -> dict[str, Any]:
-    from drga.nmt.trainer import TranslationTrainer
+    from drga.trainer import TranslationTrainer
     from tests.nmt_helpers import tiny_translation_config
 
     torch.manual_seed(0)
