@@ -53,16 +53,17 @@ def drga_update(runner: PhaseRunner, phase: Phase, batch: Any) -> dict[str, Tens
         loss = task_loss
         if config.train.original_attention_loss > 0:  # beyond the paper: the network's own attention too
             loss = loss + config.train.original_attention_loss * runner.task.loss(network, batch)
-        network_norm, agent_norm = runner.optimise(loss + agent_loss, [  # one backward; each part clipped on its own, then stepped
-            (runner.net_optimizer, list(network.parameters()) + list(runner.strength.parameters())),
-            (runner.agent_optimizer, policy.parameters()),
+        optimiser = runner.optimiser
+        network_norm, agent_norm = optimiser.step(loss + agent_loss, [  # one backward; each part clipped on its own, then stepped
+            (optimiser.network_optimizer, list(network.parameters()) + list(runner.strength.parameters())),
+            (optimiser.agent_optimizer, policy.parameters()),
         ])
         runner.strength.advance()
     else:
         with torch.no_grad():
             task_loss = runner.task.revised_loss(r, batch)  # reported only: the network is frozen
         network_norm = None
-        agent_norm = runner.step(runner.agent_optimizer, agent_loss, policy.parameters())
+        agent_norm = runner.optimiser.step(agent_loss, [(runner.optimiser.agent_optimizer, policy.parameters())])[0]
     return update_statistics(runner, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
 
 

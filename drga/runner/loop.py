@@ -17,11 +17,9 @@ the agent phase; one training step of the DRGA phases is :func:`drga.learners.re
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +38,7 @@ from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, Image, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.loggers import CSVLogger, report_loggers
-from drga.runner.lr_schedule import LearningRateSchedule
-from drga.runner.optim import adam, clip_gradients, network_parameter_groups
+from drga.runner.optim import OptimiserStep, network_parameter_groups
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
 from drga.runner.task import ReportCell, Task
@@ -88,13 +85,7 @@ class PhaseRunner:
         last = prepare_run_dir(self.run_dir, resume, overwrite) if self.main else self.run_dir / "last.pt"
         if config.run.threads > 0:
             torch.set_num_threads(config.run.threads)
-        self.autocast_dtype = self.mixed_precision(config.run.precision)
-        # fp16 needs its loss scaled (small gradients underflow); bf16 has fp32's exponent range.
-        self.scaler = torch.amp.GradScaler("cuda") if self.autocast_dtype == torch.float16 else None
-        self.accumulated = 0  #: batches whose gradients the current accumulation window holds
-        self.closing_window = True  #: whether the batch being trained ends its window (the epoch's last batch does)
-        self.window_norms: list[Tensor] = []  #: the gradient norms of the last optimiser step, reported inside a window
-        self.lr_schedule: LearningRateSchedule | None = None  #: the network optimiser's learning rates in the current phase
+        self.optimiser = OptimiserStep(config, self.device, self.log)
 
         seed_everything(config.run.seed)
         batches = task.prepare(self.log, last if resume else None)
@@ -113,9 +104,6 @@ class PhaseRunner:
         self.progress = PhaseProgress()
         self.history: list[dict[str, Any]] = []
         self.global_step = 0
-        self.net_optimizer: torch.optim.Optimizer | None = None
-        self.agent_optimizer: torch.optim.Optimizer | None = None
-        self.replica: nn.Module | None = None  # under torchrun: DDP over the modules the phase trains
         self.pending_resume = self.load_resume(last) if resume else None
 
         if self.main:
@@ -171,7 +159,7 @@ class PhaseRunner:
             self.progress.start_step = self.global_step  # TensorBoard's step axis of this arm starts here
         self.start_phase(phase, fresh=not resuming)
         if resuming:
-            checkpoints.restore_optimizers(self.pending_resume, self.net_optimizer, self.agent_optimizer, self.lr_schedule)
+            self.optimiser.load_state_dict(self.pending_resume)
             self.pending_resume = None
         elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
             scores = self.evaluate_dev(phase, epoch=0)
@@ -188,8 +176,8 @@ class PhaseRunner:
             improved = self.consider(phase, scores, epoch)
             elapsed = time.time() - started  # up to its selection, before the callbacks hear of it
             self.callbacks.on_evaluation(Evaluation(phase.name, epoch, self.phase_step, self.dev_numbers(scores), improved, self.run_dir))
-            if not improved and self.progress.stale % train.plateau_patience == 0 and self.lr_schedule is not None:
-                self.lr_schedule.cut_on_plateau()
+            if not improved and self.progress.stale % train.plateau_patience == 0:
+                self.optimiser.cut_on_plateau()
             self.progress.epoch = epoch
             record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
             spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name) + record["seconds"]
@@ -227,14 +215,10 @@ class PhaseRunner:
         net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != Part.AGENT))
                       for p in module.parameters() if p.requires_grad]
         train = self.config.train
-        groups = network_parameter_groups(self.network, net_params, train.pretrained_lr)
-        self.net_optimizer = None if phase.network_frozen else \
-            adam(groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
-        self.lr_schedule = None if self.net_optimizer is None else \
-            LearningRateSchedule.for_phase(self.net_optimizer, train, self.task.warmup_steps(phase))
-        self.agent_optimizer = \
-            adam(list(self.policy.parameters()), self.config.agent.lr, train.fused_adam, self.log) if phase.has_agent else None
-        self.replica = distributed.replicate(self.modules.trained_by(phase.trains), self.device)
+        groups = None if phase.network_frozen else network_parameter_groups(self.network, net_params, train.pretrained_lr)
+        self.optimiser.start_phase(groups, list(self.policy.parameters()) if phase.has_agent else None, self.task.warmup_steps(phase),
+                                   distributed.replicate(self.modules.trained_by(phase.trains), self.device),
+                                   getattr(self.train_batches, "share", 1.0))
 
     def epoch_batches(self, phase: Phase) -> Any:
         """What an epoch of ``phase`` passes over: the training batches, or for the agent phase the
@@ -258,15 +242,12 @@ class PhaseRunner:
         sums: dict[str, Any] = {}
         interval_started, interval_sequences = time.perf_counter(), 0
         batches = self.epoch_batches(phase)
-        windows = math.ceil(len(batches) / self.config.train.accumulation_steps)
-        self.accumulated = 0
-        if self.lr_schedule is not None:
-            self.lr_schedule.start_epoch((epoch - 1) * windows, epochs * windows)
+        self.optimiser.start_epoch(epoch, epochs, len(batches))
         bar = tqdm(batches, desc=f"{phase.name} {epoch}/{epochs}", leave=False, disable=not self.show_progress)
         for step, batch in enumerate(bar, start=1):
             batch = batch.to(self.device)
-            self.closing_window = step == len(batches)
-            with self.autocast():
+            self.optimiser.start_batch(closes_window=step == len(batches))
+            with self.optimiser.autocast():
                 stats = self.train_step(phase, batch)
             for key, value in stats.items():
                 value = value.double() if isinstance(value, Tensor) else value
@@ -287,78 +268,8 @@ class PhaseRunner:
         if phase.has_agent:
             return drga_update(self, phase, batch)
         loss = self.task.loss(self.network, batch)  # eq. 12
-        norm = self.step(self.net_optimizer, loss, self.network.parameters())
+        norm = self.optimiser.step(loss, [(self.optimiser.network_optimizer, self.network.parameters())])[0]
         return {"task_loss": loss.detach(), "grad_norm_network": norm}
-
-    # ------------------------------------------------------------------ precision
-
-    @contextlib.contextmanager
-    def autocast(self) -> Iterator[None]:
-        """The forward passes under ``run.precision``'s autocast on CUDA; nothing changes in fp32."""
-        if self.autocast_dtype is None:
-            yield
-            return
-        with torch.autocast(self.device.type, dtype=self.autocast_dtype):
-            yield
-
-    def mixed_precision(self, precision: str) -> torch.dtype | None:
-        """The autocast dtype of ``run.precision`` on this run's device; None (fp32) on the CPU, which says so."""
-        if precision == "fp32":
-            return None
-        if self.device.type != "cuda":
-            self.log(f"run.precision={precision} applies on CUDA only: this {self.device.type} run stays fp32")
-            return None
-        return torch.float16 if precision == "fp16" else torch.bfloat16
-
-    # ------------------------------------------------------------------ optimisation (DDP-aware)
-
-    def backward_loss(self, loss: Tensor) -> Tensor:
-        """What to back-propagate: ``loss``; under torchrun passed through DDP, which all-reduces the gradients."""
-        return distributed.ddp_loss(self.replica, loss, getattr(self.train_batches, "share", 1.0))
-
-    def step(self, optimizer: torch.optim.Optimizer, loss: Tensor, params: Any) -> Tensor:
-        """Back-propagate ``loss``, clip to ``train.grad_clip``, step; the gradient norm before clipping."""
-        return self.optimise(loss, [(optimizer, params)])[0]
-
-    def optimise(self, loss: Tensor, groups: Sequence[tuple[torch.optim.Optimizer, Iterable[nn.Parameter]]]) -> list[Tensor]:
-        """Back-propagate ``loss`` into every optimiser's parameters; at the end of an accumulation window
-        (``train.accumulation_steps`` batches, or the epoch's last batch) clip each group to ``train.grad_clip``,
-        set the network's learning rates (``drga/runner/lr_schedule.py``) and step the optimisers in order. Returns each group's
-        gradient norm before clipping; inside a window, those of the step before (0 before the first)."""
-        accumulation = self.config.train.accumulation_steps
-        if self.accumulated == 0:
-            for optimizer, _ in groups:
-                optimizer.zero_grad(set_to_none=True)
-        if accumulation > 1:
-            loss = loss / accumulation  # the window's gradient is the mean over its batches
-        if self.scaler is not None:
-            loss = self.scaler.scale(loss)
-        with torch.autocast(self.device.type, enabled=False) if self.autocast_dtype is not None else contextlib.nullcontext():
-            self.backward_loss(loss).backward()
-        self.accumulated += 1
-        if self.accumulated < accumulation and not self.closing_window:
-            fits = len(self.window_norms) == len(groups)  # a step of this kind of update before, in this phase
-            return self.window_norms if fits else [torch.zeros((), device=self.device) for _ in groups]
-        self.accumulated = 0
-        norms = []
-        for optimizer, params in groups:
-            if self.scaler is not None:
-                self.scaler.unscale_(optimizer)
-            norms.append(self.clip(params))
-        if self.lr_schedule is not None:
-            self.lr_schedule.advance()
-        for optimizer, _ in groups:
-            if self.scaler is not None:
-                self.scaler.step(optimizer)  # skipped when the scaled gradients overflowed
-            else:
-                optimizer.step()
-        if self.scaler is not None:
-            self.scaler.update()
-        self.window_norms = norms
-        return norms
-
-    def clip(self, params: Any) -> Tensor:
-        return clip_gradients(params, self.config.train.grad_clip)
 
     # ------------------------------------------------------------------ benchmarks
 
@@ -384,7 +295,7 @@ class PhaseRunner:
 
     def evaluate_split(self, split: str, mode: str) -> Any:
         """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
-        with self.autocast():
+        with self.optimiser.autocast():
             result = self.task.evaluate(self, split, mode)
         if distributed.active() and self.task.shard_evaluation:
             result = self.task.combine_over_processes(result, self.batches(split))
@@ -428,8 +339,7 @@ class PhaseRunner:
         """``last.pt`` after every epoch: everything :meth:`load_resume` needs to continue exactly."""
         if self.main:
             model = self.model_payload(self.plan[self.progress.index], self.progress.epoch)
-            payload = checkpoints.resume_payload(model, self.progress, self.history, self.global_step, self.net_optimizer,
-                                                 self.agent_optimizer, self.lr_schedule)
+            payload = checkpoints.resume_payload(model, self.progress, self.history, self.global_step, self.optimiser.state_dict())
             save_atomic(payload, self.run_dir / "last.pt")
 
     def load_model(self, path: Path, network: bool = True, policy: bool = True) -> dict[str, Any]:
