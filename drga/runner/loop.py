@@ -13,13 +13,17 @@ only rank 0 logging and writing files.
 
 A task (``drga/runner/task.py``) supplies what differs; a learner (``drga/learners/``) learns
 the agent phase; one training step of the DRGA phases is :func:`drga.learners.reinforce.drga_update`.
+The loop holds its collaborators, each with one job: the optimiser step (``drga/runner/optim.py`` ·
+``OptimiserStep``), best-epoch selection and the checkpoints kept (``drga/runner/selection.py`` ·
+``Selection``) and the callbacks; it hands the task's hooks and the learners a
+:class:`~drga.runner.context.RunContext`, never itself.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +33,6 @@ from tqdm.auto import tqdm
 
 from drga import distributed
 from drga.building import build_policy, build_strength, seed_everything, state_and_action_size
-from drga.checkpoint_format import save_atomic
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
 from drga.learners.reinforce import drga_update
@@ -40,9 +43,10 @@ from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.context import RunContext, RunState, TaskBatches
 from drga.runner.loggers import CSVLogger, report_loggers
 from drga.runner.optim import OptimiserStep, network_parameter_groups
-from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
+from drga.runner.phases import Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
-from drga.runner.task import ReportCell, Task
+from drga.runner.selection import Selection
+from drga.runner.task import Task
 
 #: The training statistics are reported (:meth:`Callback.on_train_log`) every this many steps.
 LOG_INTERVAL = 10
@@ -112,6 +116,7 @@ class PhaseRunner:
         #: what the task's hooks and the learners receive: a narrow view of the run, not this loop
         self.context = RunContext(task, self.modules, self.state, self.optimiser, self.callbacks, local, self.device, self.run_dir,
                                   self.main, self.log, self.show_progress)
+        self.selection = Selection(task, self.modules, self.run_dir, self.main)
         self.pending_resume = self.load_resume(last) if resume else None
 
         if self.main:
@@ -167,7 +172,7 @@ class PhaseRunner:
             self.pending_resume = None
         elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
             scores = self.evaluate_dev(phase, epoch=0)
-            improved = self.consider(phase, scores, epoch=0)
+            improved = self.selection.consider(phase, scores, 0, progress)
             self.callbacks.on_evaluation(Evaluation(phase.name, 0, self.state.phase_step, self.dev_numbers(scores), improved,
                                                     self.run_dir))
         epochs = phase.epochs(train)
@@ -178,7 +183,7 @@ class PhaseRunner:
             started = time.time()
             train_stats = self.train_epoch(phase, epoch, epochs)
             scores = self.evaluate_dev(phase, epoch)
-            improved = self.consider(phase, scores, epoch)
+            improved = self.selection.consider(phase, scores, epoch, progress)
             elapsed = time.time() - started  # up to its selection, before the callbacks hear of it
             self.callbacks.on_evaluation(Evaluation(phase.name, epoch, self.state.phase_step, self.dev_numbers(scores), improved,
                                                     self.run_dir))
@@ -232,7 +237,8 @@ class PhaseRunner:
         return self.agent_batches if phase.agent_only and self.agent_batches is not None else self.train_batches
 
     def train_epoch(self, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
-        """One epoch of ``phase``: the agent phase by its learner (``agent.algorithm``), the others step by step."""
+        """One epoch of ``phase``: the agent phase by its learner where ``agent.algorithm`` names one (the loop
+        applies the agent and the steps it returns), every other phase and REINFORCE's agent phase step by step."""
         if phase.agent_only and self.agent_learner is not None:
             learned = self.agent_learner.train_epoch(self.context, epoch, epochs)
             if learned.policy_state is not None:
@@ -297,49 +303,16 @@ class PhaseRunner:
         self.train_batches.set_epoch(epoch_key(phase, epoch))
         return self.train_epoch(phase, epoch, epoch)
 
-    # ------------------------------------------------------------------ evaluation and selection
+    # ------------------------------------------------------------------ evaluation, selection, resume
 
     def evaluate_dev(self, phase: Phase, epoch: int) -> dict[str, Any]:
         scores = {mode: self.context.evaluate_split("dev", mode) for mode in phase.dev_modes}
         self.task.after_dev_evaluation(self.context, phase, epoch)
         return scores
 
-    def consider(self, phase: Phase, scores: Mapping[str, Any], epoch: int) -> bool:
-        """Keep ``<phase>_best.pt`` if the selecting mode's key beats the phase's best so far and
-        count stale epochs (early stopping); keep each other mode's own best as ``<phase>_best_<mode>.pt``."""
-        selecting = phase.selection_mode(self.config.train.select_mode)
-        for mode, result in scores.items():
-            key = self.task.selection_key(result)
-            best = self.state.progress.best_by_mode.get(mode)
-            if mode != selecting and (best is None or key > tuple(best)):
-                self.state.progress.best_by_mode[mode] = key
-                self.save_model(phase, epoch, scores, f"{phase.name}_best_{mode}.pt")
-        key = self.task.selection_key(scores[selecting])
-        if self.state.progress.best is None or key > tuple(self.state.progress.best):
-            self.state.progress.best, self.state.progress.stale = key, 0
-            self.save_model(phase, epoch, scores, f"{phase.name}_best.pt")
-            return True
-        self.state.progress.stale += 1
-        return False
-
-    # ------------------------------------------------------------------ checkpoints
-
-    def model_payload(self, phase: Phase, epoch: int, scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        dev = {mode: r.as_dict() for mode, r in (scores or {}).items()}
-        return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.config_dict(),
-                                         self.config.network.name, self.task.checkpoint_content())
-
-    def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], name: str) -> None:
-        if self.main:  # under torchrun every rank decides, rank 0 writes
-            save_atomic(self.model_payload(phase, epoch, scores), self.run_dir / name)
-
     def save_last(self) -> None:
         """``last.pt`` after every epoch: everything :meth:`load_resume` needs to continue exactly."""
-        if self.main:
-            model = self.model_payload(self.plan[self.state.progress.index], self.state.progress.epoch)
-            state = self.state
-            payload = checkpoints.resume_payload(model, state.progress, state.history, state.global_step, self.optimiser.state_dict())
-            save_atomic(payload, self.run_dir / "last.pt")
+        self.selection.save_last(self.plan[self.state.progress.index], self.state, self.optimiser.state_dict())
 
     def load_resume(self, path: Path) -> dict[str, Any]:
         """Continue from ``last.pt``: the same configuration and data (both checked before any weight is
@@ -364,26 +337,10 @@ class PhaseRunner:
         parts = [*self.task.epoch_summary(scores, train_stats), f"loss {train_stats['task_loss']:.4f}"]
         self.log(f"   {phase.name} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]")
 
-    def best_checkpoints(self) -> Iterator[ReportCell]:
-        """The final report's cells that ran, each loaded into the modules when reached. Each mode
-        reads the epoch selected by its own dev score (``<phase>_best_<mode>.pt`` where the phase
-        kept one, else ``<phase>_best.pt``); the mode of ``<phase>_best.pt`` comes first."""
-        planned = {phase.name for phase in self.plan}
-        for phase in PHASES:
-            path = self.run_dir / f"{phase.name}_best.pt"
-            if not path.exists() or (phase.name not in planned and phase is not PHASES[0]):  # train.init_from: pretrain's row
-                continue
-            own = {mode: self.run_dir / f"{phase.name}_best_{mode}.pt" for mode in phase.dev_modes}
-            # an adopted network's file (train.init_from) holds its own run's agent, of that run's size: its row needs none
-            policy = phase.name in planned
-            for mode in sorted(phase.dev_modes, key=lambda mode: own[mode].exists()):
-                chosen = own[mode] if own[mode].exists() else path
-                yield ReportCell(phase.report_label, phase.name, mode, chosen, self.context.load_model(chosen, policy=policy))
-
     def final_report(self) -> dict[str, Any]:
         """The task's test report of every selected checkpoint; ``results.json`` and each arm's HParams entry."""
         distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints
-        results, note = self.task.final_report(self.context, self.best_checkpoints())
+        results, note = self.task.final_report(self.context, self.selection.best_checkpoints(self.plan))
         results["phases"] = phase_summary(self.state.history, self.config.train)  # each phase's epochs and wall seconds
         if self.main:
             self.publish(results, checkpoints.arm_metrics(results["results"], self.task.report_metric), note)
