@@ -229,7 +229,7 @@ class PhaseRunner:
         groups = None if phase.network_frozen else network_parameter_groups(self.network, net_params, train.pretrained_lr)
         self.optimiser.start_phase(groups, list(self.policy.parameters()) if phase.has_agent else None, self.task.warmup_steps(phase),
                                    distributed.replicate(self.modules.trained_by(phase.trains), self.device),
-                                   getattr(self.train_batches, "share", 1.0))
+                                   self.train_batches)
 
     def epoch_batches(self, phase: Phase) -> Any:
         """What an epoch of ``phase`` passes over: the training batches, or for the agent phase the

@@ -84,21 +84,22 @@ class OptimiserStep:
         self.agent_optimizer: torch.optim.Optimizer | None = None
         self.lr_schedule: LearningRateSchedule | None = None  #: the network optimiser's learning rates in the current phase
         self.replica: nn.Module | None = None  #: under torchrun: DDP over the modules the phase trains
-        self.share = 1.0  #: under torchrun: this process's share of the global batch
+        self.train_batches: Any = None  #: under torchrun: this process's shards; the ``share`` of the current batch scales its loss
 
     # ------------------------------------------------------------------ a phase, an epoch, a batch
 
     def start_phase(self, network_groups: list[Any] | None, agent_params: list[nn.Parameter] | None, warmup_steps: int,
-                    replica: nn.Module | None, share: float) -> None:
+                    replica: nn.Module | None, train_batches: Any) -> None:
         """New optimisers for a phase: Adam over the network's groups (None: the network is frozen) with
-        their schedule, Adam over the agent's parameters (None: no agent trains)."""
+        their schedule, Adam over the agent's parameters (None: no agent trains). ``replica`` and ``train_batches``:
+        under torchrun, DDP over what the phase trains and this process's shards of the training batches."""
         train = self.config.train
         self.network_optimizer = None if network_groups is None else \
             adam(network_groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
         self.lr_schedule = None if self.network_optimizer is None else \
             LearningRateSchedule.for_phase(self.network_optimizer, train, warmup_steps)
         self.agent_optimizer = None if agent_params is None else adam(agent_params, self.config.agent.lr, train.fused_adam, self.log)
-        self.replica, self.share = replica, share
+        self.replica, self.train_batches = replica, train_batches
 
     def start_epoch(self, epoch: int, epochs: int, batches: int) -> None:
         """Epoch ``epoch`` of ``epochs``, of ``batches`` batches each, begins: a new window, the schedule's position."""
@@ -160,7 +161,8 @@ class OptimiserStep:
         if self.scaler is not None:
             loss = self.scaler.scale(loss)
         with torch.autocast(self.device.type, enabled=False) if self.autocast_dtype is not None else contextlib.nullcontext():
-            distributed.ddp_loss(self.replica, loss, self.share).backward()  # under torchrun DDP all-reduces the gradients
+            share = getattr(self.train_batches, "share", 1.0)  # of the global batch being trained (a shard's varies)
+            distributed.ddp_loss(self.replica, loss, share).backward()  # under torchrun DDP all-reduces the gradients
         self.accumulated += 1
         if self.accumulated < accumulation and not self.closing_window:
             fits = len(self.window_norms) == len(groups)  # a step of this kind of update before, in this phase
