@@ -171,7 +171,7 @@ def floor_network_step(trainer: Trainer, batch: Any) -> tuple[Any, torch.Tensor]
     revised = [site.attention.repeat_interleave(k, dim=0) for site in encoding.sites]
     output = predict_samples(network, encoding, revised, k, n)
     loss = -network.log_likelihood(output, batch.labels.repeat_interleave(k, dim=0)).mean()
-    trainer.step(trainer.net_optimizer, loss, network.parameters())
+    trainer.optimiser.step(loss, [(trainer.optimiser.network_optimizer, network.parameters())])
     return encoding, loss.detach()
 
 
@@ -183,7 +183,7 @@ def floor_agent_step(trainer: Trainer, encoding: Any) -> None:
         rows = site.mask.flatten().nonzero().squeeze(1)
         dist = trainer.policy.distribution(agent_state(site).detach().select(rows))
         loss = loss + dist.mean.square().mean() + dist.stddev.mean()
-    trainer.step(trainer.agent_optimizer, loss, trainer.policy.parameters())
+    trainer.optimiser.step(loss, [(trainer.optimiser.agent_optimizer, trainer.policy.parameters())])
 
 
 def sample_work_step(trainer: Trainer, encoding: Any) -> None:

@@ -333,7 +333,7 @@ def retrofit(
     trainer = Trainer(config, overwrite=True, network=network, data=data.prepared, callbacks=callbacks)
     results = trainer.run()
     best = trainer.run_dir / "cotrain_best.pt"
-    has_agent = bool(trainer.load_model(best)["has_agent"]) if best.exists() else False
+    has_agent = bool(trainer.context.load_model(best)["has_agent"]) if best.exists() else False
     classifier = Classifier(trainer.network, trainer.policy, trainer.strength, data.vocab, data.label_names, data.tokenizer,
                             config.data, has_agent)
     return RetrofitResult(

@@ -61,7 +61,7 @@ class TranslationTrainer(PhaseRunner):
 
     def evaluate(self, split: str, mode: str, beam_size: int = 1, bleu: bool = True) -> tuple[TranslationEval, list[str]]:
         """Scores of ``split`` (dev or test) in ``mode`` and the translations; BLEU of greedy (beam 1) or beam decoding."""
-        return self.task.scores(self, split, mode, beam_size, bleu)
+        return self.task.scores(self.context, split, mode, beam_size, bleu)
 
 
 def trainer_for(config: RunConfig, **options: Any) -> Trainer | TranslationTrainer:

@@ -28,7 +28,7 @@ class SnapshotTranslationTrainer(TranslationTrainer):
         super().__init__(*args, **kwargs)
 
     def save_last(self) -> None:  # every process calls it after every epoch
-        key = f"{self.plan[self.progress.index].name}/{self.progress.epoch}"
+        key = f"{self.plan[self.state.progress.index].name}/{self.state.progress.epoch}"
         self.snapshots[key] = {
             name: {k: v.detach().cpu().clone() for k, v in getattr(self, name).state_dict().items()} for name in MODULES
         }

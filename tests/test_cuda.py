@@ -50,7 +50,7 @@ def test_the_first_loss_on_cuda_equals_the_cpu_loss_and_every_phase_steps(net, d
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_a_mixed_precision_cotraining_step_is_finite_and_updates_the_weights(precision, tmp_path):
     trainer = trainer_on("cuda", "lstm-sa", "subj", "subj", tmp_path, f"run.precision={precision}")
-    assert trainer.autocast_dtype == (torch.bfloat16 if precision == "bf16" else torch.float16)
+    assert trainer.optimiser.autocast_dtype == (torch.bfloat16 if precision == "bf16" else torch.float16)
     batch = next(iter(trainer.train_batches)).to(trainer.device)
     before = [p.detach().clone() for p in trainer.network.parameters()]
     phase = trainer.begin_phase("cotrain")

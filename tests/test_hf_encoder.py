@@ -20,7 +20,7 @@ from drga.data.batching import collate  # noqa: E402
 from drga.data.pretrained_vocab import SubwordVocabulary, merge_subwords  # noqa: E402
 from drga.data.text import TextExample  # noqa: E402
 from drga.runner.lr_schedule import warmup_linear_factor  # noqa: E402
-from drga.runner.optim import network_parameter_groups  # noqa: E402
+from drga.runner.optim import OptimiserStep, network_parameter_groups  # noqa: E402
 
 WORDS = ["the", "movie", "film", "good", "bad", "great", "awful", "is", "was", "a", "fun", "dull", "plot", "acting", "and", "not"]
 PIECES = ["##s", "##ny", "##ly", "##ing", "."]
@@ -172,7 +172,7 @@ def test_cli_run_end_to_end(checkpoint, tmp_path):
     results = trainer.run()
     assert any("stays fp32" in message for message in messages)
     assert any("subword ids" in message for message in messages)
-    groups = trainer.net_optimizer.param_groups
+    groups = trainer.optimiser.network_optimizer.param_groups
     assert [group["lr"] for group in groups][0] < groups[1]["lr"] or len(groups) == 2
     assert set(results["results"]) >= {"baseline (equal budget)", "DRGA (co-trained)"}
     saved = json.loads((trainer.run_dir / "results.json").read_text())
@@ -195,17 +195,11 @@ def test_parameter_groups_and_schedule(checkpoint):
 
 def test_accumulating_two_batches_equals_one_batch_of_both():
     """train.accumulation_steps: two half batches give the gradient of the whole batch (mean loss), one optimiser step."""
-    from drga.runner.loop import PhaseRunner
 
-    def runner_with(accumulation):
-        runner = object.__new__(PhaseRunner)
+    def optimiser_with(accumulation):
         config = ExperimentConfig()
         config.train.accumulation_steps, config.train.grad_clip = accumulation, 0.0
-        runner.config, runner.device, runner.scaler, runner.autocast_dtype = config, torch.device("cpu"), None, None
-        runner.accumulated, runner.closing_window, runner.window_norms = 0, False, []
-        runner.net_optimizer, runner.lr_schedule = None, None
-        runner.replica, runner.train_batches = None, None
-        return runner
+        return OptimiserStep(config, torch.device("cpu"), lambda _: None)
 
     torch.manual_seed(0)
     x, y = torch.randn(8, 3), torch.randn(8)
@@ -215,12 +209,12 @@ def test_accumulating_two_batches_equals_one_batch_of_both():
         torch.nn.init.constant_(layer.weight, 0.5)
         torch.nn.init.constant_(layer.bias, 0.0)
         optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
-        runner = runner_with(accumulation)
+        optimiser = optimiser_with(accumulation)
         halves = [(x, y)] if accumulation == 1 else [(x[:4], y[:4]), (x[4:], y[4:])]
         for index, (xs, ys) in enumerate(halves):
-            runner.closing_window = index == len(halves) - 1
+            optimiser.start_batch(closes_window=index == len(halves) - 1)
             loss = ((layer(xs).squeeze(-1) - ys) ** 2).mean()
-            runner.optimise(loss, [(optimizer, layer.parameters())])
+            optimiser.step(loss, [(optimizer, layer.parameters())])
             if index == 0 and accumulation == 2:
                 assert torch.equal(layer.weight, torch.full_like(layer.weight, 0.5))  # inside the window: no step yet
         weights[accumulation] = layer.weight.detach().clone()

@@ -188,8 +188,9 @@ def plateau_every_epoch(monkeypatch):
 
     def recording(self, phase, fresh):
         start(self, phase, fresh)
-        if self.net_optimizer is not None:
-            self.net_optimizer.register_step_pre_hook(lambda optimizer, *_: seen.append([g["lr"] for g in optimizer.param_groups]))
+        optimizer = self.optimiser.network_optimizer
+        if optimizer is not None:
+            optimizer.register_step_pre_hook(lambda optimizer, *_: seen.append([g["lr"] for g in optimizer.param_groups]))
 
     monkeypatch.setattr(PhaseRunner, "start_phase", recording)
     return seen
@@ -221,7 +222,8 @@ def test_the_translation_runner_keeps_a_plateau_cut_past_warm_up_in_both_groups(
     assert steps_per_epoch > 4 and len(plateau_every_epoch) == 3 * steps_per_epoch
     assert flat(plateau_every_epoch) == pytest.approx(expected_rates(steps_per_epoch), rel=1e-12)
     # after epoch 3, the second cut: the optimiser's groups carry base × 0.25
-    assert [group["lr"] for group in trainer.net_optimizer.param_groups] == pytest.approx([0.001 * 0.25, 0.01 * 0.25], rel=1e-12)
+    rates = [group["lr"] for group in trainer.optimiser.network_optimizer.param_groups]
+    assert rates == pytest.approx([0.001 * 0.25, 0.01 * 0.25], rel=1e-12)
 
 
 def test_a_resumed_translation_run_reaches_the_same_rates(tmp_path, plateau_every_epoch, monkeypatch):

@@ -49,7 +49,7 @@ def test_a_torch_without_the_fused_kernel_falls_back_and_says_so(monkeypatch):
 def test_every_phase_trains_with_either_adam(tmp_path, fused):
     trainer = Trainer(tiny_config(tmp_path, **{"train.fused_adam": fused}), log=lambda _: None)
     results = trainer.run()
-    assert bool(trainer.net_optimizer.defaults.get("fused")) is fused
-    assert bool(trainer.agent_optimizer.defaults.get("fused")) is fused
+    assert bool(trainer.optimiser.network_optimizer.defaults.get("fused")) is fused
+    assert bool(trainer.optimiser.agent_optimizer.defaults.get("fused")) is fused
     drga = results["results"]["DRGA (co-trained)"]
     assert 0.5 < drga["test_net-only"]["accuracy"] <= 1.0  # the keyword task is learnt either way

@@ -179,7 +179,7 @@ def test_a_grid_interrupted_in_a_trial_ends_with_every_point_trained_once(tmp_pa
 
     def interrupt_trial_1_once(runner):  # Ctrl-C in trial 1's first co-training epoch, after its last.pt
         save_last(runner)
-        if runner.run_dir.name == "trial-1" and runner.plan[runner.progress.index].name == "cotrain" and not interrupted:
+        if runner.run_dir.name == "trial-1" and runner.plan[runner.state.progress.index].name == "cotrain" and not interrupted:
             interrupted.append(True)
             raise KeyboardInterrupt
 

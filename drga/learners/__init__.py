@@ -1,47 +1,25 @@
 """Learners of the agent phase (phase 2 of Algorithm 1): REINFORCE, or stable-baselines3's PPO or A2C.
 
-The runner asks :func:`make_agent_learner` for the learner ``agent.algorithm`` names and calls its
-``train_epoch`` for every epoch of the agent phase; it never imports stable-baselines3 itself.
-Co-training is always REINFORCE (:func:`drga.learners.reinforce.drga_update`).
+REINFORCE (``agent.algorithm = "reinforce"``) is a step, :func:`drga.learners.reinforce.drga_update`,
+that the loop runs batch by batch as it runs the other phases' steps; co-training is always that
+step. A learner that trains an epoch on its own (:class:`~drga.learners.context.AgentLearner`) is
+what :func:`make_agent_learner` returns for the other values; the runner never imports
+stable-baselines3 itself. Every learner gets a :class:`~drga.learners.context.LearnerContext`, not
+the runner.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from drga.runner.loop import PhaseRunner
-    from drga.runner.phases import Phase
-
-
-class AgentLearner(Protocol):
-    """What the runner needs of a learner of the agent phase."""
-
-    #: Whether it can run as torchrun's data-parallel processes.
-    supports_ddp: bool
-
-    def train_epoch(self, runner: PhaseRunner, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
-        """Learn one epoch's worth on the frozen network; the epoch's mean statistics."""
-        ...
-
-
-class ReinforceLearner:
-    """The paper's learner: the runner's batched steps, each a :func:`~drga.learners.reinforce.drga_update`."""
-
-    supports_ddp = True
-
-    def train_epoch(self, runner: PhaseRunner, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
-        return runner.train_epoch_by_steps(phase, epoch, epochs)
-
+from drga.learners.context import AgentLearner
 
 #: ``agent.algorithm`` values learned by stable-baselines3 (``drga/learners/sb3.py``).
 SB3_ALGORITHM_NAMES = ("sb3-ppo", "sb3-a2c")
 
 
-def make_agent_learner(algorithm: str) -> AgentLearner:
-    """The learner ``agent.algorithm`` names: "reinforce", "sb3-ppo" or "sb3-a2c"."""
+def make_agent_learner(algorithm: str) -> AgentLearner | None:
+    """The learner ``agent.algorithm`` names: None for "reinforce" (the loop steps ``drga_update``), else SB3's."""
     if algorithm == "reinforce":
-        return ReinforceLearner()
+        return None
     if algorithm in SB3_ALGORITHM_NAMES:
         from drga.learners.sb3 import SB3Learner  # stable-baselines3 is imported only when asked for
 

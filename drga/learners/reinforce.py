@@ -14,76 +14,74 @@ reward of the mean action), ``reward.closeness`` (a penalty on TV(α, α′)) an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from drga.agents.reinforce import reinforce_loss
+from drga.learners.context import LearnerContext
 from drga.rollout import Rollout, rollout
 
-if TYPE_CHECKING:
-    from drga.runner.loop import PhaseRunner
-    from drga.runner.phases import Phase
 
-
-def drga_update(runner: PhaseRunner, phase: Phase, batch: Any) -> dict[str, Tensor]:
-    """One update of the agent (agent phase) or of agent, network and β (co-training); its statistics."""
-    config, network, policy = runner.config, runner.network, runner.policy
-    cotrain, k, reward = not phase.network_frozen, config.agent.samples, config.reward
-    beta = runner.strength()
+def drga_update(context: LearnerContext, cotrain: bool, batch: Any) -> dict[str, Tensor]:
+    """One update of the agent (agent phase) or, with ``cotrain``, of agent, network and β (co-training); its statistics."""
+    config, network, policy = context.config, context.network, context.policy
+    k, reward = config.agent.samples, config.reward
+    beta = context.strength()
     with torch.set_grad_enabled(cotrain):  # the encoder runs once: the K samples share its output
         encoding = network.encode(batch)
     step_beta = beta if cotrain else beta.detach()
     r = rollout(network, policy, batch, step_beta, reward=reward, samples=k, encoding=encoding,
                 task_samples=config.train.task_loss_samples)                       # eqs. 1–5
     acting, acting_batch, acting_encoding = r, batch, encoding  # the rollout the agent learns from
-    if cotrain and runner.agent_batches is not None:  # beyond the paper: sentences the network never fit
-        acting_batch = runner.agent_batches.batch_at(runner.global_step).to(batch.tokens.device)
+    if cotrain and context.agent_batches is not None:  # beyond the paper: sentences the network never fit
+        acting_batch = context.agent_batches.batch_at(context.global_step).to(batch.tokens.device)
         with torch.no_grad():
             acting_encoding = network.encode(acting_batch)
         acting = rollout(network, policy, acting_batch, beta.detach(), reward=reward, samples=k, encoding=acting_encoding)
     agent_reward = acting.terms.reward - reward.closeness * acting.shift if reward.closeness > 0 else acting.terms.reward
-    baseline = self_critical_baseline(runner, acting_batch, acting_encoding, step_beta) \
+    baseline = self_critical_baseline(context, acting_batch, acting_encoding, step_beta) \
         if config.agent.reward_baseline == "self-critical" else None
     agent_loss = reinforce_loss(acting.log_prob.view(-1, k), agent_reward.view(-1, k), config.agent.normalize_advantage, baseline)
     agent_loss = agent_loss - config.agent.entropy_coef * r.entropy                  # eqs. 6–7
     if cotrain:
-        task_loss = runner.task.revised_loss(r, batch)                                 # eq. 12, on α′
+        task_loss = context.task.revised_loss(r, batch)                                # eq. 12, on α′
         loss = task_loss
         if config.train.original_attention_loss > 0:  # beyond the paper: the network's own attention too
-            loss = loss + config.train.original_attention_loss * runner.task.loss(network, batch)
-        network_norm, agent_norm = runner.optimise(loss + agent_loss, [  # one backward; each part clipped on its own, then stepped
-            (runner.net_optimizer, list(network.parameters()) + list(runner.strength.parameters())),
-            (runner.agent_optimizer, policy.parameters()),
+            loss = loss + config.train.original_attention_loss * context.task.loss(network, batch)
+        optimiser = context.optimiser
+        network_norm, agent_norm = optimiser.step(loss + agent_loss, [  # one backward; each part clipped on its own, then stepped
+            (optimiser.network_optimizer, list(network.parameters()) + list(context.strength.parameters())),
+            (optimiser.agent_optimizer, policy.parameters()),
         ])
-        runner.strength.advance()
+        context.strength.advance()
     else:
         with torch.no_grad():
-            task_loss = runner.task.revised_loss(r, batch)  # reported only: the network is frozen
+            task_loss = context.task.revised_loss(r, batch)  # reported only: the network is frozen
         network_norm = None
-        agent_norm = runner.step(runner.agent_optimizer, agent_loss, policy.parameters())
-    return update_statistics(runner, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
+        agent_norm = context.optimiser.step(agent_loss, [(context.optimiser.agent_optimizer, policy.parameters())])[0]
+    return update_statistics(context, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
 
 
-def self_critical_baseline(runner: PhaseRunner, batch: Any, encoding: Any, beta: Tensor) -> Tensor:
+def self_critical_baseline(context: LearnerContext, batch: Any, encoding: Any, beta: Tensor) -> Tensor:
     """Beyond the paper: the reward of the agent's mean action, [B, 1], as REINFORCE's baseline."""
-    reward = runner.config.reward
+    reward = context.config.reward
     with torch.no_grad():
-        greedy = rollout(runner.network, runner.policy, batch, beta.detach(), reward=reward, deterministic=True, encoding=encoding)
+        greedy = rollout(context.network, context.policy, batch, beta.detach(), reward=reward, deterministic=True, encoding=encoding)
     return (greedy.terms.reward - reward.closeness * greedy.shift).view(-1, 1)
 
 
 def update_statistics(
-    runner: PhaseRunner, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
+    context: LearnerContext, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
     agent_loss: Tensor, beta: Tensor, agent_norm: Tensor | None, network_norm: Tensor | None,
 ) -> dict[str, Tensor]:
     """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/monitor.py``).
 
     0-dim tensors on the run's device, not Python numbers: reading a number waits for the device,
-    so the runner reads them only when it logs (``PhaseRunner.train_epoch_by_steps``).
+    so the loop reads them only when it logs (``PhaseRunner.train_epoch_by_steps``).
     """
-    k, terms = runner.config.agent.samples, acting.terms
+    k, terms = context.config.agent.samples, acting.terms
     rewards = agent_reward.view(-1, k)
     advantage = rewards - (rewards.mean(dim=1, keepdim=True) if baseline is None else baseline)
     signals = {
@@ -99,7 +97,7 @@ def update_statistics(
         "agent_loss": agent_loss.detach(),
         "reward": terms.reward.mean(),
         "reward_log_likelihood": terms.log_likelihood.mean(),
-        "reward_penalty": (runner.config.reward.gamma * terms.penalty).mean(),
+        "reward_penalty": (context.config.reward.gamma * terms.penalty).mean(),
         "highlighted_fraction": terms.highlighted_fraction.mean(),
         "beta": beta.detach(),
         "policy_sigma": acting.policy_std,

@@ -34,7 +34,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -56,11 +56,8 @@ from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.eval_mode import eval_mode
+from drga.learners.context import LearnedEpoch, LearnerContext
 from drga.names import PhaseName
-
-if TYPE_CHECKING:
-    from drga.runner.loop import PhaseRunner
-    from drga.runner.phases import Phase
 
 #: ``agent.algorithm`` → SB3 class; "reinforce" is the runner's own learner.
 SB3_ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"sb3-ppo": PPO, "sb3-a2c": A2C}
@@ -199,26 +196,26 @@ class _EpisodeCallback(BaseCallback):
 class SB3AgentPhase:
     """The agent phase of one run, learned by SB3 in ``agent_epochs`` chunks of env steps."""
 
-    def __init__(self, runner: PhaseRunner, epochs: int, epochs_done: int = 0):
-        config = runner.config
-        self.runner, self.config, self.agent = runner, config, config.agent
+    def __init__(self, context: LearnerContext, epochs: int, epochs_done: int = 0):
+        config = context.config
+        self.context, self.config, self.agent = context, config, config.agent
         self.algorithm = config.agent.algorithm
         if self.algorithm not in SB3_ALGORITHMS:
             raise ValueError(f"agent.algorithm {self.algorithm!r} is not an SB3 algorithm ({', '.join(SB3_ALGORITHMS)})")
-        self.device = torch.device(runner.device)
+        self.device = torch.device(context.device)
         self.epochs_done = epochs_done
-        network = runner.network
+        network = context.network
         network.eval()
-        examples, collate = runner.task.agent_examples()
+        examples, collate = context.task.agent_examples()
         self.tokens = count_env_steps(network, examples, collate, self.device)
         reinforce_budget = epochs * config.agent.samples * self.tokens
         total = config.agent.sb3_total_steps or reinforce_budget
         self.steps_per_epoch = max(1, math.ceil(total / max(epochs, 1)))
         # One runner step is one REINFORCE batch; SB3's curves go on the same axis by env steps.
-        self.steps_per_batch = self.steps_per_epoch / max(len(runner.train_batches), 1)
-        self.folder = runner.run_dir / "sb3"
+        self.steps_per_batch = self.steps_per_epoch / max(len(context.train_batches), 1)
+        self.folder = context.run_dir / "sb3"
         self.env = make_vec_env(
-            make_env_factory(network, examples, collate, config, runner.strength, self.device),
+            make_env_factory(network, examples, collate, config, context.strength, self.device),
             n_envs=config.agent.sb3_n_envs,
             vec_env_cls=DummyVecEnv,
         )
@@ -231,10 +228,10 @@ class SB3AgentPhase:
                     raise CheckpointError(f"cannot resume the {self.algorithm} agent phase: {saved} is missing")
                 self.model = SB3_ALGORITHMS[self.algorithm].load(saved, env=self.env, device=str(self.device))
         # stable-baselines3's own curves, beside the arms' (tb/<algorithm>), when the run reports to TensorBoard
-        reports = "tensorboard" in runner.config.run.report_to
-        self.model.set_logger(configure(str(runner.run_dir / "tb" / self.algorithm), ["tensorboard"]) if reports else Logger(None, []))
+        reports = "tensorboard" in config.run.report_to
+        self.model.set_logger(configure(str(context.run_dir / "tb" / self.algorithm), ["tensorboard"]) if reports else Logger(None, []))
         if epochs_done == 0:
-            runner.log(
+            context.log(
                 f"   {self.algorithm}: {self.steps_per_epoch} environment steps per epoch, {config.agent.sb3_n_envs} envs "
                 f"(REINFORCE's budget: {reinforce_budget // max(epochs, 1)} per epoch = K {config.agent.samples} × "
                 f"{self.tokens} training tokens)"
@@ -246,11 +243,12 @@ class SB3AgentPhase:
     def _seed(self, epoch: int) -> int:
         return (self.config.run.seed * 1_000_003 + epoch * 7_919 + 17) % 2**31
 
-    def train_epoch(self, epoch: int) -> dict[str, float]:
-        """Learn one chunk, put the converted policy into ``runner.policy``, save the SB3 model."""
-        runner = self.runner
-        runner.network.eval()
-        start_step = runner.global_step
+    def train_epoch(self, epoch: int) -> LearnedEpoch:
+        """Learn one chunk and save the SB3 model; the converted policy, for the loop to load into the agent."""
+        context = self.context
+        context.network.eval()
+        start_step = context.global_step
+        phase_began = start_step - context.phase_step  # the global step at which the agent phase began
         episodes: list[dict[str, float]] = []
         window: list[dict[str, float]] = []
         next_log = (start_step // 10 + 1) * 10
@@ -263,7 +261,7 @@ class SB3AgentPhase:
             window.append(record)
             step = start_step + int(steps / self.steps_per_batch)
             if step >= next_log:
-                runner.report_scalars(PhaseName.AGENT, self._summarise(window), step - runner.progress.start_step)
+                context.report_scalars(PhaseName.AGENT, self._summarise(window), step - phase_began)
                 window, next_log = [], (step // 10 + 1) * 10
 
         with private_rng(self._seed(epoch), self.device):
@@ -273,14 +271,13 @@ class SB3AgentPhase:
         converted = gaussian_policy_from_sb3(
             self.model.policy, self.agent.sb3_action_limit, (self.agent.log_std_min, self.agent.log_std_max)
         )
-        runner.policy.load_state_dict(converted.state_dict())
         self._save(epoch)
         self.epochs_done = epoch
-        runner.global_step = start_step + len(runner.train_batches)
         stats = self._summarise(episodes)
         stats["env_steps"] = float(self.model.num_timesteps)
         stats["episodes"] = float(len(episodes))
-        return stats
+        # an epoch counts as many updates as REINFORCE's epoch of batches
+        return LearnedEpoch(stats, policy_state=converted.state_dict(), steps=len(context.train_batches))
 
     def _summarise(self, records: list[dict[str, float]]) -> dict[str, float]:
         mean = lambda key: float(np.mean([r[key] for r in records])) if records else float("nan")
@@ -318,7 +315,7 @@ class SB3Learner:
         self.algorithm = algorithm
         self.phase: SB3AgentPhase | None = None
 
-    def train_epoch(self, runner: PhaseRunner, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
-        if self.phase is None or self.phase.runner is not runner or self.phase.epochs_done != epoch - 1:  # new or resumed
-            self.phase = SB3AgentPhase(runner, epochs, epochs_done=epoch - 1)
+    def train_epoch(self, context: LearnerContext, epoch: int, epochs: int) -> LearnedEpoch:
+        if self.phase is None or self.phase.context is not context or self.phase.epochs_done != epoch - 1:  # new or resumed
+            self.phase = SB3AgentPhase(context, epochs, epochs_done=epoch - 1)
         return self.phase.train_epoch(epoch)

@@ -17,7 +17,6 @@ from torch import nn
 
 from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
 from drga.names import Part, parse_score_key
-from drga.runner.lr_schedule import LearningRateSchedule
 
 
 @dataclass
@@ -89,20 +88,17 @@ def model_payload(
 
 
 def resume_payload(
-    model: dict[str, Any], progress: PhaseProgress, history: list[dict[str, Any]], global_step: int,
-    net_optimizer: torch.optim.Optimizer | None, agent_optimizer: torch.optim.Optimizer | None,
-    lr_schedule: LearningRateSchedule | None = None,
+    model: dict[str, Any], progress: PhaseProgress, history: list[dict[str, Any]], global_step: int, optimisers: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """``last.pt``: a model checkpoint plus progress, history, optimisers, the learning-rate schedule and random state."""
+    """``last.pt``: a model checkpoint plus progress, history, the optimisers and their learning-rate schedule
+    (``drga/runner/optim.py`` · ``OptimiserStep.state_dict``) and random state."""
     return {
         **model,
         "kind": "resume",
         "progress": progress.to_dict(),
         "history": history,
         "global_step": global_step,
-        "net_optimizer": net_optimizer.state_dict() if net_optimizer else None,
-        "agent_optimizer": agent_optimizer.state_dict() if agent_optimizer else None,
-        "lr_schedule": lr_schedule.state_dict() if lr_schedule else None,
+        **optimisers,
         "rng_cpu": torch.get_rng_state(),
         "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
     }
@@ -145,19 +141,6 @@ def restore_random_state(payload: Mapping[str, Any]) -> None:
     torch.set_rng_state(payload["rng_cpu"])
     if payload["rng_cuda"] and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(payload["rng_cuda"])
-
-
-def restore_optimizers(
-    payload: Mapping[str, Any], net: torch.optim.Optimizer | None, agent: torch.optim.Optimizer | None,
-    lr_schedule: LearningRateSchedule | None = None,
-) -> None:
-    """The optimiser states and the network's learning-rate schedule saved in ``last.pt``, for the phase being resumed."""
-    if net is not None and payload["net_optimizer"] is not None:
-        net.load_state_dict(payload["net_optimizer"])
-        if lr_schedule is not None:
-            lr_schedule.load_state_dict(payload.get("lr_schedule"))  # absent from a last.pt older than the schedule
-    if agent is not None and payload["agent_optimizer"] is not None:
-        agent.load_state_dict(payload["agent_optimizer"])
 
 
 def arm_metrics(rows: Mapping[str, Mapping[str, Any]], metric: str = "accuracy") -> dict[str, dict[str, float]]:

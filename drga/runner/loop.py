@@ -13,15 +13,17 @@ only rank 0 logging and writing files.
 
 A task (``drga/runner/task.py``) supplies what differs; a learner (``drga/learners/``) learns
 the agent phase; one training step of the DRGA phases is :func:`drga.learners.reinforce.drga_update`.
+The loop holds its collaborators, each with one job: the optimiser step (``drga/runner/optim.py`` ·
+``OptimiserStep``), best-epoch selection and the checkpoints kept (``drga/runner/selection.py`` ·
+``Selection``) and the callbacks; it hands the task's hooks and the learners a
+:class:`~drga.runner.context.RunContext`, never itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +33,20 @@ from tqdm.auto import tqdm
 
 from drga import distributed
 from drga.building import build_policy, build_strength, seed_everything, state_and_action_size
-from drga.checkpoint_format import save_atomic
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
 from drga.learners.reinforce import drga_update
 from drga.names import Part, history_key
 from drga.runner import checkpoints
-from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, Image, PhaseEnd, RunEnd, RunStart, TrainingLog
+from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
+from drga.runner.context import RunContext, RunState, TaskBatches
 from drga.runner.loggers import CSVLogger, report_loggers
-from drga.runner.lr_schedule import LearningRateSchedule
-from drga.runner.optim import adam, clip_gradients, network_parameter_groups
-from drga.runner.phases import PHASES, Phase, epoch_key, phase_named, phase_plan, phase_summary
+from drga.runner.optim import OptimiserStep, network_parameter_groups
+from drga.runner.phases import Phase, epoch_key, phase_named, phase_plan, phase_summary
 from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
-from drga.runner.task import ReportCell, Task
+from drga.runner.selection import Selection
+from drga.runner.task import Task
 
 #: The training statistics are reported (:meth:`Callback.on_train_log`) every this many steps.
 LOG_INTERVAL = 10
@@ -71,8 +73,10 @@ class PhaseRunner:
         self.show_progress = config.run.progress and self.main
         # under torchrun the main process alone reports
         self.callbacks = CallbackList([*report_loggers(config.run.report_to), *callbacks] if self.main else [])
+        #: the agent phase's learner when it is not REINFORCE's step (None), which the loop runs batch by batch
         self.agent_learner = make_agent_learner(config.agent.algorithm)
-        if distributed.active() and not self.agent_learner.supports_ddp and config.train.agent_epochs > 0:
+        one_process = self.agent_learner is not None and not self.agent_learner.supports_ddp
+        if distributed.active() and one_process and config.train.agent_epochs > 0:
             raise ConfigError(f"agent.algorithm={config.agent.algorithm} trains in one process only; run it without torchrun")
         # Held from here to the end of run(): a second process in the folder would overwrite last.pt.
         self.run_lock = lock_run_dir(self.run_dir) if self.main else None
@@ -88,42 +92,40 @@ class PhaseRunner:
         last = prepare_run_dir(self.run_dir, resume, overwrite) if self.main else self.run_dir / "last.pt"
         if config.run.threads > 0:
             torch.set_num_threads(config.run.threads)
-        self.autocast_dtype = self.mixed_precision(config.run.precision)
-        # fp16 needs its loss scaled (small gradients underflow); bf16 has fp32's exponent range.
-        self.scaler = torch.amp.GradScaler("cuda") if self.autocast_dtype == torch.float16 else None
-        self.accumulated = 0  #: batches whose gradients the current accumulation window holds
-        self.closing_window = True  #: whether the batch being trained ends its window (the epoch's last batch does)
-        self.window_norms: list[Tensor] = []  #: the gradient norms of the last optimiser step, reported inside a window
-        self.lr_schedule: LearningRateSchedule | None = None  #: the network optimiser's learning rates in the current phase
+        self.optimiser = OptimiserStep(config, self.device, self.log)
 
         seed_everything(config.run.seed)
         batches = task.prepare(self.log, last if resume else None)
         if batches.agent is not None and distributed.active():
             raise ConfigError("data.agent_holdout trains in one process only; run it without torchrun")
-        self.train_batches = distributed.shard(batches.train, pad_empty=True)  # each process: its shard of every global batch
-        self.dev_batches = distributed.shard(batches.dev, pad_empty=False) if task.shard_evaluation else batches.dev
-        self.test_batches = distributed.shard(batches.test, pad_empty=False) if task.shard_evaluation else batches.test
-        self.agent_batches = batches.agent  #: data.agent_holdout (beyond the paper): the agent's own batches
+        local = TaskBatches(  # this process's: its shard of every global batch, and of dev and test where the task shards them
+            distributed.shard(batches.train, pad_empty=True),
+            distributed.shard(batches.dev, pad_empty=False) if task.shard_evaluation else batches.dev,
+            distributed.shard(batches.test, pad_empty=False) if task.shard_evaluation else batches.test,
+            batches.agent,
+        )
+        self.train_batches = local.train
+        self.agent_batches = local.agent  #: data.agent_holdout (beyond the paper): the agent's own batches
         network = task.build_network(self.log).to(self.device)
         state_size, action_size = state_and_action_size(network, task.probe_batch().to(self.device))
         policy = build_policy(config, state_size, action_size).to(self.device)
         strength = build_strength(config, len(self.train_batches)).to(self.device)
         self.modules = RetrofitModules(network, policy, strength, state_size, action_size)
         self.plan = phase_plan(config.train)
-        self.progress = PhaseProgress()
-        self.history: list[dict[str, Any]] = []
-        self.global_step = 0
-        self.net_optimizer: torch.optim.Optimizer | None = None
-        self.agent_optimizer: torch.optim.Optimizer | None = None
-        self.replica: nn.Module | None = None  # under torchrun: DDP over the modules the phase trains
+        self.state = RunState()
+        #: what the task's hooks and the learners receive: a narrow view of the run, not this loop
+        self.context = RunContext(task, self.modules, self.state, self.optimiser, self.callbacks, local, self.device, self.run_dir,
+                                  self.main, self.log, self.show_progress)
+        self.selection = Selection(task, self.modules, self.run_dir, self.main)
         self.pending_resume = self.load_resume(last) if resume else None
 
         if self.main:
             open_run_folder(self.run_dir, task.config_toml())
-        at = (self.plan[self.progress.index].name, self.phase_step) if resume and self.progress.index < len(self.plan) else None
-        completed = tuple((record["phase"], record["epoch"]) for record in self.history)
+        state = self.state
+        at = (self.plan[state.progress.index].name, state.phase_step) if resume and state.progress.index < len(self.plan) else None
+        completed = tuple((record["phase"], record["epoch"]) for record in state.history)
         self.callbacks.on_run_start(RunStart(self.run_dir, task.flat_config(), tuple(phase.name for phase in self.plan), completed, at))
-        task.start(self, resumed=resume)
+        task.start(self.context, resumed=resume)
 
     def release_run_lock(self) -> None:
         """Let another process train in the run folder (``drga/run_lock.py``)."""
@@ -145,19 +147,14 @@ class PhaseRunner:
     def strength(self) -> nn.Module:
         return self.modules.strength
 
-    @property
-    def phase_step(self) -> int:
-        """Updates since the current phase began: the step axis every arm shares (``drga/monitor.py``)."""
-        return self.global_step - self.progress.start_step
-
     # ------------------------------------------------------------------ phases and epochs
 
     def run(self) -> dict[str, Any]:
         """Every phase of the plan from where the progress stands, then the final report."""
         try:
-            while self.progress.index < len(self.plan):
-                self.run_phase(self.plan[self.progress.index])
-                self.progress = PhaseProgress(index=self.progress.index + 1)
+            while self.state.progress.index < len(self.plan):
+                self.run_phase(self.plan[self.state.progress.index])
+                self.state.progress = PhaseProgress(index=self.state.progress.index + 1)
             return self.final_report()
         finally:
             self.callbacks.close()
@@ -165,49 +162,51 @@ class PhaseRunner:
 
     def run_phase(self, phase: Phase) -> None:
         """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save."""
-        train = self.config.train
+        train, progress, history = self.config.train, self.state.progress, self.state.history
         resuming = self.pending_resume is not None
         if not resuming:
-            self.progress.start_step = self.global_step  # TensorBoard's step axis of this arm starts here
+            progress.start_step = self.state.global_step  # TensorBoard's step axis of this arm starts here
         self.start_phase(phase, fresh=not resuming)
         if resuming:
-            checkpoints.restore_optimizers(self.pending_resume, self.net_optimizer, self.agent_optimizer, self.lr_schedule)
+            self.optimiser.load_state_dict(self.pending_resume)
             self.pending_resume = None
         elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
             scores = self.evaluate_dev(phase, epoch=0)
-            improved = self.consider(phase, scores, epoch=0)
-            self.callbacks.on_evaluation(Evaluation(phase.name, 0, self.phase_step, self.dev_numbers(scores), improved, self.run_dir))
+            improved = self.selection.consider(phase, scores, 0, progress)
+            self.callbacks.on_evaluation(Evaluation(phase.name, 0, self.state.phase_step, self.dev_numbers(scores), improved,
+                                                    self.run_dir))
         epochs = phase.epochs(train)
         self.log(f"\n== phase {phase.name}: {epochs} epochs (loss: {phase.legend}; *: best dev score so far) ==")
-        while not self.progress.done and self.progress.epoch < epochs:
-            epoch = self.progress.epoch + 1
+        while not progress.done and progress.epoch < epochs:
+            epoch = progress.epoch + 1
             self.epoch_batches(phase).set_epoch(epoch_key(phase, epoch))
             started = time.time()
             train_stats = self.train_epoch(phase, epoch, epochs)
             scores = self.evaluate_dev(phase, epoch)
-            improved = self.consider(phase, scores, epoch)
+            improved = self.selection.consider(phase, scores, epoch, progress)
             elapsed = time.time() - started  # up to its selection, before the callbacks hear of it
-            self.callbacks.on_evaluation(Evaluation(phase.name, epoch, self.phase_step, self.dev_numbers(scores), improved, self.run_dir))
-            if not improved and self.progress.stale % train.plateau_patience == 0 and self.lr_schedule is not None:
-                self.lr_schedule.cut_on_plateau()
-            self.progress.epoch = epoch
+            self.callbacks.on_evaluation(Evaluation(phase.name, epoch, self.state.phase_step, self.dev_numbers(scores), improved,
+                                                    self.run_dir))
+            if not improved and progress.stale % train.plateau_patience == 0:
+                self.optimiser.cut_on_plateau()
+            progress.epoch = epoch
             record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
-            spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name) + record["seconds"]
+            spent = sum(r["seconds"] for r in history if r["phase"] == phase.name) + record["seconds"]
             out_of_time = phase.out_of_time(train, spent, record["seconds"])
-            self.progress.done = (bool(train.patience) and self.progress.stale >= train.patience) or out_of_time
+            progress.done = (bool(train.patience) and progress.stale >= train.patience) or out_of_time
             record.update({history_key(mode, k): v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
-            self.history.append(record)
-            self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.phase_step, record["seconds"], dict(train_stats),
+            history.append(record)
+            self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.state.phase_step, record["seconds"], dict(train_stats),
                                                  self.dev_numbers(scores), improved, self.run_dir))
             self.log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
             self.save_last()
-        if epochs and self.progress.epoch < epochs:
-            spent = sum(r["seconds"] for r in self.history if r["phase"] == phase.name)
-            if phase.seconds_budget(train) is not None and not (train.patience and self.progress.stale >= train.patience):
+        if epochs and progress.epoch < epochs:
+            spent = sum(r["seconds"] for r in history if r["phase"] == phase.name)
+            if phase.seconds_budget(train) is not None and not (train.patience and progress.stale >= train.patience):
                 self.log(f"   time budget: {spent:.0f} s of {phase.seconds_budget(train):.0f} s spent; another epoch would pass it")
             else:
                 self.log(f"   early stop: no better dev score for {train.patience} epochs")
-        self.callbacks.on_phase_end(PhaseEnd(phase.name, self.progress.epoch, epochs, self.progress.epoch < epochs, self.run_dir))
+        self.callbacks.on_phase_end(PhaseEnd(phase.name, progress.epoch, epochs, progress.epoch < epochs, self.run_dir))
 
     def dev_numbers(self, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         """Each mode's dev scores as the task's numbers, a new dict each call: a callback that changes its copy changes no record."""
@@ -219,7 +218,7 @@ class PhaseRunner:
         for source, part in phase.starts_from if fresh else ():
             path = self.run_dir / f"{source}_best.pt"
             if path.exists():
-                self.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
+                self.context.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
         self.network.requires_grad_(not phase.network_frozen)
         if self.config.network.freeze_embeddings and hasattr(self.network, "embedding"):
             self.network.embedding.weight.requires_grad_(False)
@@ -227,14 +226,10 @@ class PhaseRunner:
         net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != Part.AGENT))
                       for p in module.parameters() if p.requires_grad]
         train = self.config.train
-        groups = network_parameter_groups(self.network, net_params, train.pretrained_lr)
-        self.net_optimizer = None if phase.network_frozen else \
-            adam(groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
-        self.lr_schedule = None if self.net_optimizer is None else \
-            LearningRateSchedule.for_phase(self.net_optimizer, train, self.task.warmup_steps(phase))
-        self.agent_optimizer = \
-            adam(list(self.policy.parameters()), self.config.agent.lr, train.fused_adam, self.log) if phase.has_agent else None
-        self.replica = distributed.replicate(self.modules.trained_by(phase.trains), self.device)
+        groups = None if phase.network_frozen else network_parameter_groups(self.network, net_params, train.pretrained_lr)
+        self.optimiser.start_phase(groups, list(self.policy.parameters()) if phase.has_agent else None, self.task.warmup_steps(phase),
+                                   distributed.replicate(self.modules.trained_by(phase.trains), self.device),
+                                   self.train_batches)
 
     def epoch_batches(self, phase: Phase) -> Any:
         """What an epoch of ``phase`` passes over: the training batches, or for the agent phase the
@@ -242,9 +237,14 @@ class PhaseRunner:
         return self.agent_batches if phase.agent_only and self.agent_batches is not None else self.train_batches
 
     def train_epoch(self, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
-        """One epoch of ``phase``: the agent phase by its learner (``agent.algorithm``), the others step by step."""
-        if phase.agent_only:
-            return self.agent_learner.train_epoch(self, phase, epoch, epochs)
+        """One epoch of ``phase``: the agent phase by its learner where ``agent.algorithm`` names one (the loop
+        applies the agent and the steps it returns), every other phase and REINFORCE's agent phase step by step."""
+        if phase.agent_only and self.agent_learner is not None:
+            learned = self.agent_learner.train_epoch(self.context, epoch, epochs)
+            if learned.policy_state is not None:
+                self.policy.load_state_dict(learned.policy_state)
+            self.state.global_step += learned.steps
+            return learned.stats
         return self.train_epoch_by_steps(phase, epoch, epochs)
 
     def train_epoch_by_steps(self, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
@@ -258,25 +258,22 @@ class PhaseRunner:
         sums: dict[str, Any] = {}
         interval_started, interval_sequences = time.perf_counter(), 0
         batches = self.epoch_batches(phase)
-        windows = math.ceil(len(batches) / self.config.train.accumulation_steps)
-        self.accumulated = 0
-        if self.lr_schedule is not None:
-            self.lr_schedule.start_epoch((epoch - 1) * windows, epochs * windows)
+        self.optimiser.start_epoch(epoch, epochs, len(batches))
         bar = tqdm(batches, desc=f"{phase.name} {epoch}/{epochs}", leave=False, disable=not self.show_progress)
         for step, batch in enumerate(bar, start=1):
             batch = batch.to(self.device)
-            self.closing_window = step == len(batches)
-            with self.autocast():
+            self.optimiser.start_batch(closes_window=step == len(batches))
+            with self.optimiser.autocast():
                 stats = self.train_step(phase, batch)
             for key, value in stats.items():
                 value = value.double() if isinstance(value, Tensor) else value
                 sums[key] = sums[key] + value if key in sums else value
-            self.global_step += 1
+            self.state.global_step += 1
             interval_sequences += batch.size
-            if self.global_step % LOG_INTERVAL == 0:
+            if self.state.global_step % LOG_INTERVAL == 0:
                 now = time.perf_counter()
                 speed = {"sequences_per_second": interval_sequences / max(now - interval_started, 1e-9)}
-                self.report_scalars(phase.name, {**numbers(stats), **speed}, self.phase_step)
+                self.context.report_scalars(phase.name, {**numbers(stats), **speed}, self.state.phase_step)
                 interval_started, interval_sequences = now, 0
                 if self.show_progress:
                     bar.set_postfix({k: f"{float(v) / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
@@ -285,80 +282,10 @@ class PhaseRunner:
     def train_step(self, phase: Phase, batch: Any) -> dict[str, Tensor]:
         """One update of ``phase`` on ``batch``: a DRGA step where the agent acts, else eq. 12 on the network."""
         if phase.has_agent:
-            return drga_update(self, phase, batch)
+            return drga_update(self.context, not phase.network_frozen, batch)
         loss = self.task.loss(self.network, batch)  # eq. 12
-        norm = self.step(self.net_optimizer, loss, self.network.parameters())
+        norm = self.optimiser.step(loss, [(self.optimiser.network_optimizer, self.network.parameters())])[0]
         return {"task_loss": loss.detach(), "grad_norm_network": norm}
-
-    # ------------------------------------------------------------------ precision
-
-    @contextlib.contextmanager
-    def autocast(self) -> Iterator[None]:
-        """The forward passes under ``run.precision``'s autocast on CUDA; nothing changes in fp32."""
-        if self.autocast_dtype is None:
-            yield
-            return
-        with torch.autocast(self.device.type, dtype=self.autocast_dtype):
-            yield
-
-    def mixed_precision(self, precision: str) -> torch.dtype | None:
-        """The autocast dtype of ``run.precision`` on this run's device; None (fp32) on the CPU, which says so."""
-        if precision == "fp32":
-            return None
-        if self.device.type != "cuda":
-            self.log(f"run.precision={precision} applies on CUDA only: this {self.device.type} run stays fp32")
-            return None
-        return torch.float16 if precision == "fp16" else torch.bfloat16
-
-    # ------------------------------------------------------------------ optimisation (DDP-aware)
-
-    def backward_loss(self, loss: Tensor) -> Tensor:
-        """What to back-propagate: ``loss``; under torchrun passed through DDP, which all-reduces the gradients."""
-        return distributed.ddp_loss(self.replica, loss, getattr(self.train_batches, "share", 1.0))
-
-    def step(self, optimizer: torch.optim.Optimizer, loss: Tensor, params: Any) -> Tensor:
-        """Back-propagate ``loss``, clip to ``train.grad_clip``, step; the gradient norm before clipping."""
-        return self.optimise(loss, [(optimizer, params)])[0]
-
-    def optimise(self, loss: Tensor, groups: Sequence[tuple[torch.optim.Optimizer, Iterable[nn.Parameter]]]) -> list[Tensor]:
-        """Back-propagate ``loss`` into every optimiser's parameters; at the end of an accumulation window
-        (``train.accumulation_steps`` batches, or the epoch's last batch) clip each group to ``train.grad_clip``,
-        set the network's learning rates (``drga/runner/lr_schedule.py``) and step the optimisers in order. Returns each group's
-        gradient norm before clipping; inside a window, those of the step before (0 before the first)."""
-        accumulation = self.config.train.accumulation_steps
-        if self.accumulated == 0:
-            for optimizer, _ in groups:
-                optimizer.zero_grad(set_to_none=True)
-        if accumulation > 1:
-            loss = loss / accumulation  # the window's gradient is the mean over its batches
-        if self.scaler is not None:
-            loss = self.scaler.scale(loss)
-        with torch.autocast(self.device.type, enabled=False) if self.autocast_dtype is not None else contextlib.nullcontext():
-            self.backward_loss(loss).backward()
-        self.accumulated += 1
-        if self.accumulated < accumulation and not self.closing_window:
-            fits = len(self.window_norms) == len(groups)  # a step of this kind of update before, in this phase
-            return self.window_norms if fits else [torch.zeros((), device=self.device) for _ in groups]
-        self.accumulated = 0
-        norms = []
-        for optimizer, params in groups:
-            if self.scaler is not None:
-                self.scaler.unscale_(optimizer)
-            norms.append(self.clip(params))
-        if self.lr_schedule is not None:
-            self.lr_schedule.advance()
-        for optimizer, _ in groups:
-            if self.scaler is not None:
-                self.scaler.step(optimizer)  # skipped when the scaled gradients overflowed
-            else:
-                optimizer.step()
-        if self.scaler is not None:
-            self.scaler.update()
-        self.window_norms = norms
-        return norms
-
-    def clip(self, params: Any) -> Tensor:
-        return clip_gradients(params, self.config.train.grad_clip)
 
     # ------------------------------------------------------------------ benchmarks
 
@@ -376,65 +303,16 @@ class PhaseRunner:
         self.train_batches.set_epoch(epoch_key(phase, epoch))
         return self.train_epoch(phase, epoch, epoch)
 
-    # ------------------------------------------------------------------ evaluation and selection
-
-    def batches(self, split: str) -> Any:
-        """This process's dev or test batches."""
-        return self.dev_batches if split == "dev" else self.test_batches
-
-    def evaluate_split(self, split: str, mode: str) -> Any:
-        """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
-        with self.autocast():
-            result = self.task.evaluate(self, split, mode)
-        if distributed.active() and self.task.shard_evaluation:
-            result = self.task.combine_over_processes(result, self.batches(split))
-        return result
+    # ------------------------------------------------------------------ evaluation, selection, resume
 
     def evaluate_dev(self, phase: Phase, epoch: int) -> dict[str, Any]:
-        scores = {mode: self.evaluate_split("dev", mode) for mode in phase.dev_modes}
-        self.task.after_dev_evaluation(self, phase, epoch)
+        scores = {mode: self.context.evaluate_split("dev", mode) for mode in phase.dev_modes}
+        self.task.after_dev_evaluation(self.context, phase, epoch)
         return scores
-
-    def consider(self, phase: Phase, scores: Mapping[str, Any], epoch: int) -> bool:
-        """Keep ``<phase>_best.pt`` if the selecting mode's key beats the phase's best so far and
-        count stale epochs (early stopping); keep each other mode's own best as ``<phase>_best_<mode>.pt``."""
-        selecting = phase.selection_mode(self.config.train.select_mode)
-        for mode, result in scores.items():
-            key = self.task.selection_key(result)
-            best = self.progress.best_by_mode.get(mode)
-            if mode != selecting and (best is None or key > tuple(best)):
-                self.progress.best_by_mode[mode] = key
-                self.save_model(phase, epoch, scores, f"{phase.name}_best_{mode}.pt")
-        key = self.task.selection_key(scores[selecting])
-        if self.progress.best is None or key > tuple(self.progress.best):
-            self.progress.best, self.progress.stale = key, 0
-            self.save_model(phase, epoch, scores, f"{phase.name}_best.pt")
-            return True
-        self.progress.stale += 1
-        return False
-
-    # ------------------------------------------------------------------ checkpoints
-
-    def model_payload(self, phase: Phase, epoch: int, scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        dev = {mode: r.as_dict() for mode, r in (scores or {}).items()}
-        return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.config_dict(),
-                                         self.config.network.name, self.task.checkpoint_content())
-
-    def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], name: str) -> None:
-        if self.main:  # under torchrun every rank decides, rank 0 writes
-            save_atomic(self.model_payload(phase, epoch, scores), self.run_dir / name)
 
     def save_last(self) -> None:
         """``last.pt`` after every epoch: everything :meth:`load_resume` needs to continue exactly."""
-        if self.main:
-            model = self.model_payload(self.plan[self.progress.index], self.progress.epoch)
-            payload = checkpoints.resume_payload(model, self.progress, self.history, self.global_step, self.net_optimizer,
-                                                 self.agent_optimizer, self.lr_schedule)
-            save_atomic(payload, self.run_dir / "last.pt")
-
-    def load_model(self, path: Path, network: bool = True, policy: bool = True) -> dict[str, Any]:
-        """Load a checkpoint of this run's network into the network and β (``network``) and the agent (``policy``)."""
-        return checkpoints.load_model(self.modules, path, self.config.network.name, network, policy)
+        self.selection.save_last(self.plan[self.state.progress.index], self.state, self.optimiser.state_dict())
 
     def load_resume(self, path: Path) -> dict[str, Any]:
         """Continue from ``last.pt``: the same configuration and data (both checked before any weight is
@@ -442,24 +320,16 @@ class PhaseRunner:
         payload = checkpoints.read_model(path, self.config.network.name)
         saved = self.task.saved_flat_config(payload["config"])
         checkpoints.check_same_config(path, saved, self.task.flat_config(), self.task.resumable_changes)
-        self.task.check_resume(self, payload, self.force)
+        self.task.check_resume(self.context, payload, self.force)
         checkpoints.load_weights(self.modules, payload, path)
-        self.progress = PhaseProgress.from_dict(payload["progress"])
-        self.history = list(payload["history"])
-        self.global_step = int(payload["global_step"])
+        self.state.progress = PhaseProgress.from_dict(payload["progress"])
+        self.state.history = list(payload["history"])
+        self.state.global_step = int(payload["global_step"])
         checkpoints.restore_random_state(payload)
-        self.log(f"resuming {self.run_dir}: phase {self.plan[self.progress.index].name}, {self.progress.epoch} epochs done")
+        self.log(f"resuming {self.run_dir}: phase {self.plan[self.state.progress.index].name}, {self.state.progress.epoch} epochs done")
         return payload
 
     # ------------------------------------------------------------------ reporting
-
-    def report_scalars(self, phase: str, values: Mapping[str, float], step: int) -> None:
-        """Training statistics of ``phase`` at ``step`` (updates since it began), for the callbacks (a learner's too)."""
-        self.callbacks.on_train_log(TrainingLog(phase, step, dict(values), self.run_dir))
-
-    def report_image(self, phase: str, tag: str, image: Any, step: int) -> None:
-        """An ``H × W × 3`` uint8 picture of the run's state, for the callbacks (a task's tracked sentences)."""
-        self.callbacks.on_image(Image(phase, tag, image, step, self.run_dir))
 
     def log_epoch(self, phase: Phase, epoch: int, epochs: int, scores: Mapping[str, Any], train_stats: Mapping[str, float],
                   improved: bool, elapsed: float) -> None:
@@ -467,27 +337,11 @@ class PhaseRunner:
         parts = [*self.task.epoch_summary(scores, train_stats), f"loss {train_stats['task_loss']:.4f}"]
         self.log(f"   {phase.name} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]")
 
-    def best_checkpoints(self) -> Iterator[ReportCell]:
-        """The final report's cells that ran, each loaded into the modules when reached. Each mode
-        reads the epoch selected by its own dev score (``<phase>_best_<mode>.pt`` where the phase
-        kept one, else ``<phase>_best.pt``); the mode of ``<phase>_best.pt`` comes first."""
-        planned = {phase.name for phase in self.plan}
-        for phase in PHASES:
-            path = self.run_dir / f"{phase.name}_best.pt"
-            if not path.exists() or (phase.name not in planned and phase is not PHASES[0]):  # train.init_from: pretrain's row
-                continue
-            own = {mode: self.run_dir / f"{phase.name}_best_{mode}.pt" for mode in phase.dev_modes}
-            # an adopted network's file (train.init_from) holds its own run's agent, of that run's size: its row needs none
-            policy = phase.name in planned
-            for mode in sorted(phase.dev_modes, key=lambda mode: own[mode].exists()):
-                chosen = own[mode] if own[mode].exists() else path
-                yield ReportCell(phase.report_label, phase.name, mode, chosen, self.load_model(chosen, policy=policy))
-
     def final_report(self) -> dict[str, Any]:
         """The task's test report of every selected checkpoint; ``results.json`` and each arm's HParams entry."""
         distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints
-        results, note = self.task.final_report(self, self.best_checkpoints())
-        results["phases"] = phase_summary(self.history, self.config.train)  # each phase's epochs and wall seconds
+        results, note = self.task.final_report(self.context, self.selection.best_checkpoints(self.plan))
+        results["phases"] = phase_summary(self.state.history, self.config.train)  # each phase's epochs and wall seconds
         if self.main:
             self.publish(results, checkpoints.arm_metrics(results["results"], self.task.report_metric), note)
         return results

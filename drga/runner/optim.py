@@ -1,13 +1,19 @@
-"""Adam, gradient clipping, and the network's parameter groups with their base learning rates (``drga/runner/lr_schedule.py``
-schedules them)."""
+"""The optimiser step (:class:`OptimiserStep`): Adam, gradient clipping, accumulation, mixed precision, and the
+network's parameter groups with their base learning rates (``drga/runner/lr_schedule.py`` schedules them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
 from torch import Tensor, nn
+
+from drga import distributed
+from drga.config import ExperimentConfig
+from drga.runner.lr_schedule import LearningRateSchedule
 
 
 def clip_gradients(params: Iterable[nn.Parameter], grad_clip: float) -> Tensor:
@@ -43,3 +49,138 @@ def network_parameter_groups(network: nn.Module, params: Sequence[nn.Parameter],
     new = [p for p in params if id(p) not in body]
     return [group for group in ({"params": pretrained, "lr": pretrained_lr}, {"params": new}) if group["params"]]
 
+
+
+def mixed_precision(precision: str, device: torch.device, log: Callable[[str], None]) -> torch.dtype | None:
+    """The autocast dtype of ``run.precision`` on ``device``; None (fp32) on the CPU, which says so."""
+    if precision == "fp32":
+        return None
+    if device.type != "cuda":
+        log(f"run.precision={precision} applies on CUDA only: this {device.type} run stays fp32")
+        return None
+    return torch.float16 if precision == "fp16" else torch.bfloat16
+
+
+OptimiserGroup = tuple[torch.optim.Optimizer, Iterable[nn.Parameter]]
+
+
+class OptimiserStep:
+    """Every phase's optimiser step: backward (under torchrun through DDP), the accumulation window,
+    clipping, the network's learning-rate schedule, the Adam steps, and mixed precision.
+
+    The loop makes a phase's optimisers (:meth:`start_phase`), marks its epochs and batches
+    (:meth:`start_epoch`, :meth:`start_batch`) and its plateaus; whoever computes a loss (the loop's
+    network-only step, :func:`drga.learners.reinforce.drga_update`) hands it to :meth:`step`."""
+
+    def __init__(self, config: ExperimentConfig, device: torch.device, log: Callable[[str], None]):
+        self.config, self.device, self.log = config, device, log
+        self.autocast_dtype = mixed_precision(config.run.precision, device, log)
+        # fp16 needs its loss scaled (small gradients underflow); bf16 has fp32's exponent range.
+        self.scaler = torch.amp.GradScaler("cuda") if self.autocast_dtype == torch.float16 else None
+        self.accumulated = 0  #: batches whose gradients the current accumulation window holds
+        self.closing_window = True  #: whether the batch being trained ends its window (the epoch's last batch does)
+        self.window_norms: list[Tensor] = []  #: the gradient norms of the last optimiser step, reported inside a window
+        self.network_optimizer: torch.optim.Optimizer | None = None
+        self.agent_optimizer: torch.optim.Optimizer | None = None
+        self.lr_schedule: LearningRateSchedule | None = None  #: the network optimiser's learning rates in the current phase
+        self.replica: nn.Module | None = None  #: under torchrun: DDP over the modules the phase trains
+        self.train_batches: Any = None  #: under torchrun: this process's shards; the ``share`` of the current batch scales its loss
+
+    # ------------------------------------------------------------------ a phase, an epoch, a batch
+
+    def start_phase(self, network_groups: list[Any] | None, agent_params: list[nn.Parameter] | None, warmup_steps: int,
+                    replica: nn.Module | None, train_batches: Any) -> None:
+        """New optimisers for a phase: Adam over the network's groups (None: the network is frozen) with
+        their schedule, Adam over the agent's parameters (None: no agent trains). ``replica`` and ``train_batches``:
+        under torchrun, DDP over what the phase trains and this process's shards of the training batches."""
+        train = self.config.train
+        self.network_optimizer = None if network_groups is None else \
+            adam(network_groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
+        self.lr_schedule = None if self.network_optimizer is None else \
+            LearningRateSchedule.for_phase(self.network_optimizer, train, warmup_steps)
+        self.agent_optimizer = None if agent_params is None else adam(agent_params, self.config.agent.lr, train.fused_adam, self.log)
+        self.replica, self.train_batches = replica, train_batches
+
+    def start_epoch(self, epoch: int, epochs: int, batches: int) -> None:
+        """Epoch ``epoch`` of ``epochs``, of ``batches`` batches each, begins: a new window, the schedule's position."""
+        windows = math.ceil(batches / self.config.train.accumulation_steps)
+        self.accumulated = 0
+        if self.lr_schedule is not None:
+            self.lr_schedule.start_epoch((epoch - 1) * windows, epochs * windows)
+
+    def start_batch(self, closes_window: bool) -> None:
+        """The next batch; ``closes_window``: it is the epoch's last, which ends its window whatever its length."""
+        self.closing_window = closes_window
+
+    def cut_on_plateau(self) -> None:
+        """A plateau of the dev score: the network's rates cut (``train.plateau_lr_factor``)."""
+        if self.lr_schedule is not None:
+            self.lr_schedule.cut_on_plateau()
+
+    def state_dict(self) -> dict[str, Any]:
+        """What ``last.pt`` keeps of the phase's optimisers and the network's learning-rate schedule."""
+        return {
+            "net_optimizer": self.network_optimizer.state_dict() if self.network_optimizer else None,
+            "agent_optimizer": self.agent_optimizer.state_dict() if self.agent_optimizer else None,
+            "lr_schedule": self.lr_schedule.state_dict() if self.lr_schedule else None,
+        }
+
+    def load_state_dict(self, payload: Mapping[str, Any]) -> None:
+        """The optimiser states and the network's learning-rate schedule saved in ``last.pt``, for the phase being resumed."""
+        if self.network_optimizer is not None and payload["net_optimizer"] is not None:
+            self.network_optimizer.load_state_dict(payload["net_optimizer"])
+            if self.lr_schedule is not None:
+                self.lr_schedule.load_state_dict(payload.get("lr_schedule"))  # absent from a last.pt older than the schedule
+        if self.agent_optimizer is not None and payload["agent_optimizer"] is not None:
+            self.agent_optimizer.load_state_dict(payload["agent_optimizer"])
+
+    # ------------------------------------------------------------------ precision
+
+    @contextlib.contextmanager
+    def autocast(self) -> Iterator[None]:
+        """The forward passes under ``run.precision``'s autocast on CUDA; nothing changes in fp32."""
+        if self.autocast_dtype is None:
+            yield
+            return
+        with torch.autocast(self.device.type, dtype=self.autocast_dtype):
+            yield
+
+    # ------------------------------------------------------------------ the step
+
+    def step(self, loss: Tensor, groups: Sequence[OptimiserGroup]) -> list[Tensor]:
+        """Back-propagate ``loss`` into every optimiser's parameters; at the end of an accumulation window
+        (``train.accumulation_steps`` batches, or the epoch's last batch) clip each group to ``train.grad_clip``,
+        set the network's learning rates (``drga/runner/lr_schedule.py``) and step the optimisers in order. Returns each group's
+        gradient norm before clipping; inside a window, those of the step before (0 before the first)."""
+        accumulation = self.config.train.accumulation_steps
+        if self.accumulated == 0:
+            for optimizer, _ in groups:
+                optimizer.zero_grad(set_to_none=True)
+        if accumulation > 1:
+            loss = loss / accumulation  # the window's gradient is the mean over its batches
+        if self.scaler is not None:
+            loss = self.scaler.scale(loss)
+        with torch.autocast(self.device.type, enabled=False) if self.autocast_dtype is not None else contextlib.nullcontext():
+            share = getattr(self.train_batches, "share", 1.0)  # of the global batch being trained (a shard's varies)
+            distributed.ddp_loss(self.replica, loss, share).backward()  # under torchrun DDP all-reduces the gradients
+        self.accumulated += 1
+        if self.accumulated < accumulation and not self.closing_window:
+            fits = len(self.window_norms) == len(groups)  # a step of this kind of update before, in this phase
+            return self.window_norms if fits else [torch.zeros((), device=self.device) for _ in groups]
+        self.accumulated = 0
+        norms = []
+        for optimizer, params in groups:
+            if self.scaler is not None:
+                self.scaler.unscale_(optimizer)
+            norms.append(clip_gradients(params, self.config.train.grad_clip))
+        if self.lr_schedule is not None:
+            self.lr_schedule.advance()
+        for optimizer, _ in groups:
+            if self.scaler is not None:
+                self.scaler.step(optimizer)  # skipped when the scaled gradients overflowed
+            else:
+                optimizer.step()
+        if self.scaler is not None:
+            self.scaler.update()
+        self.window_norms = norms
+        return norms

@@ -4,7 +4,8 @@ The runner (``drga/runner/loop.py``) owns the phases, epochs, early stopping, ch
 the callbacks (TensorBoard, CSV: ``drga/runner/callbacks.py``) and torchrun DDP. A task says what
 its data and network are, what eq. 12's loss is on the network's own and on the revised attention,
 how a dev split is scored and which score selects, what a checkpoint holds besides the modules, and
-what the final report is.
+what the final report is. Its hooks receive a :class:`~drga.runner.context.RunContext` (what they
+may read of the run and ask of it), not the runner.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torch import Tensor, nn
 
@@ -22,25 +23,15 @@ from drga.baselines.protocol import Batch
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import ConfigError, ExperimentConfig
 from drga.rollout import Rollout
+from drga.runner.context import RunContext, TaskBatches
 from drga.runner.phases import Phase
 
-if TYPE_CHECKING:
-    from drga.runner.loop import PhaseRunner
-
-
-@dataclass
-class TaskBatches:
-    """A task's batch iterators: training, dev, test, and the agent's held-out training batches (if any)."""
-
-    train: Any
-    dev: Any
-    test: Any
-    agent: Any | None = None
+__all__ = ["ReportCell", "Task", "TaskBatches"]
 
 
 @dataclass
 class ReportCell:
-    """One cell of the final report: a phase's best checkpoint in one evaluation mode, loaded into the runner."""
+    """One cell of the final report: a phase's best checkpoint in one evaluation mode, loaded into the run's modules."""
 
     label: str
     phase: str
@@ -90,7 +81,7 @@ class Task(ABC):
 
     # ------------------------------------------------------------------ starting from a pretrained network
 
-    def adopt_pretrained(self, runner: PhaseRunner, source: Path) -> None:
+    def adopt_pretrained(self, context: RunContext, source: Path) -> None:
         """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``, so
         that runs differing only in what DRGA does start from one network (pretraining is skipped)."""
         try:
@@ -100,9 +91,9 @@ class Task(ABC):
         if payload.get("net_name") != self.config.network.name:
             raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
         self.check_adoptable(source, payload)
-        runner.load_model(source, policy=False)  # its network must fit this configuration (sizes)
-        shutil.copyfile(source, runner.run_dir / "pretrain_best.pt")
-        runner.log(f"start  from {source} (pretraining skipped)")
+        context.load_model(source, policy=False)  # its network must fit this configuration (sizes)
+        shutil.copyfile(source, context.run_dir / "pretrain_best.pt")
+        context.log(f"start  from {source} (pretraining skipped)")
 
     @abstractmethod
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
@@ -145,7 +136,7 @@ class Task(ABC):
     # ------------------------------------------------------------------ evaluation and selection
 
     @abstractmethod
-    def evaluate(self, runner: PhaseRunner, split: str, mode: str) -> Any:
+    def evaluate(self, context: RunContext, split: str, mode: str) -> Any:
         """The scores of ``split`` (dev or test) in evaluation ``mode``: an object with ``as_dict()``
         (what a checkpoint keeps of it)."""
 
@@ -165,32 +156,32 @@ class Task(ABC):
     def epoch_summary(self, scores: Mapping[str, Any], train_stats: Mapping[str, float]) -> list[str]:
         """The parts of an epoch's console line that describe its scores."""
 
-    def after_dev_evaluation(self, runner: PhaseRunner, phase: Phase, epoch: int) -> None:
+    def after_dev_evaluation(self, context: RunContext, phase: Phase, epoch: int) -> None:
         """Runs after every dev evaluation (classification: the tracked sentences)."""
 
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
-    def start(self, runner: PhaseRunner, resumed: bool) -> None:
+    def start(self, context: RunContext, resumed: bool) -> None:
         """Runs once the run folder is open (files of the task's own, a starting checkpoint)."""
 
     def data_fingerprint(self) -> str | None:
         """A fingerprint of what the run trains and is scored on (checkpoints record it as ``data_checksum``)."""
         return None
 
-    def check_resume(self, runner: PhaseRunner, payload: dict[str, Any], force: bool) -> None:
+    def check_resume(self, context: RunContext, payload: dict[str, Any], force: bool) -> None:
         """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since
         the run started, unless ``force``; even then, refuse what :meth:`check_continuable` refuses."""
         recorded, now = payload.get("data_checksum"), self.data_fingerprint()
         if recorded is None or now is None or recorded == now:
             return
-        last = runner.run_dir / "last.pt"
+        last = context.run_dir / "last.pt"
         if not force:
             raise CheckpointError(
                 f"cannot resume {last}: the data differ from those the run was trained on (fingerprint {recorded}, now {now}); "
                 "restore the data, start a new run, or resume anyway with --force"
             )
         self.check_continuable(last, payload)
-        runner.log(f"resuming on changed data (--force): fingerprint {recorded} → {now}")
+        context.log(f"resuming on changed data (--force): fingerprint {recorded} → {now}")
 
     def check_continuable(self, last: Path, payload: dict[str, Any]) -> None:
         """With ``--force`` on changed data: refuse, in words, data the checkpoint's network cannot continue on."""
@@ -200,6 +191,6 @@ class Task(ABC):
         """What a checkpoint holds besides the modules (vocabulary, tokenizers, ...)."""
 
     @abstractmethod
-    def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         """Score the test split with every selected checkpoint; results.json's content and a note for the log."""
 

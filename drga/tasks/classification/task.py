@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torch import Tensor, nn
 
@@ -22,15 +22,13 @@ from drga.data import BatchIterator, collate
 from drga.data.vocab import vocabulary_fingerprint
 from drga.names import MODES, Mode, PhaseName, Split, epoch_key, row_scores, score_key
 from drga.rollout import Rollout
+from drga.runner.context import RunContext
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.scoring import cross_entropy_loss
 from drga.tasks.classification.data import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 from drga.tasks.classification.evaluation import EvalResult, evaluate
 from drga.tasks.classification.trained import quoted
-
-if TYPE_CHECKING:
-    from drga.runner.loop import PhaseRunner
 
 
 def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:
@@ -102,10 +100,10 @@ class ClassificationTask(Task):
 
     # ------------------------------------------------------------------ evaluation and selection
 
-    def evaluate(self, runner: PhaseRunner, split: str, mode: str) -> EvalResult:
-        batches = runner.batches(split)
-        return evaluate(runner.network, batches, self.config.reward, mode, policy=runner.policy, beta=runner.strength().detach(),
-                        device=runner.device)
+    def evaluate(self, context: RunContext, split: str, mode: str) -> EvalResult:
+        batches = context.batches(split)
+        return evaluate(context.network, batches, self.config.reward, mode, policy=context.policy, beta=context.strength().detach(),
+                        device=context.device)
 
     def combine_over_processes(self, result: EvalResult, batches: Any) -> EvalResult:
         # each process scored its shards: the means over all the examples, the same on every rank
@@ -125,25 +123,25 @@ class ClassificationTask(Task):
             parts.append(f"reward {train_stats['reward']:.3f} N/L {train_stats['highlighted_fraction']:.2f} β {train_stats['beta']:.3f}")
         return parts
 
-    def after_dev_evaluation(self, runner: PhaseRunner, phase: Phase, epoch: int) -> None:
+    def after_dev_evaluation(self, context: RunContext, phase: Phase, epoch: int) -> None:
         """Record the tracked sentences' attention (α′ once there is an agent) and show it in TensorBoard."""
         if self.tracker is None:
             return
-        policy = runner.policy if phase.has_agent else None  # before that the agent is untrained
-        entry = self.tracker.record(phase.name, epoch, runner.global_step, runner.network, policy, runner.strength().detach())
-        runner.report_image(phase.name, "tracked_attention", self.tracker.image(entry), runner.phase_step)
+        policy = context.policy if phase.has_agent else None  # before that the agent is untrained
+        entry = self.tracker.record(phase.name, epoch, context.global_step, context.network, policy, context.strength().detach())
+        context.report_image(phase.name, "tracked_attention", self.tracker.image(entry), context.phase_step)
 
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
-    def start(self, runner: PhaseRunner, resumed: bool) -> None:
-        if self.config.train.init_from and runner.main and not resumed:
-            self.adopt_pretrained(runner, Path(self.config.train.init_from))
-        if self.config.train.track_examples > 0 and runner.main:
+    def start(self, context: RunContext, resumed: bool) -> None:
+        if self.config.train.init_from and context.main and not resumed:
+            self.adopt_pretrained(context, Path(self.config.train.init_from))
+        if self.config.train.track_examples > 0 and context.main:
             from drga.analysis.tracking import ExampleTracker  # matplotlib and friends only when asked for
 
             self.tracker = ExampleTracker(
-                runner.run_dir, self.data.dev, self.data.train, self.data.vocab, self.data.splits.label_names,
-                self.config.train.track_examples, self.config.run.seed, resumed, runner.log,
+                context.run_dir, self.data.dev, self.data.train, self.data.vocab, self.data.splits.label_names,
+                self.config.train.track_examples, self.config.run.seed, resumed, context.log,
             )
 
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
@@ -184,23 +182,23 @@ class ClassificationTask(Task):
                 "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum,
                 "tokenizer": self.data.splits.tokenizer}  # how new text is split for this network (drga/prediction.py)
 
-    def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = {}
         pretrain_checksum = None
         for cell in cells:
             if cell.phase == PhaseName.PRETRAIN:  # the network every arm starts from
                 pretrain_checksum = cell.payload.get("tensor_checksum")
             row = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)})
-            row[score_key(Split.TEST, cell.mode)] = runner.evaluate_split(Split.TEST, cell.mode).as_dict()
+            row[score_key(Split.TEST, cell.mode)] = context.evaluate_split(Split.TEST, cell.mode).as_dict()
             row[score_key(Split.DEV, cell.mode)] = cell.payload["dev"].get(cell.mode)
             row[epoch_key(cell.mode)] = cell.payload["epoch"]
         results = {
-            "run_dir": str(runner.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
+            "run_dir": str(context.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
             "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
-            "history": runner.history,
+            "history": context.history,
             "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
         }
-        self.log_table(runner.log, rows)
+        self.log_table(context.log, rows)
         return results, ""
 
     @staticmethod

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -29,6 +29,7 @@ from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
 from drga.names import MODES, Split, epoch_key, row_scores, score_key
 from drga.rollout import Rollout
+from drga.runner.context import RunContext
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.tasks.translation.config import TranslationConfig, config_to_toml, translation_config_from_dict
@@ -40,9 +41,6 @@ from drga.tasks.translation.data import (
     tokenizers_from_payload,
 )
 from drga.tasks.translation.evaluation import TranslationEval, decode_pairs, decode_settings, evaluate_translation
-
-if TYPE_CHECKING:
-    from drga.runner.loop import PhaseRunner
 
 
 def token_cross_entropy(output: Tensor, labels: Tensor, smoothing: float = 0.0) -> Tensor:
@@ -130,46 +128,46 @@ class TranslationTask(Task):
     # ------------------------------------------------------------------ evaluation and selection
 
     def scores(
-        self, runner: PhaseRunner, split: str, mode: str, beam_size: int = 1, bleu: bool = True
+        self, context: RunContext, split: str, mode: str, beam_size: int = 1, bleu: bool = True
     ) -> tuple[TranslationEval, list[str]]:
         """Scores of ``split`` (dev or test) in ``mode``, and the translations; BLEU of greedy (beam 1) or beam decoding."""
-        batches = runner.batches(split)
+        batches = context.batches(split)
         decode = None
         if bleu:
             pairs = self.dev_bleu_pairs if split == "dev" else self.data.test
             raw = self.data.splits.dev if split == "dev" else self.data.splits.test
             decode = (pairs, [raw[p.index].target for p in pairs], self.data.target_tokenizer)
         return evaluate_translation(
-            runner.network,
+            context.network,
             batches,
             self.translation,
             mode,
-            runner.policy,
-            runner.strength().detach(),
-            runner.device,
+            context.policy,
+            context.strength().detach(),
+            context.device,
             decode=decode,
             beam_size=beam_size,
-            progress=runner.show_progress,
+            progress=context.show_progress,
         )
 
-    def evaluate(self, runner: PhaseRunner, split: str, mode: str) -> TranslationEval:
-        return self.scores(runner, split, mode)[0]
+    def evaluate(self, context: RunContext, split: str, mode: str) -> TranslationEval:
+        return self.scores(context, split, mode)[0]
 
     def translate_pairs(
-        self, runner: PhaseRunner, pairs: Sequence[EncodedPair], mode: str, beam_size: int = 1, description: str = "decode"
+        self, context: RunContext, pairs: Sequence[EncodedPair], mode: str, beam_size: int = 1, description: str = "decode"
     ) -> list[str]:
         """Detokenized translations of ``pairs`` in their order."""
         return decode_pairs(
-            runner.network,
+            context.network,
             pairs,
             self.data.target_tokenizer,
             decode_settings(self.translation, beam_size),
             mode,
-            runner.policy,
-            runner.strength().detach(),
-            runner.device,
+            context.policy,
+            context.strength().detach(),
+            context.device,
             self.config.data.batch_size * 2,
-            runner.show_progress,
+            context.show_progress,
             description,
         )
 
@@ -190,12 +188,12 @@ class TranslationTask(Task):
 
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
-    def start(self, runner: PhaseRunner, resumed: bool) -> None:
-        if runner.main:
-            (runner.run_dir / "source.spm.model").write_bytes(self.data.source_tokenizer.model_proto)
-            (runner.run_dir / "target.spm.model").write_bytes(self.data.target_tokenizer.model_proto)
-        if self.config.train.init_from and runner.main and not resumed:
-            self.adopt_pretrained(runner, Path(self.config.train.init_from))
+    def start(self, context: RunContext, resumed: bool) -> None:
+        if context.main:
+            (context.run_dir / "source.spm.model").write_bytes(self.data.source_tokenizer.model_proto)
+            (context.run_dir / "target.spm.model").write_bytes(self.data.target_tokenizer.model_proto)
+        if self.config.train.init_from and context.main and not resumed:
+            self.adopt_pretrained(context, Path(self.config.train.init_from))
 
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
         # Its embedding rows and outputs are the pieces of its subword models: this run's must be the same.
@@ -223,12 +221,12 @@ class TranslationTask(Task):
         # network's vocabulary: --force can always continue (Task.check_continuable's default).
         return self.data.checksum
 
-    def final_report(self, runner: PhaseRunner, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         nmt = self.translation.nmt
         rows: dict[str, dict[str, Any]] = {}
         beam = nmt.beam_size if nmt.final_beam and nmt.beam_size > 1 else None
-        out_dir = runner.run_dir / "translations"
-        if runner.main:
+        out_dir = context.run_dir / "translations"
+        if context.main:
             out_dir.mkdir(exist_ok=True)
         signature = ""
         target_lang = self.data.splits.target_lang
@@ -240,22 +238,22 @@ class TranslationTask(Task):
             searches = [("greedy", 1, score_key(Split.TEST, cell.mode))]
             searches += [(f"beam{beam}", beam, score_key(Split.TEST, cell.mode, beam=True))] if beam else []
             for name, size, key in searches:
-                result, hyps = self.scores(runner, "test", cell.mode, beam_size=size)
-                if runner.main:
+                result, hyps = self.scores(context, "test", cell.mode, beam_size=size)
+                if context.main:
                     (out_dir / f"test.{cell.phase}.{cell.mode}.{name}.{target_lang}").write_text("\n".join(hyps) + "\n", encoding="utf-8")
                 row[key] = result.as_dict()
                 if size == 1:
                     signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
             row[score_key(Split.DEV, cell.mode)] = cell.payload["dev"].get(cell.mode)
         results = {
-            "run_dir": str(runner.run_dir),
+            "run_dir": str(context.run_dir),
             "config": self.translation.to_dict(),
             "results": rows,
-            "history": runner.history,
+            "history": context.history,
             "beam_size": beam,
             "bleu_signature": signature,
         }
-        self.log_table(runner.log, rows, beam, signature)
+        self.log_table(context.log, rows, beam, signature)
         return results, f"; translations in {out_dir}"
 
     def log_table(self, log: Callable[[str], None], rows: Mapping[str, Mapping[str, Any]], beam: int | None, signature: str) -> None:

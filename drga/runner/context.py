@@ -1,0 +1,154 @@
+"""What a task's hooks and a learner receive from the loop: :class:`RunContext`, a narrow view of a run.
+
+Not the loop (``drga/runner/loop.py`` · ``PhaseRunner``): a task or a learner reads the run's modules,
+settings, folder, batches and what it has done so far (:class:`RunState`), and asks for the few
+things it may: a split's scores, a checkpoint loaded into the modules, a picture or training
+statistics reported, and (a learner) an optimiser step of its losses. It cannot start phases,
+step epochs, select epochs or write the run's progress; those stay the loop's and its collaborators'
+(``drga/runner/optim.py`` · ``OptimiserStep``, ``drga/runner/selection.py`` · ``Selection``).
+A learner sees the part of it that ``drga/learners/context.py`` · ``LearnerContext`` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+from torch import nn
+
+from drga import distributed
+from drga.config import ExperimentConfig
+from drga.learners.context import TaskLosses
+from drga.runner import checkpoints
+from drga.runner.callbacks import CallbackList, Image, TrainingLog
+from drga.runner.checkpoints import PhaseProgress, RetrofitModules
+from drga.runner.optim import OptimiserStep
+
+
+class ContextTask(TaskLosses, Protocol):
+    """What a context asks of its task (``drga/runner/task.py`` · ``Task``, which imports this module)."""
+
+    config: ExperimentConfig
+    shard_evaluation: bool
+
+    def evaluate(self, context: RunContext, split: str, mode: str) -> Any: ...
+
+    def combine_over_processes(self, result: Any, batches: Any) -> Any: ...
+
+
+@dataclass
+class TaskBatches:
+    """A task's batch iterators: training, dev, test, and the agent's held-out training batches (if any).
+    A context holds this process's: under torchrun its shard of every training batch, and of dev and
+    test where the task shards them."""
+
+    train: Any
+    dev: Any
+    test: Any
+    agent: Any | None = None
+
+
+@dataclass
+class RunState:
+    """What a run has done: where it stands in its phases, each epoch's record, its updates so far.
+    The loop advances it and ``last.pt`` keeps it; tasks and learners read it through :class:`RunContext`."""
+
+    progress: PhaseProgress = field(default_factory=PhaseProgress)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    global_step: int = 0
+
+    @property
+    def phase_step(self) -> int:
+        """Updates since the current phase began: the step axis every arm shares (``drga/monitor.py``)."""
+        return self.global_step - self.progress.start_step
+
+
+class RunContext:
+    """What a task's hooks and a learner may read of a run, and the operations they may ask for."""
+
+    def __init__(self, task: ContextTask, modules: RetrofitModules, state: RunState, optimiser: OptimiserStep, callbacks: CallbackList,
+                 batches: TaskBatches, device: torch.device, run_dir: Path, main: bool, log: Callable[[str], None],
+                 show_progress: bool):
+        self._task, self._modules, self._state, self._optimiser, self._callbacks = task, modules, state, optimiser, callbacks
+        self._batches = batches
+        self.device, self.run_dir, self.main, self.log, self.show_progress = device, run_dir, main, log, show_progress
+
+    # ------------------------------------------------------------------ what it may read
+
+    @property
+    def config(self) -> ExperimentConfig:
+        return self._task.config
+
+    @property
+    def task(self) -> ContextTask:
+        """The run's task (a learner asks it for eq. 12 and the agent's episodes)."""
+        return self._task
+
+    @property
+    def network(self) -> nn.Module:
+        return self._modules.network
+
+    @property
+    def policy(self) -> nn.Module:
+        return self._modules.policy
+
+    @property
+    def strength(self) -> nn.Module:
+        return self._modules.strength
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """Every epoch's record so far (the final report keeps it)."""
+        return self._state.history
+
+    @property
+    def global_step(self) -> int:
+        return self._state.global_step
+
+    @property
+    def phase_step(self) -> int:
+        return self._state.phase_step
+
+    @property
+    def train_batches(self) -> Any:
+        """This process's training batches (under torchrun: its shard of every global batch)."""
+        return self._batches.train
+
+    @property
+    def agent_batches(self) -> Any | None:
+        """``data.agent_holdout`` (beyond the paper): the agent's own batches, else None."""
+        return self._batches.agent
+
+    def batches(self, split: str) -> Any:
+        """This process's dev or test batches."""
+        return self._batches.dev if split == "dev" else self._batches.test
+
+    # ------------------------------------------------------------------ what it may ask for
+
+    @property
+    def optimiser(self) -> OptimiserStep:
+        """The optimiser step a learner hands its losses to (``step``)."""
+        return self._optimiser
+
+    def evaluate_split(self, split: str, mode: str) -> Any:
+        """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
+        with self._optimiser.autocast():
+            result = self._task.evaluate(self, split, mode)
+        if distributed.active() and self._task.shard_evaluation:
+            result = self._task.combine_over_processes(result, self.batches(split))
+        return result
+
+    def load_model(self, path: Path, network: bool = True, policy: bool = True) -> dict[str, Any]:
+        """Load a checkpoint of this run's network into the network and β (``network``) and the agent (``policy``)."""
+        return checkpoints.load_model(self._modules, path, self.config.network.name, network, policy)
+
+    def report_scalars(self, phase: str, values: Mapping[str, float], step: int) -> None:
+        """Training statistics of ``phase`` at ``step`` (updates since it began), for the callbacks."""
+        self._callbacks.on_train_log(TrainingLog(phase, step, dict(values), self.run_dir))
+
+    def report_image(self, phase: str, tag: str, image: Any, step: int) -> None:
+        """An ``H × W × 3`` uint8 picture of the run's state, for the callbacks (a task's tracked sentences)."""
+        self._callbacks.on_image(Image(phase, tag, image, step, self.run_dir))
