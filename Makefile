@@ -30,6 +30,8 @@ BIN := $(VENV)/bin
 # tests use. Under CI=true a test whose extra is missing fails instead of skipping.
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
+TEST_WORKERS ?= logical
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: setup demo lint docs test test-slow test-ray regression wheel-check bench gpu-check results study regime variants families explain-tables translation nmt-tables clean
 
@@ -66,11 +68,13 @@ docs: $(TEST_STAMP)
 
 # The docs (above); the wheel check (below); the regression fixture under another ATen kernel dispatch (as on another CPU),
 # whose portable comparison must hold there too (tests/regression_runs.py); then the whole suite, last
-# so that its summary closes the output.
+# so that its summary closes the output. Both pytest runs spread the tests over TEST_WORKERS pytest-xdist workers
+# (one per core by default; tests/conftest.py gives each worker its share of the cores; TEST_WORKERS=0: serially);
+# the modules whose fixture trains once stay on one worker (their xdist_group).
 test: lint docs
 	$(MAKE) wheel-check
-	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q tests/test_regression.py
-	$(BIN)/python -m pytest
+	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q $(XDIST) tests/test_regression.py
+	$(BIN)/python -m pytest $(XDIST)
 
 # The wheel as a user gets it: built, installed with torch first into a clean venv, then `drga --version`,
 # `drga --help`, `drga demo` (shortened) and docs/notebook.md's example from an empty folder (tests/wheel_check.py).

@@ -36,6 +36,23 @@ def require_data(subdir: str) -> Path:
     pytest.skip(message)
 
 
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):  # the cores this process may run on (a container's or a CI job's share)
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def pytest_configure(config) -> None:
+    """On a pytest-xdist worker (make test), a share of the cores for the worker and the processes its tests start:
+    each worker with torch's default of every core would oversubscribe the machine. A test that sets its own thread
+    count (run.threads) still does, and an OMP_NUM_THREADS the user set is kept."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers and "OMP_NUM_THREADS" not in os.environ:
+        threads = max(1, _cores() // int(workers))
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        torch.set_num_threads(threads)
+
+
 @pytest.fixture(autouse=True)
 def _single_thread_and_seed():
     """Deterministic, and kind to a 2-core machine."""
