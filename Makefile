@@ -31,7 +31,6 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
 TEST_WORKERS ?= logical
-XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: setup demo lint docs test test-slow test-ray regression wheel-check bench gpu-check results study regime variants families explain-tables translation nmt-tables clean
 
@@ -70,11 +69,12 @@ docs: $(TEST_STAMP)
 # whose portable comparison must hold there too (tests/regression_runs.py); then the whole suite, last
 # so that its summary closes the output. Both pytest runs spread the tests over TEST_WORKERS pytest-xdist workers
 # (one per core by default; tests/conftest.py gives each worker its share of the cores; TEST_WORKERS=0: serially);
-# the modules whose fixture trains once stay on one worker (their xdist_group).
+# the whole suite keeps each test file on one worker, so that a module fixture that trains runs once (not --dist
+# loadgroup: pytest-xdist 3.8 cannot group under pytest 9.2's node ids, pytest-xdist issue 1386).
 test: lint docs
 	$(MAKE) wheel-check
-	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q $(XDIST) tests/test_regression.py
-	$(BIN)/python -m pytest $(XDIST)
+	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -n $(TEST_WORKERS) tests/test_regression.py
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The wheel as a user gets it: built, installed with torch first into a clean venv, then `drga --version`,
 # `drga --help`, `drga demo` (shortened) and docs/notebook.md's example from an empty folder (tests/wheel_check.py).

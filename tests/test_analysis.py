@@ -44,10 +44,6 @@ def register_tiny(monkeypatch):
     monkeypatch.setitem(baselines.NETWORKS, "tiny", TinyAttentionNet)
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below trains once per worker, so the module stays on one.
-pytestmark = pytest.mark.xdist_group("analysis")
-
-
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A finished tiny run with 4 tracked examples: (run folder, config)."""

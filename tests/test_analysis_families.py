@@ -74,10 +74,6 @@ def write_documents(root, count=100, seed=0):
 FAMILIES = {"atae-lstm": "semeval14-laptop", "ian": "semeval14-laptop", "han": "movie-reviews"}
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below trains once per worker, so the module stays on one.
-pytestmark = pytest.mark.xdist_group("analysis_families")
-
-
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")

@@ -150,10 +150,6 @@ def test_swapped_columns_are_named_as_such():
         TextData.from_pairs(swapped)
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below trains once per worker, so the module stays on one.
-pytestmark = pytest.mark.xdist_group("api")
-
-
 @pytest.fixture(scope="module")
 def retrofitted(tmp_path_factory):
     """The tiny network retrofitted on PAIRS (module-wide: one short training)."""

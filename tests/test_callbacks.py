@@ -79,10 +79,6 @@ def expected_events(epochs: dict[str, int]) -> list[tuple]:
     return events + [("run_end", "", None), ("close", "", None)]
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below trains once per worker, so the module stays on one.
-pytestmark = pytest.mark.xdist_group("callbacks")
-
-
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     """One tiny run to the end, reporting to a CSV file and a recorder (TensorBoard off)."""

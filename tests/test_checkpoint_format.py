@@ -84,10 +84,6 @@ def test_a_safetensors_file_of_another_kind_is_named_as_such(tmp_path, capsys):
     assert "is a safetensors file but not a DRGA checkpoint" in capsys.readouterr().err
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below trains once per worker, so the module stays on one.
-pytestmark = pytest.mark.xdist_group("checkpoint_format")
-
-
 @pytest.fixture(scope="module")
 def interrupted(tmp_path_factory):
     """A tiny run stopped inside its baseline phase (last.pt, pretrain_best.pt), and the same run uninterrupted."""

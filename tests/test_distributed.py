@@ -61,11 +61,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below launches its two-process run once
-# per worker, so the module stays on one; both torchrun modules share it, so that no two launches overlap.
-pytestmark = pytest.mark.xdist_group("torchrun")
-
-
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory):
     """Launch the 2-process run once; (config path, [rank 0 record, rank 1 record], log folder)."""

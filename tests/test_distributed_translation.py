@@ -18,10 +18,6 @@ from tests.distributed_worker import MODULES
 from tests.nmt_helpers import write_synthetic_corpus
 from tests.test_distributed import WORLD, launch_on_two_processes
 
-# make test runs the suite on pytest-xdist workers: the module fixture below launches its two-process run once
-# per worker, so the module stays on one; both torchrun modules share it, so that no two launches overlap.
-pytestmark = pytest.mark.xdist_group("torchrun")
-
 
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory):

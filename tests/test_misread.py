@@ -65,10 +65,6 @@ def one_error(status: int, err: str) -> str:
     return lines[0]
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below trains once per worker, so the module stays on one.
-pytestmark = pytest.mark.xdist_group("misread")
-
-
 @pytest.fixture(scope="module")
 def three_labels(tmp_path_factory):
     """A run that learned neg/neu/pos from their keywords (dev accuracy 1.0 by epoch 4), with an agent."""

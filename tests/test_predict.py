@@ -37,10 +37,6 @@ def raw_texts(count: int, seed: int) -> list[tuple[str, str]]:
     return rows
 
 
-# make test runs the suite on pytest-xdist workers: the module fixture below trains once per worker, so the module stays on one.
-pytestmark = pytest.mark.xdist_group("predict")
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """A tiny network retrofitted on a raw-text TSV folder through ``drga train``: its folder and its test rows."""
