@@ -5,7 +5,7 @@
 #   make docs       the documentation site with its API reference, strict (any warning fails), into site/
 #   make test-slow  the slow tests too (and the Ray tests)
 #   make test-ray   the Ray tests of drga sweep --executor ray: an embedded Ray and a two-node loopback cluster
-#                   (about 2 min on this project's 2 loaded cores, so not part of make test; CI runs it: .ci/run)
+#                   (2 to 4 min on this project's 2 loaded cores, so not part of make test; CI runs it: .ci/run)
 #   make wheel-check  the wheel installed into a clean venv and used from an empty folder (run by make test)
 #   make regression BASE=<rev> [HEAD=<rev>]  the regression fixture's runs at BASE and at HEAD (default: the working tree)
 #                   on this machine, compared exactly: a refactor that moves a number is caught on any machine
