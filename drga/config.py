@@ -227,10 +227,17 @@ class TrainConfig:
     """Stop a phase after this many epochs without a better dev score (0: never)."""
     plateau_lr_factor: float = 1.0
     """Multiply the network's learning rate by this after every plateau_patience epochs without a better dev score (1: constant), for
-    the rest of the phase: on top of any warm-up or decay (drga/runner/lr_schedule.py); it restarts at lr in each phase.
+    the rest of the phase: on top of any warm-up or decay (drga/runner/lr_schedule.py); it restarts at lr in each phase
+    (unless continue_lr).
     """
     plateau_patience: int = 2
     """Epochs without a better dev score before the learning rate falls by plateau_lr_factor (again after as many more)."""
+    continue_lr: bool = False
+    """Beyond the paper (which trains at lr throughout): the phases after pretraining (the equal-budget baseline, co-training)
+    start at the rate their starting network was selected at, lr × plateau_lr_factor ** (pretraining's plateau cuts by then,
+    recorded in pretrain_best.pt), not at lr again, so that a network pretrained to a plateau is not trained on at a rate
+    it had outgrown (docs/results/nmt.md). Their own plateau cuts go on from there.
+    """
     select_mode: Literal["with-agent", "net-only"] = "with-agent"
     """Dev accuracy that picks the best co-training epoch."""
     original_attention_loss: float = 0.0

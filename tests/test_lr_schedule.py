@@ -7,9 +7,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from drga.checkpoint_format import load_checkpoint, save_atomic
 from drga.config import ConfigError, ExperimentConfig, load_config
 from drga.runner.loop import PhaseRunner
 from drga.runner.lr_schedule import LearningRateSchedule
+from drga.runner.selection import Selection
 from drga.tasks.translation.task import TranslationTask
 from drga.trainer import TranslationTrainer
 from tests.nmt_helpers import tiny_translation_config
@@ -244,3 +246,45 @@ def test_a_resumed_translation_run_reaches_the_same_rates(tmp_path, plateau_ever
     steps_per_epoch = len(plateau_every_epoch) // 2
     TranslationTrainer(plateau_run_config(tmp_path), resume=True, log=lambda _: None).run()
     assert flat(plateau_every_epoch) == pytest.approx(expected_rates(steps_per_epoch), rel=1e-12)
+
+
+@pytest.mark.parametrize("continue_lr", [False, True])
+def test_continue_lr_starts_the_baseline_at_the_rate_of_the_selected_pretrained_network(tmp_path, plateau_every_epoch, monkeypatch,
+                                                                                         continue_lr):
+    """Pretraining's epoch 2 ties epoch 1 (a cut), its epoch 3 is the best, trained at base × 0.5: pretrain_best.pt records
+    that one cut, and with train.continue_lr the equal-budget baseline trains from it at base × 0.5, not at base."""
+    original = Selection.consider
+
+    def third_pretraining_epoch_best(self, phase, scores, epoch, progress, plateau_cuts=None):
+        if phase.name == "pretrain" and epoch == 3:
+            progress.best = None
+        return original(self, phase, scores, epoch, progress, plateau_cuts)
+
+    monkeypatch.setattr(Selection, "consider", third_pretraining_epoch_best)
+    config = plateau_run_config(tmp_path)
+    config.experiment.train.fair_baseline, config.experiment.train.baseline_epochs = True, 1
+    config.experiment.train.continue_lr = continue_lr
+    trainer = TranslationTrainer(config, log=lambda _: None)
+    trainer.run()
+    assert load_checkpoint(trainer.run_dir / "pretrain_best.pt")["plateau_cuts"] == 1
+    assert load_checkpoint(trainer.run_dir / "pretrain_best.pt")["epoch"] == 3
+    steps_per_epoch = len(plateau_every_epoch) // 4
+    assert len(plateau_every_epoch) == 4 * steps_per_epoch
+    pretraining, baseline = plateau_every_epoch[:3 * steps_per_epoch], plateau_every_epoch[3 * steps_per_epoch:]
+    assert flat(pretraining) == pytest.approx(expected_rates(steps_per_epoch), rel=1e-12)  # unchanged by the option
+    factor = 0.5 if continue_lr else 1.0
+    assert flat(baseline) == pytest.approx([0.001 * factor, 0.01 * factor] * steps_per_epoch, rel=1e-12)
+    assert load_checkpoint(trainer.run_dir / "baseline_best.pt")["plateau_cuts"] == (1 if continue_lr else 0)
+
+
+def test_continue_lr_refuses_a_pretrained_network_that_does_not_record_its_rate(tmp_path):
+    first = TranslationTrainer(plateau_run_config(tmp_path / "a"), log=lambda _: None)
+    first.run()
+    legacy = tmp_path / "legacy.pt"
+    payload = load_checkpoint(first.run_dir / "pretrain_best.pt")
+    del payload["plateau_cuts"]  # as drga wrote checkpoints before it recorded the rate
+    save_atomic(payload, legacy)
+    config = plateau_run_config(tmp_path / "b")
+    config.experiment.train.init_from, config.experiment.train.continue_lr = str(legacy), True
+    with pytest.raises(ConfigError, match="train.init_from: train.continue_lr: .*legacy.pt does not record the learning rate"):
+        TranslationTrainer(config, log=lambda _: None)

@@ -65,9 +65,10 @@ class PhaseProgress:
 
 def model_payload(
     modules: RetrofitModules, phase: str, has_agent: bool, epoch: int, dev: Mapping[str, Any], config: dict[str, Any],
-    net_name: str, task_content: Mapping[str, Any],
+    net_name: str, task_content: Mapping[str, Any], plateau_cuts: int | None = None,
 ) -> dict[str, Any]:
-    """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, and the task's own entries."""
+    """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, the task's own entries, and
+    the plateau cuts of the learning rate the network was trained at (None: it did not train; ``train.continue_lr``)."""
     return {
         "format": FORMAT_VERSION,
         "kind": "model",
@@ -84,7 +85,19 @@ def model_payload(
         "policy": modules.policy.state_dict(),
         "strength": modules.strength.state_dict(),
         "dev": dict(dev),
+        "plateau_cuts": plateau_cuts,
     }
+
+
+def inherited_plateau_cuts(payload: Mapping[str, Any], path: str | Path) -> int:
+    """``train.continue_lr``: the plateau cuts of the learning rate the checkpoint's network was selected at."""
+    cuts = payload.get("plateau_cuts")
+    if cuts is None:
+        raise CheckpointError(
+            f"train.continue_lr: {path} does not record the learning rate its network was trained at (a checkpoint written "
+            "before drga recorded it, or of a phase that did not train the network); set train.continue_lr = false"
+        )
+    return int(cuts)
 
 
 def resume_payload(

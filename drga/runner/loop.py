@@ -39,7 +39,7 @@ from drga.learners.reinforce import drga_update
 from drga.names import Part, history_key
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
-from drga.runner.checkpoints import PhaseProgress, RetrofitModules
+from drga.runner.checkpoints import PhaseProgress, RetrofitModules, inherited_plateau_cuts
 from drga.runner.context import RunContext, RunState, TaskBatches
 from drga.runner.loggers import CSVLogger, report_loggers
 from drga.runner.optim import OptimiserStep, network_parameter_groups
@@ -172,7 +172,7 @@ class PhaseRunner:
             self.pending_resume = None
         elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
             scores = self.evaluate_dev(phase, epoch=0)
-            improved = self.selection.consider(phase, scores, 0, progress)
+            improved = self.selection.consider(phase, scores, 0, progress, self.optimiser.plateau_cuts)
             self.callbacks.on_evaluation(Evaluation(phase.name, 0, self.state.phase_step, self.dev_numbers(scores), improved,
                                                     self.run_dir))
         epochs = phase.epochs(train)
@@ -183,7 +183,7 @@ class PhaseRunner:
             started = time.time()
             train_stats = self.train_epoch(phase, epoch, epochs)
             scores = self.evaluate_dev(phase, epoch)
-            improved = self.selection.consider(phase, scores, epoch, progress)
+            improved = self.selection.consider(phase, scores, epoch, progress, self.optimiser.plateau_cuts)
             elapsed = time.time() - started  # up to its selection, before the callbacks hear of it
             self.callbacks.on_evaluation(Evaluation(phase.name, epoch, self.state.phase_step, self.dev_numbers(scores), improved,
                                                     self.run_dir))
@@ -215,10 +215,13 @@ class PhaseRunner:
     def start_phase(self, phase: Phase, fresh: bool) -> None:
         """Load the phase's starting weights (fresh start only), set what trains, and make its optimisers."""
         distributed.barrier()  # under torchrun: rank 0's checkpoints are written before any process reads them
+        start_cuts = 0  # train.continue_lr: the plateau cuts of the rate the starting network was selected at
         for source, part in phase.starts_from if fresh else ():
             path = self.run_dir / f"{source}_best.pt"
             if path.exists():
-                self.context.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
+                payload = self.context.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
+                if part == Part.NETWORK and self.config.train.continue_lr:
+                    start_cuts = inherited_plateau_cuts(payload, path)
         self.network.requires_grad_(not phase.network_frozen)
         if self.config.network.freeze_embeddings and hasattr(self.network, "embedding"):
             self.network.embedding.weight.requires_grad_(False)
@@ -229,7 +232,7 @@ class PhaseRunner:
         groups = None if phase.network_frozen else network_parameter_groups(self.network, net_params, train.pretrained_lr)
         self.optimiser.start_phase(groups, list(self.policy.parameters()) if phase.has_agent else None, self.task.warmup_steps(phase),
                                    distributed.replicate(self.modules.trained_by(phase.trains), self.device),
-                                   self.train_batches)
+                                   self.train_batches, start_cuts)
 
     def epoch_batches(self, phase: Phase) -> Any:
         """What an epoch of ``phase`` passes over: the training batches, or for the agent phase the

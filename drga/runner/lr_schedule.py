@@ -12,8 +12,9 @@ optimiser trains at
 - plateau: one cut after every ``train.plateau_patience`` epochs without a better dev score.
 
 So a plateau cut holds after any warm-up and the pretrained body keeps its smaller rate under both.
-Every phase starts afresh (its optimiser is new); ``last.pt`` keeps the cuts, and the step is
-recounted from the epochs done, so a resumed run reaches the same rates. The agent's optimiser is not
+Every phase starts afresh (its optimiser is new), with no cut, or with ``train.continue_lr`` with the cuts
+its starting network was selected at (every model checkpoint records them); ``last.pt`` keeps the cuts,
+and the step is recounted from the epochs done, so a resumed run reaches the same rates. The agent's optimiser is not
 scheduled: it keeps ``agent.lr``.
 """
 
@@ -57,9 +58,12 @@ class LearningRateSchedule:
             self.base_lrs = [group["lr"] for group in self.optimizer.param_groups]
 
     @classmethod
-    def for_phase(cls, optimizer: torch.optim.Optimizer, train: TrainConfig, warmup_steps: int = 0) -> LearningRateSchedule:
-        """The schedule of a phase's new optimiser, whose groups hold their base rates."""
-        return cls(optimizer, train.lr_schedule, train.warmup_fraction, warmup_steps, train.plateau_lr_factor)
+    def for_phase(cls, optimizer: torch.optim.Optimizer, train: TrainConfig, warmup_steps: int = 0,
+                  plateau_cuts: int = 0) -> LearningRateSchedule:
+        """The schedule of a phase's new optimiser, whose groups hold their base rates; ``plateau_cuts``: the cuts it
+        starts with (``train.continue_lr``: those its starting network was trained with)."""
+        return cls(optimizer, train.lr_schedule, train.warmup_fraction, warmup_steps, train.plateau_lr_factor,
+                   plateau_cuts=plateau_cuts)
 
     def factor(self) -> float:
         """What every group's base rate is multiplied by at the current step."""

@@ -89,15 +89,16 @@ class OptimiserStep:
     # ------------------------------------------------------------------ a phase, an epoch, a batch
 
     def start_phase(self, network_groups: list[Any] | None, agent_params: list[nn.Parameter] | None, warmup_steps: int,
-                    replica: nn.Module | None, train_batches: Any) -> None:
+                    replica: nn.Module | None, train_batches: Any, plateau_cuts: int = 0) -> None:
         """New optimisers for a phase: Adam over the network's groups (None: the network is frozen) with
-        their schedule, Adam over the agent's parameters (None: no agent trains). ``replica`` and ``train_batches``:
-        under torchrun, DDP over what the phase trains and this process's shards of the training batches."""
+        their schedule (starting ``plateau_cuts`` down), Adam over the agent's parameters (None: no agent
+        trains). ``replica`` and ``train_batches``: under torchrun, DDP over what the phase trains and this
+        process's shards of the training batches."""
         train = self.config.train
         self.network_optimizer = None if network_groups is None else \
             adam(network_groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
         self.lr_schedule = None if self.network_optimizer is None else \
-            LearningRateSchedule.for_phase(self.network_optimizer, train, warmup_steps)
+            LearningRateSchedule.for_phase(self.network_optimizer, train, warmup_steps, plateau_cuts)
         self.agent_optimizer = None if agent_params is None else adam(agent_params, self.config.agent.lr, train.fused_adam, self.log)
         self.replica, self.train_batches = replica, train_batches
 
@@ -111,6 +112,11 @@ class OptimiserStep:
     def start_batch(self, closes_window: bool) -> None:
         """The next batch; ``closes_window``: it is the epoch's last, which ends its window whatever its length."""
         self.closing_window = closes_window
+
+    @property
+    def plateau_cuts(self) -> int | None:
+        """The network's plateau cuts so far in this phase (None: the network does not train in it)."""
+        return None if self.lr_schedule is None else self.lr_schedule.plateau_cuts
 
     def cut_on_plateau(self) -> None:
         """A plateau of the dev score: the network's rates cut (``train.plateau_lr_factor``)."""

@@ -30,32 +30,35 @@ class Selection:
         self.task, self.modules, self.run_dir, self.main = task, modules, run_dir, main
         self.config = task.config
 
-    def consider(self, phase: Phase, scores: Mapping[str, Any], epoch: int, progress: PhaseProgress) -> bool:
+    def consider(self, phase: Phase, scores: Mapping[str, Any], epoch: int, progress: PhaseProgress,
+                 plateau_cuts: int | None = None) -> bool:
         """Keep ``<phase>_best.pt`` if the selecting mode's key beats the phase's best so far and
-        count stale epochs (early stopping); keep each other mode's own best as ``<phase>_best_<mode>.pt``."""
+        count stale epochs (early stopping); keep each other mode's own best as ``<phase>_best_<mode>.pt``.
+        ``plateau_cuts``: of the learning rate the epoch trained the network at, recorded in the checkpoints."""
         selecting = phase.selection_mode(self.config.train.select_mode)
         for mode, result in scores.items():
             key = self.task.selection_key(result)
             best = progress.best_by_mode.get(mode)
             if mode != selecting and (best is None or key > tuple(best)):
                 progress.best_by_mode[mode] = key
-                self.save_model(phase, epoch, scores, f"{phase.name}_best_{mode}.pt")
+                self.save_model(phase, epoch, scores, f"{phase.name}_best_{mode}.pt", plateau_cuts)
         key = self.task.selection_key(scores[selecting])
         if progress.best is None or key > tuple(progress.best):
             progress.best, progress.stale = key, 0
-            self.save_model(phase, epoch, scores, f"{phase.name}_best.pt")
+            self.save_model(phase, epoch, scores, f"{phase.name}_best.pt", plateau_cuts)
             return True
         progress.stale += 1
         return False
 
-    def model_payload(self, phase: Phase, epoch: int, scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def model_payload(self, phase: Phase, epoch: int, scores: Mapping[str, Any] | None = None,
+                      plateau_cuts: int | None = None) -> dict[str, Any]:
         dev = {mode: r.as_dict() for mode, r in (scores or {}).items()}
         return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.config_dict(),
-                                         self.config.network.name, self.task.checkpoint_content())
+                                         self.config.network.name, self.task.checkpoint_content(), plateau_cuts)
 
-    def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], name: str) -> None:
+    def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], name: str, plateau_cuts: int | None = None) -> None:
         if self.main:
-            save_atomic(self.model_payload(phase, epoch, scores), self.run_dir / name)
+            save_atomic(self.model_payload(phase, epoch, scores, plateau_cuts), self.run_dir / name)
 
     def save_last(self, phase: Phase, state: RunState, optimisers: Mapping[str, Any]) -> None:
         """``last.pt``: the modules in ``phase``, the run's state and the optimisers' (``OptimiserStep.state_dict``)."""

@@ -23,6 +23,7 @@ from drga.baselines.protocol import Batch
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import ConfigError, ExperimentConfig
 from drga.rollout import Rollout
+from drga.runner.checkpoints import inherited_plateau_cuts
 from drga.runner.context import RunContext, TaskBatches
 from drga.runner.phases import Phase
 
@@ -91,6 +92,11 @@ class Task(ABC):
         if payload.get("net_name") != self.config.network.name:
             raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
         self.check_adoptable(source, payload)
+        if self.config.train.continue_lr:
+            try:
+                inherited_plateau_cuts(payload, source)  # refused now, not when the first phase after it starts
+            except CheckpointError as error:
+                raise ConfigError(f"train.init_from: {error}") from None
         context.load_model(source, policy=False)  # its network must fit this configuration (sizes)
         shutil.copyfile(source, context.run_dir / "pretrain_best.pt")
         context.log(f"start  from {source} (pretraining skipped)")
