@@ -21,6 +21,7 @@ import checkout  # noqa: F401  (first: this checkout's drga)
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
+from drga.analysis import selection
 from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
 from drga.analysis.polarity import drop_overlapping_labels
 from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, paired_effect_size
@@ -221,10 +222,27 @@ def group_table(dataset: str, rows: list[dict[str, Any]], group: str) -> list[st
     return lines + [""]
 
 
-def answer(dataset: str, runs: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]:
-    """The page's question for one data set, from the tests of the measures that answer it."""
+def same_network_note(runs: list[dict[str, Any]], regime: Path) -> list[str]:
+    """How many seeds' DRGA net-only network is the equal-budget baseline's, read from the study's result files
+    (``regime``, one per run): both rows at their phase's epoch 0 are the pretrained network (drga.analysis.selection)."""
+    files = [regime / f"{run['run']}.json" for run in runs]
+    if not runs or not all(file.exists() for file in files):
+        return []
+    results = [json.loads(file.read_text(encoding="utf-8")) for file in files]
+    same = sum(all(selection.selected_epoch(r, row, "net-only") == 0 for row in (selection.BASELINE, selection.DRGA)) for r in results)
+    if not same:
+        return []
+    return [f"In {same} of {len(runs)} seeds DRGA net-only and the equal-budget baseline are one network: both kept the "
+            "pretrained network (epoch 0 of their phases), so net-only's differences from the baseline are exactly 0 in those seeds.",
+            ""]
+
+
+def answer(dataset: str, runs: list[dict[str, Any]], rows: list[dict[str, Any]], regime: Path | None = None) -> list[str]:
+    """The page's question for one data set, from the tests of the measures that answer it (``regime``: the study's
+    result files, for how many seeds' net-only network is the baseline's)."""
     seeds = ", ".join(str(r["seed"]) for r in runs)
     lines = [f"**{DATASETS.get(dataset, dataset)}** ({len(runs)} of {PLANNED_SEEDS} seeds: {seeds}).", ""]
+    lines += same_network_note(runs, regime) if regime is not None else []
     for half, question in (("focus", "more focused"), ("faithfulness", "more faithful")):
         for mode in DRGA:
             tested = [(r["measure"], r["tests"][mode]) for r in rows if r["measure"].answers == half and mode in r["tests"]]
@@ -509,7 +527,7 @@ def write_page(results: Path, page: Path, folder: Path) -> str:
     lines += ["## The answer", ""]
     computed = {dataset: comparisons(r) for dataset, r in runs.items()}
     for dataset, dataset_runs in runs.items():
-        lines += answer(dataset, dataset_runs, computed[dataset])
+        lines += answer(dataset, dataset_runs, computed[dataset], results.parent / "explain-regime")
     lines += [METHOD]
     for dataset, dataset_runs in runs.items():
         edges = edges or _edges(dataset_runs)

@@ -3,7 +3,9 @@ paired tests and Holm's adjustment worked out by hand, and the same bytes on eve
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,19 @@ def test_the_committed_page_is_what_the_committed_results_give(tables, tmp_path)
     page = tmp_path / "docs" / "EXPLAINABILITY.md"
     text = tables.write_page(results, page, tmp_path / "docs" / "explainability")
     assert text == (ROOT / "docs" / "EXPLAINABILITY.md").read_text(encoding="utf-8")
+
+
+def test_the_page_counts_the_seeds_whose_net_only_network_is_the_baseline(tables, tmp_path):
+    """From the study's result files beside the analyses: a seed whose DRGA net-only row and equal-budget baseline row
+    were both read at their phase's epoch 0 holds the pretrained network twice (drga.analysis.selection)."""
+    analyses, regime = tmp_path / "results" / "explain-analysis", tmp_path / "results" / "explain-regime"
+    shutil.copytree(FIXTURE, analyses)
+    regime.mkdir()
+    for seed, (baseline_epoch, net_only_epoch) in enumerate([(0, 0), (0, 2)]):
+        rows = {"baseline (equal budget)": {"net-only": {"epoch": baseline_epoch}},
+                "DRGA (co-trained)": {"net-only": {"epoch": net_only_epoch}, "with-agent": {"epoch": 1}}}
+        (regime / f"mr-lstm-sa-seed{seed}.json").write_text(json.dumps({"rows": rows}))
+    text = tables.write_page(analyses, tmp_path / "EXPLAINABILITY.md", tmp_path / "explainability")
+    assert "In 1 of 2 seeds DRGA net-only and the equal-budget baseline are one network" in text
+    (regime / "mr-lstm-sa-seed1.json").unlink()  # a result file missing: no count rather than a wrong one
+    assert "one network" not in tables.write_page(analyses, tmp_path / "EXPLAINABILITY.md", tmp_path / "explainability")
