@@ -226,7 +226,7 @@ def same_network_note(runs: list[dict[str, Any]], regime: Path) -> list[str]:
     """How many seeds' DRGA net-only network is the equal-budget baseline's, read from the study's result files
     (``regime``, one per run): both rows at their phase's epoch 0 are the pretrained network (drga.analysis.selection)."""
     files = [regime / f"{run['run']}.json" for run in runs]
-    if not runs or not all(file.exists() for file in files):
+    if not all(file.exists() for file in files):
         return []
     results = [json.loads(file.read_text(encoding="utf-8")) for file in files]
     same = sum(all(selection.selected_epoch(r, row, "net-only") == 0 for row in (selection.BASELINE, selection.DRGA)) for r in results)
@@ -237,12 +237,12 @@ def same_network_note(runs: list[dict[str, Any]], regime: Path) -> list[str]:
             ""]
 
 
-def answer(dataset: str, runs: list[dict[str, Any]], rows: list[dict[str, Any]], regime: Path | None = None) -> list[str]:
+def answer(dataset: str, runs: list[dict[str, Any]], rows: list[dict[str, Any]], regime: Path) -> list[str]:
     """The page's question for one data set, from the tests of the measures that answer it (``regime``: the study's
     result files, for how many seeds' net-only network is the baseline's)."""
     seeds = ", ".join(str(r["seed"]) for r in runs)
     lines = [f"**{DATASETS.get(dataset, dataset)}** ({len(runs)} of {PLANNED_SEEDS} seeds: {seeds}).", ""]
-    lines += same_network_note(runs, regime) if regime is not None else []
+    lines += same_network_note(runs, regime)
     for half, question in (("focus", "more focused"), ("faithfulness", "more faithful")):
         for mode in DRGA:
             tested = [(r["measure"], r["tests"][mode]) for r in rows if r["measure"].answers == half and mode in r["tests"]]
