@@ -275,6 +275,8 @@ def test_continue_lr_starts_the_baseline_at_the_rate_of_the_selected_pretrained_
     factor = 0.5 if continue_lr else 1.0
     assert flat(baseline) == pytest.approx([0.001 * factor, 0.01 * factor] * steps_per_epoch, rel=1e-12)
     assert load_checkpoint(trainer.run_dir / "baseline_best.pt")["plateau_cuts"] == (1 if continue_lr else 0)
+    # last.pt, written after the baseline's epoch and its plateau cut (it tied its start), records the cuts too
+    assert load_checkpoint(trainer.run_dir / "last.pt")["plateau_cuts"] == (2 if continue_lr else 1)
 
 
 def test_continue_lr_refuses_a_pretrained_network_that_does_not_record_its_rate(tmp_path):

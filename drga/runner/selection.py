@@ -31,7 +31,7 @@ class Selection:
         self.config = task.config
 
     def consider(self, phase: Phase, scores: Mapping[str, Any], epoch: int, progress: PhaseProgress,
-                 plateau_cuts: int | None = None) -> bool:
+                 plateau_cuts: int | None) -> bool:
         """Keep ``<phase>_best.pt`` if the selecting mode's key beats the phase's best so far and
         count stale epochs (early stopping); keep each other mode's own best as ``<phase>_best_<mode>.pt``.
         ``plateau_cuts``: of the learning rate the epoch trained the network at, recorded in the checkpoints."""
@@ -63,7 +63,8 @@ class Selection:
     def save_last(self, phase: Phase, state: RunState, optimisers: Mapping[str, Any]) -> None:
         """``last.pt``: the modules in ``phase``, the run's state and the optimisers' (``OptimiserStep.state_dict``)."""
         if self.main:
-            model = self.model_payload(phase, state.progress.epoch)
+            schedule = optimisers.get("lr_schedule") or {}  # last.pt records its network's plateau cuts as every model file does
+            model = self.model_payload(phase, state.progress.epoch, plateau_cuts=schedule.get("plateau_cuts"))
             payload = checkpoints.resume_payload(model, state.progress, state.history, state.global_step, optimisers)
             save_atomic(payload, self.run_dir / "last.pt")
 
