@@ -74,7 +74,7 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
     model = _model_on_requested_data(args, payload)
     data = model.config.experiment.data
     beam = _evaluation_beam(args, model.config.nmt)
-    pairs, references, description = _evaluation_pairs(model, args.split)
+    pairs, references, description = evaluation_pairs(model, args.split)
     batches = ParallelBatchIterator(pairs, data.batch_size * 2, shuffle=False)
     progress = sys.stderr.isatty()
     print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {description}")
@@ -113,7 +113,7 @@ def _evaluation_beam(args: argparse.Namespace, nmt: NMTConfig) -> int:
     return beam
 
 
-def _evaluation_pairs(model: TranslationModel, split: str) -> tuple[list[EncodedPair], list[str], str]:
+def evaluation_pairs(model: TranslationModel, split: str) -> tuple[list[EncodedPair], list[str], str]:
     """The split's pairs encoded by the checkpoint's subword models (none dropped for length), their
     reference translations and a line describing them."""
     from drga.data.parallel import encode_pairs

@@ -1,0 +1,55 @@
+"""experiments/brevity_probe.py: the length terms by hand, and the whole probe on a tiny trained checkpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from drga.trainer import TranslationTrainer
+from tests.nmt_helpers import tiny_translation_config, write_synthetic_corpus
+from tests.scripts import load_script
+
+
+def brevity_probe():
+    return load_script("experiments/brevity_probe.py")
+
+
+def test_length_ratios_count_13a_tokens_of_each_hypothesis_against_its_reference():
+    script = brevity_probe()
+    # 13a splits the final period off: "Ein Mann läuft." is 4 tokens, "Ein Mann." 3, "Ein Hund spielt im Park." 6
+    ratios = script.length_ratios(["Ein Mann.", "Ein Hund spielt im Park."], ["Ein Mann läuft.", "Ein Hund spielt."])
+    assert ratios == pytest.approx([3 / 4, 6 / 4])
+
+
+def test_a_search_row_counts_translations_under_four_fifths_of_their_reference_as_short():
+    script = brevity_probe()
+    references = ["a b c d e", "a b c d e", "a b c d e"]
+    row = script.search_row(["a b c", "a b c d", "a b c d e f"], references)  # ratios 0.6, 0.8, 1.2
+    assert row["short_share"] == pytest.approx(1 / 3)  # 0.8 itself is not short
+    assert row["mean_length_ratio"] == pytest.approx((0.6 + 0.8 + 1.2) / 3)
+    assert (row["hypothesis_length"], row["reference_length"]) == (3 + 4 + 6, 15)
+    # BLEU's brevity penalty for 13 against 15 tokens: exp(1 − 15/13)
+    assert row["brevity_penalty"] == pytest.approx(0.8574, abs=1e-4)
+
+
+def test_the_probe_scores_every_mode_and_search_of_a_trained_checkpoint(tmp_path: Path, capsys):
+    write_synthetic_corpus(tmp_path / "corpus", dev=10, test=10)  # few sentences to decode: the run's own scoring is not tested here
+    settings = {"run.run_name": "tiny", "train.pretrain_epochs": 1, "nmt.final_beam": False}
+    config = tiny_translation_config(tmp_path, "transformer-nmt", **settings)
+    TranslationTrainer(config, log=lambda _: None).run()
+    checkpoint = tmp_path / "runs" / "tiny" / "cotrain_best.pt"
+    out = tmp_path / "probe.json"
+    assert brevity_probe().main([str(checkpoint), "--beam", "2", "--length-penalty", "0.6", "1.0", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())["results"][0]
+    assert result["phase"] == "cotrain"
+    assert set(result["modes"]) == {"net-only", "with-agent"}
+    for row in result["modes"].values():
+        assert 0.0 <= row["early_stop_probability"] <= 1.0
+        assert set(row["searches"]) == {"greedy", "beam2 α=0.6", "beam2 α=1"}
+        for search in row["searches"].values():
+            assert 0.0 < search["brevity_penalty"] <= 1.0 or search["hypothesis_length"] == 0
+            assert search["reference_length"] > 0
+    table = capsys.readouterr().out
+    assert table.count("| cotrain |") == 6  # 2 modes × 3 searches
