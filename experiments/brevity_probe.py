@@ -10,10 +10,14 @@ For every checkpoint given, on a split (dev by default, every sentence), in each
 
 A network that learned to stop short shows it under teacher forcing and in greedy decoding alike;
 a search that stops short leaves P(stop early) and greedy lengths alone and shortens beam output,
-more so at a small α. docs/results/nmt.md ("Brevity") runs it on the pilot's reproduction:
+more so at a small α. ``--history`` prints instead, from a finished run's results.json, the
+same dev terms at every epoch the run scored (its greedy dev BLEU's brevity penalty and length):
+how much the length moves from one epoch to the next when nothing but training goes on.
+docs/results/nmt.md ("Brevity") runs both on the pilot's reproduction:
 
+    python experiments/brevity_probe.py --history runs/brevity/pilot-repro-seed0/results.json
     python experiments/brevity_probe.py runs/brevity/pilot-repro-seed0/{pretrain,baseline,agent,cotrain}_best.pt \\
-        --out experiments/results/brevity/pilot-repro.json
+        --split test --out experiments/results/brevity/pilot-repro-test.json
 """
 
 from __future__ import annotations
@@ -103,9 +107,31 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def history_table(results_file: Path) -> str:
+    """Every scored epoch's greedy dev length terms, per mode, from a run's results.json."""
+    history = json.loads(results_file.read_text(encoding="utf-8"))["history"]
+    lines = [
+        f"{results_file}:",
+        "| phase | epoch | mode | dev BLEU | brevity penalty | hypothesis / reference tokens | P(stop early) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for entry in history:
+        for mode in MODES:
+            key = f"dev_{mode}_"
+            if entry.get(key + "hypothesis_length") is None:
+                continue
+            hypothesis, reference = entry[key + "hypothesis_length"], entry[key + "reference_length"]
+            lines.append(
+                f"| {entry['phase']} | {entry['epoch']} | {mode} | {entry[key + 'bleu']:.2f} | {entry[key + 'brevity_penalty']:.3f} | "
+                f"{hypothesis:,.0f} / {reference:,.0f} ({hypothesis / reference:.3f}) | {entry[key + 'early_stop_probability']:.4f} |"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkpoints", nargs="+", help="translation checkpoints (a run's *_best.pt)")
+    parser.add_argument("checkpoints", nargs="*", help="translation checkpoints (a run's *_best.pt)")
+    parser.add_argument("--history", type=Path, nargs="+", default=[], help="finished runs' results.json: their dev length terms per epoch")
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--length-penalty", type=float, nargs="+", default=[0.6, 1.0], help="beam search's α values")
@@ -117,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--beam must be at least 2 (greedy is always probed)")
     if args.limit < 0:
         parser.error("--limit must be 0 (all) or positive")
+    if not args.checkpoints and not args.history:
+        parser.error("give checkpoints to probe, or --history with runs' results.json")
+    for results_file in args.history:
+        print(history_table(results_file) + "\n")
+    if not args.checkpoints:
+        return 0
     results = [probe(path, args.split, args.beam, args.length_penalty, args.device, args.limit) for path in args.checkpoints]
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

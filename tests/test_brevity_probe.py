@@ -53,3 +53,22 @@ def test_the_probe_scores_every_mode_and_search_of_a_trained_checkpoint(tmp_path
             assert search["reference_length"] > 0
     table = capsys.readouterr().out
     assert table.count("| cotrain |") == 6  # 2 modes × 3 searches
+
+
+def test_the_history_table_has_a_row_per_scored_epoch_and_mode_with_its_length_ratio(tmp_path: Path):
+    def scores(mode: str, hypothesis: int) -> dict:
+        return {f"dev_{mode}_{k}": v for k, v in {
+            "bleu": 20.0, "brevity_penalty": 0.9, "hypothesis_length": hypothesis, "reference_length": 1000, "early_stop_probability": 0.01,
+        }.items()}
+
+    history = [
+        {"phase": "pretrain", "epoch": 1, **scores("net-only", 900)},
+        {"phase": "agent", "epoch": 1, "reward": -3.0},  # scored no dev BLEU: no row
+        {"phase": "cotrain", "epoch": 1, **scores("net-only", 1100), **scores("with-agent", 1250)},
+    ]
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"history": history}))
+    rows = [line for line in brevity_probe().history_table(results).splitlines() if line.startswith("| ") and "---" not in line][1:]
+    cells = [row.split(" | ") for row in rows]
+    assert [c[:3] for c in cells] == [["| pretrain", "1", "net-only"], ["| cotrain", "1", "net-only"], ["| cotrain", "1", "with-agent"]]
+    assert [c[5] for c in cells] == ["900 / 1,000 (0.900)", "1,100 / 1,000 (1.100)", "1,250 / 1,000 (1.250)"]
