@@ -5,8 +5,8 @@ For every checkpoint given, on a split (dev by default, every sentence), in each
 - teacher-forced: perplexity and P(stop early), the network's own chance of ending (``</s>``)
   before the reference does (:func:`drga.tasks.translation.evaluation.early_stop_probability`);
 - greedy decoding, and beam search at each ``--length-penalty`` α: BLEU, its brevity penalty, the
-  hypothesis and reference tokens sacreBLEU counts, and per sentence the share of translations under
-  0.8 of their reference's length (13a tokens) and their mean length ratio.
+  hypothesis and reference tokens sacreBLEU counts, and per sentence the shares of translations under
+  0.8 and over 1.25 times their reference's length (13a tokens) and their mean length ratio.
 
 A network that learned to stop short shows it under teacher forcing and in greedy decoding alike;
 a search that stops short leaves P(stop early) and greedy lengths alone and shortens beam output,
@@ -38,6 +38,7 @@ from drga.tasks.translation.metrics import corpus_bleu
 from drga.tasks.translation.trained import load_translation_model
 
 SHORT = 0.8  #: a translation under this share of its reference's tokens counts as short
+LONG = 1.25  #: and over this share as long (repeating itself, as a free-running decoder does)
 
 
 def length_ratios(hypotheses: list[str], references: list[str]) -> list[float]:
@@ -59,6 +60,7 @@ def search_row(hypotheses: list[str], references: list[str]) -> dict[str, float]
         "hypothesis_length": bleu.hypothesis_length,
         "reference_length": bleu.reference_length,
         "short_share": sum(r < SHORT for r in ratios) / len(ratios),
+        "long_share": sum(r > LONG for r in ratios) / len(ratios),
         "mean_length_ratio": sum(ratios) / len(ratios),
     }
 
@@ -93,8 +95,8 @@ def probe(path: str, split: str, beam: int, length_penalties: list[float], devic
 def table(results: list[dict]) -> str:
     lines = [
         "| checkpoint | mode | P(stop early) | search | BLEU | brevity penalty | hypothesis / reference tokens "
-        f"| short (< {SHORT:g}) | mean length ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| short (< {SHORT:g}) | long (> {LONG:g}) | mean length ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for result in results:
         for mode, row in result["modes"].items():
@@ -102,7 +104,7 @@ def table(results: list[dict]) -> str:
                 lines.append(
                     f"| {result['phase']} | {mode} | {row['early_stop_probability']:.4f} | {name} | {s['bleu']:.2f} | "
                     f"{s['brevity_penalty']:.3f} | {s['hypothesis_length']:,} / {s['reference_length']:,} | "
-                    f"{s['short_share']:.3f} | {s['mean_length_ratio']:.3f} |"
+                    f"{s['short_share']:.3f} | {s['long_share']:.3f} | {s['mean_length_ratio']:.3f} |"
                 )
     return "\n".join(lines)
 
@@ -152,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     results = [probe(path, args.split, args.beam, args.length_penalty, args.device, args.limit) for path in args.checkpoints]
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"split": args.split, "short_below": SHORT, "results": results}, indent=1) + "\n", encoding="utf-8")
+        numbers = {"split": args.split, "short_below": SHORT, "long_above": LONG, "results": results}
+        args.out.write_text(json.dumps(numbers, indent=1) + "\n", encoding="utf-8")
     print(table(results))
     return 0
 

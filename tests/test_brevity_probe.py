@@ -23,11 +23,13 @@ def test_length_ratios_count_13a_tokens_of_each_hypothesis_against_its_reference
     assert ratios == pytest.approx([3 / 4, 6 / 4])
 
 
-def test_a_search_row_counts_translations_under_four_fifths_of_their_reference_as_short():
+def test_a_search_row_counts_translations_under_four_fifths_of_their_reference_as_short_and_over_five_quarters_as_long():
     script = brevity_probe()
     references = ["a b c d e", "a b c d e", "a b c d e"]
     row = script.search_row(["a b c", "a b c d", "a b c d e f"], references)  # ratios 0.6, 0.8, 1.2
+    assert script.search_row(["a b c d e f g"], references[:1])["long_share"] == 1.0  # 1.4
     assert row["short_share"] == pytest.approx(1 / 3)  # 0.8 itself is not short
+    assert row["long_share"] == pytest.approx(0.0)  # nor is 1.2 long (over 1.25)
     assert row["mean_length_ratio"] == pytest.approx((0.6 + 0.8 + 1.2) / 3)
     assert (row["hypothesis_length"], row["reference_length"]) == (3 + 4 + 6, 15)
     # BLEU's brevity penalty for 13 against 15 tokens: exp(1 − 15/13)
