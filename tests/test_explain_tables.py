@@ -93,3 +93,17 @@ def test_the_page_counts_the_seeds_whose_net_only_network_is_the_baseline(tables
     assert "In 1 of 2 seeds DRGA net-only and the equal-budget baseline are one network" in text
     (regime / "mr-lstm-sa-seed1.json").unlink()  # a result file missing: no count rather than a wrong one
     assert "one network" not in tables.write_page(analyses, tmp_path / "EXPLAINABILITY.md", tmp_path / "explainability")
+
+
+def test_the_transformer_note_takes_its_cost_from_whole_paper_regime_runs_only(tables, tmp_path):
+    regime = tmp_path / "paper-regime"
+    regime.mkdir()
+    assert tables.transformer_note(regime) == []  # no such runs: no note rather than a made-up cost
+    runs = [(5000, {"baseline": 1.0, "agent": 1.0}), (6120, {"pretrain": 1.0, "agent": 1.0}), (7200, {"pretrain": 1.0})]
+    for seed, (seconds, phases) in enumerate(runs):
+        (regime / f"sst-transformer-seed{seed}.json").write_text(json.dumps({"wall_seconds": seconds, "phases": phases}))
+    note = tables.transformer_note(regime)[0]
+    # seed 0 adopted a pretrained network (no pretrain phase): left out; 6120 s = 1.7 h, 7200 s = 2.0 h;
+    # 3 seeds at their mean, 3 · 6660 s = 5.55 h → "about 6"
+    assert "took 1.7–2.0 h of wall time on one thread (2 whole runs" in note
+    assert "3 seeds are about 6 thread-hours" in note
