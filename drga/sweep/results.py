@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drga.analysis.stats import mean_std_text
 from drga.errors import UserError
 from drga.names import MODES, Mode, Split, headline_score, row_epoch, row_scores
 from drga.sweep.grid import Run
@@ -268,6 +267,9 @@ def table(runs: list[Run], out: str | Path) -> str:
         "| network | data set | seeds | " + " | ".join(titles) + " |",
         "|---|---|---|" + "---|" * len(titles),
     ]
+    # here, not at the top: drga.analysis.stats imports numpy, and `drga --help` imports this module
+    from drga.analysis.stats import mean_std_text
+
     for (net, dataset), group in groups.items():
         seeds = max((len(v) for v in group.values()), default=0)
         lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std_text([100 * v for v in group[t]]) for t in titles) + " |")
