@@ -16,7 +16,7 @@ how much the length moves from one epoch to the next when nothing but training g
 docs/results/nmt.md ("Brevity") runs both on the pilot's reproduction:
 
     python experiments/brevity_probe.py --history runs/brevity/pilot-repro-seed0/results.json
-    python experiments/brevity_probe.py runs/brevity/pilot-repro-seed0/{pretrain,baseline,agent,cotrain}_best.pt \\
+    python experiments/brevity_probe.py runs/brevity/pilot-repro-seed0/{pretrain_best,baseline_best,agent_best,cotrain_best}.pt \\
         --split test --out experiments/results/brevity/pilot-repro-test.json
 """
 
