@@ -31,6 +31,7 @@ import checkout  # noqa: F401  (first: this checkout's drga)
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from drga.data.parallel import ParallelBatchIterator
+from drga.errors import UserError
 from drga.names import MODES, Mode
 from drga.tasks.translation.commands import evaluation_pairs
 from drga.tasks.translation.evaluation import decode_pairs, decode_settings, teacher_forced_scores
@@ -111,7 +112,9 @@ def table(results: list[dict]) -> str:
 
 def history_table(results_file: Path) -> str:
     """Every scored epoch's greedy dev length terms, per mode, from a run's results.json."""
-    history = json.loads(results_file.read_text(encoding="utf-8"))["history"]
+    history = json.loads(results_file.read_text(encoding="utf-8")).get("history")
+    if history is None:
+        raise UserError(f"{results_file} has no history: give a finished run's results.json")
     lines = [
         f"{results_file}:",
         "| phase | epoch | mode | dev BLEU | brevity penalty | hypothesis / reference tokens | P(stop early) |",
@@ -147,11 +150,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--limit must be 0 (all) or positive")
     if not args.checkpoints and not args.history:
         parser.error("give checkpoints to probe, or --history with runs' results.json")
-    for results_file in args.history:
-        print(history_table(results_file) + "\n")
-    if not args.checkpoints:
+    try:
+        for results_file in args.history:
+            print(history_table(results_file) + "\n")
+        results = [probe(path, args.split, args.beam, args.length_penalty, args.device, args.limit) for path in args.checkpoints]
+    except (UserError, OSError) as error:  # a missing file, a classification checkpoint, a file with no history
+        print(f"brevity_probe: {error}", file=sys.stderr)
+        return 2
+    if not results:
         return 0
-    results = [probe(path, args.split, args.beam, args.length_penalty, args.device, args.limit) for path in args.checkpoints]
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         numbers = {"split": args.split, "short_below": SHORT, "long_above": LONG, "results": results}

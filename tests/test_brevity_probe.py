@@ -74,3 +74,12 @@ def test_the_history_table_has_a_row_per_scored_epoch_and_mode_with_its_length_r
     cells = [row.split(" | ") for row in rows]
     assert [c[:3] for c in cells] == [["| pretrain", "1", "net-only"], ["| cotrain", "1", "net-only"], ["| cotrain", "1", "with-agent"]]
     assert [c[5] for c in cells] == ["900 / 1,000 (0.900)", "1,100 / 1,000 (1.100)", "1,250 / 1,000 (1.250)"]
+
+
+def test_a_file_that_is_not_what_the_probe_reads_is_a_clear_error(tmp_path: Path, capsys):
+    script = brevity_probe()
+    (tmp_path / "other.json").write_text(json.dumps({"rows": {}}))
+    assert script.main(["--history", str(tmp_path / "other.json")]) == 2
+    assert "has no history: give a finished run's results.json" in capsys.readouterr().err
+    assert script.main([str(tmp_path / "missing.pt")]) == 2
+    assert "missing.pt" in capsys.readouterr().err
