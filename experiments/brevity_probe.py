@@ -83,8 +83,7 @@ def probe(path: str, split: str, beam: int, length_penalties: list[float], devic
                "highlighted_fraction": forced["highlighted_fraction"], "searches": {}}
         searches = [("greedy", 1, None)] + [(f"beam{beam} α={alpha:g}", beam, alpha) for alpha in length_penalties]
         for name, beam_size, alpha in searches:
-            settings = decode_settings(model.config, beam_size)
-            settings.length_penalty = alpha if alpha is not None else settings.length_penalty
+            settings = decode_settings(model.config, beam_size, alpha)
             hypotheses = decode_pairs(model.network, pairs, model.target_tokenizer, settings, mode, model.policy, beta, model.device, size)
             row["searches"][name] = search_row(hypotheses, references)
             print(f"  {Path(path).name} {mode} {name}: BLEU {row['searches'][name]['bleu']:.2f} "

@@ -62,10 +62,12 @@ class TranslationEval:
         return {k: float(v) for k, v in self.as_dict().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def decode_settings(config: TranslationConfig, beam_size: int = 1) -> DecodeSettings:
-    """Decoding as configured in ``[nmt]``, greedy unless ``beam_size`` > 1."""
+def decode_settings(config: TranslationConfig, beam_size: int = 1, length_penalty: float | None = None) -> DecodeSettings:
+    """Decoding as configured in ``[nmt]``, greedy unless ``beam_size`` > 1; ``length_penalty`` (beam search's α)
+    replaces ``nmt.length_penalty`` where given."""
     nmt = config.nmt
-    return DecodeSettings(beam_size, nmt.length_penalty, nmt.decode_length_ratio, config.experiment.data.max_length + 1)
+    alpha = nmt.length_penalty if length_penalty is None else length_penalty
+    return DecodeSettings(beam_size, alpha, nmt.decode_length_ratio, config.experiment.data.max_length + 1)
 
 
 def early_stop_probability(output: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -63,9 +63,7 @@ class TranslationModel:
         translations = [""] * len(sentences)
         if not pairs:
             return translations, cut
-        settings = decode_settings(self.config, beam_size)
-        if length_penalty is not None:
-            settings.length_penalty = length_penalty
+        settings = decode_settings(self.config, beam_size, length_penalty)
         hypotheses = decode_pairs(
             self.network, pairs, self.target_tokenizer, settings, mode, self.policy, self.strength().detach(), self.device,
             batch_size, progress, "translate",
