@@ -83,3 +83,13 @@ def test_a_file_that_is_not_what_the_probe_reads_is_a_clear_error(tmp_path: Path
     assert "has no history: give a finished run's results.json" in capsys.readouterr().err
     assert script.main([str(tmp_path / "missing.pt")]) == 2
     assert "missing.pt" in capsys.readouterr().err
+
+
+def test_the_committed_pilot_reproduction_shows_the_undertrained_networks_length_swing():
+    """docs/results/nmt.md, "Brevity explained": the pretrained network's greedy dev length jumps between epochs
+    (1.063 → 0.874 → 1.042 of the reference over epochs 23–25) while P(stop early) stays near 0.01."""
+    committed = Path(__file__).resolve().parents[1] / "experiments" / "results" / "brevity" / "pilot-repro-seed0.json"
+    rows = {tuple(c.strip() for c in line.split("|")[1:4]): line for line in brevity_probe().history_table(committed).splitlines()}
+    assert "(1.063)" in rows[("pretrain", "23", "net-only")]
+    assert "(0.874)" in rows[("pretrain", "24", "net-only")]
+    assert "(1.042)" in rows[("pretrain", "25", "net-only")]

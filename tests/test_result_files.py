@@ -12,14 +12,16 @@ from drga.sweep.results import ResultFile, cell_test_score, read_result_file
 
 RESULTS = Path(__file__).resolve().parents[1] / "experiments" / "results"
 #: Folders of other kinds of file, each read by its own script, and what marks one: the explainability
-#: analysis per run (experiments/explain_tables.py), the reward-tuning grids (experiments/tune_reward.py)
-#: and the tuned study's record of its pretrained networks (experiments/tuned_study.py).
+#: analysis per run (experiments/explain_tables.py), the reward-tuning grids (experiments/tune_reward.py),
+#: the tuned study's record of its pretrained networks (experiments/tuned_study.py) and the translation
+#: brevity probe's files (experiments/brevity_probe.py: a run's drga-train results.json, the probe's table).
 OTHER_KINDS = {
     "explain-analysis": lambda content: "attentions" in content,
     "reward-tuning": lambda content: "chosen" in content,
     "reward-tuning-repro": lambda content: "chosen" in content,
     "translation-reward": lambda content: "chosen" in content,
     "tuned-search": lambda content: all("checksum" in cell for cell in content.values()),
+    "brevity": lambda content: "history" in content or "short_below" in content,
 }
 #: Folders of translation runs, whose test scores are BLEU and perplexity, not an accuracy.
 TRANSLATION = ("translation-regime", "translation-probes")
