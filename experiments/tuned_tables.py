@@ -7,8 +7,9 @@ Reads ``tuned-search/*.db`` (the Optuna studies of experiments/tuned_study.py se
 and, for the untuned numbers, the main study's ``paper-regime/``; writes:
 
 1. **The search**: per cell and arm the trials (completed, pruned), their CPU and wall hours, the
-   best dev accuracy, and for DRGA how many completed trials co-training beat its start on dev
-   (best epoch > 0: anything but the agent on the frozen network);
+   best dev accuracy beside the start's (the pretrained network every trial began from), how many
+   trials were above the start on dev at any scored epoch, and how many completed trials selected an
+   epoch after the start (for DRGA, anything but the agent on the frozen network);
 2. **The best configurations** each arm's search found;
 3. **What mattered**: each knob's importance (Optuna's PED-ANOVA evaluator, which needs no
    scikit-learn; completed trials only) and ``<figures>/dev-curves.png``, the dev accuracy per epoch of
@@ -104,11 +105,21 @@ def value_text(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def search_table(studies: dict) -> list[str]:
+def start_accuracies(runs: dict) -> dict[tuple[str, str], float]:
+    """Per cell, the dev accuracy of the pretrained network every trial started from (seed 0's pretrain run)."""
+    return {cell: seeds[0]["rows"][PRETRAIN]["net-only"]["dev"] for cell, seeds in runs["pretrain"].items() if 0 in seeds}
+
+
+def beat_start(trial: Any, start: float) -> bool:
+    """Whether any scored epoch of the trial (what the pruner saw) was above the start on dev."""
+    return any(value > start for value in trial.intermediate_values.values())
+
+
+def search_table(studies: dict, starts: dict[tuple[str, str], float]) -> list[str]:
     lines = [
         "| network | data set | arm | trials: completed + pruned (other) | CPU hours | wall hours | best dev accuracy (trial) "
-        "| completed trials whose best co-training epoch is not its start |",
-        "|---|---|---|---|---|---|---|---|",
+        "| the start's dev accuracy | trials above the start at some epoch | completed trials that selected an epoch after the start |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for (cell, arm), study in in_order(studies):
@@ -119,13 +130,15 @@ def search_table(studies: dict) -> list[str]:
         totals[arm][1] += hours(finished, "wall_seconds")
         best = best_of(study)
         best_text = f"{100 * best.value:.2f} ({best.number})" if best else "-"
-        moved = "-"
-        if arm == "drga" and complete:
-            moved = f"{sum((t.user_attrs.get('epoch') or 0) > 0 for t in complete)}/{len(complete)}"
+        start = starts.get(cell)
+        start_text, above = ("-", "-") if start is None else \
+            (f"{100 * start:.2f}", f"{sum(beat_start(t, start) for t in finished)}/{len(finished)}")
+        moved = f"{sum((t.user_attrs.get('epoch') or 0) > 0 for t in complete)}/{len(complete)}" if complete else "-"
         lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(complete)} + {len(pruned)}{f' ({other})' if other else ''} "
-                     f"| {hours(finished, 'cpu_seconds'):.2f} | {hours(finished, 'wall_seconds'):.2f} | {best_text} | {moved} |")
+                     f"| {hours(finished, 'cpu_seconds'):.2f} | {hours(finished, 'wall_seconds'):.2f} | {best_text} "
+                     f"| {start_text} | {above} | {moved} |")
     for arm, (cpu, wall) in sorted(totals.items()):
-        lines.append(f"| **all** | | {arm} | | {cpu:.2f} | {wall:.2f} | | |")
+        lines.append(f"| **all** | | {arm} | | {cpu:.2f} | {wall:.2f} | | | | |")
     return lines
 
 
@@ -154,8 +167,9 @@ def importance_table(studies: dict) -> list[str]:
 
 
 @styled
-def dev_curves(studies: dict, path: Path) -> None:
-    """One panel per cell: the dev accuracy of each arm's best completed trials at every epoch they reported."""
+def dev_curves(studies: dict, starts: dict[tuple[str, str], float], path: Path) -> None:
+    """One panel per cell: the dev accuracy of each arm's best completed trials at every epoch they reported,
+    and the pretrained network both arms started from (a dashed line)."""
     cells = regime.order(sorted({cell for cell, _ in studies}))
     columns = min(2, len(cells))
     rows = (len(cells) + columns - 1) // columns
@@ -164,6 +178,9 @@ def dev_curves(studies: dict, path: Path) -> None:
     styles = {"drga": ("tab:orange", "co-training (DRGA arm; with the agent)"),
               "baseline": ("tab:blue", "equal-budget baseline (baseline arm)")}
     for axis, cell in zip(axes.flat, cells):
+        if cell in starts:
+            axis.axhline(100 * starts[cell], color="0.4", linestyle="--", linewidth=1.0,
+                         label="the pretrained network both arms start from" if axis is axes.flat[0] else None)
         for arm in ARMS:
             study = studies.get((cell, arm))
             if study is None:
@@ -180,7 +197,7 @@ def dev_curves(studies: dict, path: Path) -> None:
         axis.grid(alpha=0.3)
     for axis in list(axes.flat)[len(cells):]:
         axis.axis("off")
-    legend_below(figure, ncol=2)
+    legend_below(figure, ncol=3)
     save_png(figure, path, reproducible=True)
 
 
@@ -287,10 +304,11 @@ def page(results: Path, out: Path, figures: Path, command: str) -> str:
     lines += ["### The search (dev accuracy, seed 0, one pretrained network per cell)", ""]
     lines += [f"- {name}: network checksum {entry['checksum'][:12]} (pretrained at {entry['commit']})"
               for name, entry in sorted(recorded.items())]
-    lines += ["", *search_table(studies), "", "### The best configurations", "", *best_table(studies), ""]
+    starts = start_accuracies(runs)
+    lines += ["", *search_table(studies, starts), "", "### The best configurations", "", *best_table(studies), ""]
     if studies:
         curves = figures / "dev-curves.png"
-        dev_curves(studies, curves)
+        dev_curves(studies, starts, curves)
         lines += ["### What mattered", "", *importance_table(studies), "",
                   f"![dev accuracy of each arm's best trials]({Path(os.path.relpath(curves, out.parent)).as_posix()})", ""]
     if runs["drga"]:
