@@ -12,8 +12,9 @@ and, for the untuned numbers, the main study's ``paper-regime/``; writes:
    epoch after the start (for DRGA, anything but the agent on the frozen network);
 2. **The best configurations** each arm's search found;
 3. **What mattered**: each knob's importance (Optuna's PED-ANOVA evaluator, which needs no
-   scikit-learn; completed trials only) and ``<figures>/dev-curves.png``, the dev accuracy per epoch of
-   each arm's best trials (what Optuna's pruner saw);
+   scikit-learn; completed trials only), as a table and as bars (``<figures>/importance.png``), and
+   ``<figures>/dev-curves.png``, the dev accuracy per epoch of each arm's best trials (what Optuna's
+   pruner saw) against the start;
 4. **The test**: test accuracy at the tested seeds of the tuned arms, the time-matched baseline, the
    untuned study (its runs of the same seeds, started from the same network where the checksums
    agree) and the paper; paired differences per cell, 95% t intervals, paired t-tests, Holm over the cells;
@@ -151,19 +152,49 @@ def best_table(studies: dict) -> list[str]:
     return lines
 
 
-def importance_table(studies: dict) -> list[str]:
+def importances(study: Any) -> dict[str, float] | None:
+    """Each knob's importance (Optuna's PED-ANOVA over the completed trials), largest first; None with too few trials."""
+    if len(trials_of(study, "COMPLETE")) < MIN_TRIALS_FOR_IMPORTANCE:
+        return None
     optuna = optuna_module()
+    return optuna.importance.get_param_importances(study, evaluator=optuna.importance.PedAnovaImportanceEvaluator())
+
+
+def importance_table(studies: dict) -> list[str]:
     lines = ["| network | data set | arm | completed trials | importance of each knob (PED-ANOVA; largest first) |",
              "|---|---|---|---|---|"]
     for (cell, arm), study in in_order(studies):
-        complete = trials_of(study, "COMPLETE")
-        if len(complete) < MIN_TRIALS_FOR_IMPORTANCE:
-            text = f"too few completed trials (fewer than {MIN_TRIALS_FOR_IMPORTANCE})"
-        else:
-            importances = optuna.importance.get_param_importances(study, evaluator=optuna.importance.PedAnovaImportanceEvaluator())
-            text = ", ".join(f"{key} {value:.2f}" for key, value in importances.items())
-        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(complete)} | {text} |")
+        found = importances(study)
+        text = f"too few completed trials (fewer than {MIN_TRIALS_FOR_IMPORTANCE})" if found is None else \
+            ", ".join(f"{key} {value:.2f}" for key, value in found.items())
+        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(trials_of(study, 'COMPLETE'))} | {text} |")
     return lines
+
+
+@styled
+def importance_plot(studies: dict, path: Path) -> None:
+    """A row of panels per cell, a panel per arm: each knob's importance as a bar, largest on top."""
+    cells = regime.order(sorted({cell for cell, _ in studies}))
+    figure = new_figure(DOC_WIDTH, 2.6 * len(cells) + 0.4, layout="constrained")
+    axes = figure.subplots(len(cells), len(ARMS), squeeze=False)
+    for row, cell in enumerate(cells):
+        for column, arm in enumerate(ARMS):
+            axis = axes[row][column]
+            study = studies.get((cell, arm))
+            found = importances(study) if study is not None else None
+            axis.set_title(f"{cell[0]} on {cell[1]}: {arm} arm")
+            if not found:
+                axis.text(0.5, 0.5, "no search" if study is None else "too few completed trials", ha="center", va="center",
+                          transform=axis.transAxes)
+                axis.set_axis_off()
+                continue
+            names = list(found)[::-1]
+            axis.barh(names, [found[name] for name in names], color="tab:orange" if arm == "drga" else "tab:blue")
+            axis.set_xlim(0, 1)
+            axis.set_xlabel("importance (PED-ANOVA, sums to 1)")
+            axis.tick_params(axis="y", labelsize=7)
+            axis.grid(axis="x", alpha=0.3)
+    save_png(figure, path, reproducible=True)
 
 
 @styled
@@ -307,9 +338,11 @@ def page(results: Path, out: Path, figures: Path, command: str) -> str:
     starts = start_accuracies(runs)
     lines += ["", *search_table(studies, starts), "", "### The best configurations", "", *best_table(studies), ""]
     if studies:
-        curves = figures / "dev-curves.png"
+        curves, bars = figures / "dev-curves.png", figures / "importance.png"
         dev_curves(studies, starts, curves)
+        importance_plot(studies, bars)
         lines += ["### What mattered", "", *importance_table(studies), "",
+                  f"![each knob's importance per cell and arm]({Path(os.path.relpath(bars, out.parent)).as_posix()})", "",
                   f"![dev accuracy of each arm's best trials]({Path(os.path.relpath(curves, out.parent)).as_posix()})", ""]
     if runs["drga"]:
         lines += ["### The test (test accuracy %)", "", *test_tables(runs), ""]

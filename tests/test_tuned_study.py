@@ -151,6 +151,8 @@ def test_the_page_from_a_hand_made_study(tables, tmp_path):
     importance = row_of(text, "### What mattered", "| lstm-sa | mr | drga |")
     assert importance[3] == "4" and "reward.gamma" in importance[4] and "variant" in importance[4]
     assert "![dev accuracy of each arm's best trials](tuned/dev-curves.png)" in text
+    assert "![each knob's importance per cell and arm](tuned/importance.png)" in text
+    assert (tmp_path / "docs" / "tuned" / "importance.png").stat().st_size > 0
     test = "### The test"
     # means: tuned baseline 80, 81, 82; tuned DRGA 81, 83, 85; untuned on seeds 0-1 only (79, 79; 80.5, 82)
     assert row_of(text, test, "| lstm-sa | mr |")[2:] == ["3", "80.1 → 82.4 (+2.3)", "79.00 ± 0.00, 81.25 ± 1.06 (2 of 3 seeds)",
@@ -178,8 +180,10 @@ def test_rebuilding_the_page_gives_the_same_bytes(tables, tmp_path):
         folder = tmp_path / name
         tables.main(["--results", str(tmp_path / "results"), "--out", str(folder / "tuned.md"), "--figures", str(folder / "tuned")])
         made.append({p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()})
-    assert list(made[0]) == [Path("tuned/dev-curves.png"), Path("tuned.md")]
-    assert made[0][Path("tuned/dev-curves.png")] == made[1][Path("tuned/dev-curves.png")]
+    figures = [Path("tuned/dev-curves.png"), Path("tuned/importance.png")]
+    assert list(made[0]) == [*figures, Path("tuned.md")]
+    for figure in figures:
+        assert made[0][figure] == made[1][figure]
     first, second = (m[Path("tuned.md")].decode() for m in made)
     assert first.replace(str(tmp_path / "first"), str(tmp_path / "second")) == second  # but for the folder in its command
 
