@@ -3,7 +3,9 @@
     python experiments/translation_tables.py [experiments/results/translation-regime] [--out docs/results/nmt-regime.md | --out -]
 
 Reads every ``multi30k-en-de-<net>-seed<k>.json`` that ``experiments/translation_regime.sh`` (through
-``experiments/sweep.py --results``) wrote and writes one markdown page (``--out -``: to stdout):
+``experiments/sweep.py --results``) wrote and writes one markdown page (``--out -``: to stdout). A run
+that started from its seed's network of the study's first stage (``train.init_from``; its pretraining
+ran apart, its result file in ``pretrain/``) counts that stage's pretraining epochs and hours as its own:
 
 1. **Seeds**: per network the seeds present against the seeds planned; a cell short of its seeds is
    marked incomplete, and the page says it is partial.
@@ -44,6 +46,8 @@ from drga.sweep.results import read_result_file
 
 STUDY = "experiments/results/translation-regime"
 PAGE = "docs/results/nmt-regime.md"
+#: The study's first stage (every seed's network pretrained alone), inside the study's folder.
+PRETRAINING = "pretrain"
 DATASET = "multi30k-en-de"
 PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
 #: Every (results.json row, evaluation mode) a run of the study reports, in the tables' order.
@@ -134,15 +138,43 @@ TESTED = [BLEU_BEAM, BLEU_GREEDY, PERPLEXITY]
 
 
 def load(folder: Path) -> dict[str, dict[int, dict]]:
-    """net → seed → result file content, every file checked (:func:`check`)."""
+    """net → seed → result file content, every file checked (:func:`check`) and given its stage 1 (:func:`with_pretraining`)."""
+    pretrained = load_pretraining(folder / PRETRAINING)
     runs: dict[str, dict[int, dict]] = {}
     for path in sorted(folder.glob("*.json")):
-        result = check(path)
+        result = with_pretraining(check(path), pretrained, path)
         seeds = runs.setdefault(result["net"], {})
         if result["seed"] in seeds:
             raise UserError(f"{path}: a second result file of {result['net']} seed {result['seed']}")
         seeds[result["seed"]] = result
     return runs
+
+
+def load_pretraining(folder: Path) -> dict[tuple[str, int], tuple[Path, dict]]:
+    """(net, seed) → the stage-1 run's result file and content: the network alone, pretrained to convergence."""
+    pretrained = {}
+    for path in sorted(folder.glob("*.json")):
+        result = read_result_file(path).payload
+        if not isinstance(result["seed"], int) or path.stem != f"{DATASET}-{result['net']}-seed{result['seed']}":
+            raise UserError(f"{path}: its name does not match its run ({result['net']} seed {result['seed']})")
+        if not ((result.get("phases") or {}).get("pretrain") or {}).get("epochs"):
+            raise UserError(f"{path}: no pretraining epochs: not a run of the study's first stage")
+        pretrained[(result["net"], result["seed"])] = (path, result)
+    return pretrained
+
+
+def with_pretraining(result: dict, pretrained: dict[tuple[str, int], tuple[Path, dict]], path: Path) -> dict:
+    """A run that skipped pretraining (``train.init_from``) with its stage-1 run's pretraining phase and wall time;
+    a run that pretrained its own network, or has no stage-1 file, as it is."""
+    if (result.get("phases") or {}).get("pretrain") or (result["net"], result["seed"]) not in pretrained:
+        return result
+    source, stage1 = pretrained[(result["net"], result["seed"])]
+    own, theirs = result.get("pretrain_checksum"), stage1.get("pretrain_checksum")
+    if own and theirs and own != theirs:
+        raise UserError(f"{path}: started from another network than {source} pretrained (checksum {own[:12]}, not {theirs[:12]})")
+    walls = [w for w in (result.get("wall_seconds"), stage1.get("wall_seconds")) if w is not None]
+    return {**result, "phases": {"pretrain": stage1["phases"]["pretrain"], **(result.get("phases") or {})},
+            "wall_seconds": sum(walls) if walls else None}
 
 
 def check(path: Path) -> dict:

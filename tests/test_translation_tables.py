@@ -64,10 +64,14 @@ def scores(bleu: float, mode: str, search: str) -> dict:
     ).as_dict()
 
 
-def results_json(net: str, seed: int) -> dict:
-    """A results.json of the translation trainer's shape (drga/tasks/translation/task.py final_report, drga/runner/loop.py)."""
+def results_json(net: str, seed: int, stage: str = "whole") -> dict:
+    """A results.json of the translation trainer's shape (drga/tasks/translation/task.py final_report, drga/runner/loop.py):
+    a whole run (``whole``), or one of the study's two stages: the network pretrained alone (``pretrain``), or the
+    rest from that network (``drga``: train.init_from, no pretraining phase)."""
     rows = {}
     for row, modes in CELLS.items():
+        if stage == "pretrain" and row != "baseline (pretrain only)":
+            continue
         entry = rows.setdefault(row, {"phase": PHASES[row], "checkpoint": f"{PHASES[row]}_best.pt"})
         for mode in modes:
             epoch = EPOCHS.get(row, {}).get(mode, (4, 5, 6))[seed % 3]
@@ -78,23 +82,25 @@ def results_json(net: str, seed: int) -> dict:
             entry[f"test_{mode}_beam"] = scores(bleu, mode, "beam")
             entry[f"dev_{mode}"] = scores(bleu + 2.0, mode, "greedy")
     phases = {name: {"epochs": epochs, "max_epochs": cap, "seconds": 3600.0, "stopped_early": epochs < cap}
-              for name, epochs, cap in (("pretrain", 12 + seed % 3, 40), ("baseline", 4, 4), ("agent", 1, 1), ("cotrain", 3, 3))}
+              for name, epochs, cap in (("pretrain", 12 + seed % 3, 40), ("baseline", 4, 4), ("agent", 1, 1), ("cotrain", 3, 3))
+              if stage == "whole" or (name == "pretrain") == (stage == "pretrain")}
     return {
+        "pretrain_checksum": f"{net}-{seed}",
         "run_dir": "runs/x", "config": {"nmt": {"beam_size": 5, "length_penalty": 0.6}}, "results": rows,
         "history": [{"phase": "pretrain", "epoch": 1, "seconds": 10.0, "dev_net-only_bleu": 20.0}],
         "beam_size": 5, "bleu_signature": "BLEU nrefs:1; chrF nrefs:1", "phases": phases,
     }
 
 
-def write_study(folder: Path, runs: dict[str, list[int]], tmp_path: Path) -> None:
+def write_study(folder: Path, runs: dict[str, list[int]], tmp_path: Path, stage: str = "whole", wall: int = 15000) -> None:
     export_result = sweep_function("export_result")
     for net, seeds in runs.items():
         for seed in seeds:
             name = f"{DATASET}-{net}-seed{seed}"
-            run_folder = tmp_path / "runs" / name
+            run_folder = tmp_path / "runs" / stage / name
             run_folder.mkdir(parents=True, exist_ok=True)
-            (run_folder / "results.json").write_text(json.dumps(results_json(net, seed)))
-            (run_folder / "wall_seconds.txt").write_text("15000\n")
+            (run_folder / "results.json").write_text(json.dumps(results_json(net, seed, stage)))
+            (run_folder / "wall_seconds.txt").write_text(f"{wall}\n")
             run = SimpleNamespace(name=name, net=net, dataset=DATASET, seed=seed, folder=run_folder, result_file=folder / f"{name}.json")
             export_result(run, "abc1234567")
 
@@ -217,6 +223,33 @@ def test_missing_seeds_are_reported_as_incomplete_cells(tables, study, tmp_path)
     text = out.read_text(encoding="utf-8")
     assert "Every network has its planned seeds." in text
     assert table_row(section(text, "## Seeds"), "| seq2seq-luong |")[1:] == ["0–4", "0–4", "-", "complete"]
+
+
+def test_a_run_of_the_second_stage_counts_its_first_stages_pretraining(tables, tmp_path, capsys):
+    """translation_regime.sh's two stages: the network alone (pretrain/), then the rest from it (train.init_from)."""
+    folder = tmp_path / "translation-regime"
+    seeds = {"seq2seq-luong": [0, 1, 2], "transformer-nmt": [0, 1, 2]}
+    write_study(folder / "pretrain", seeds, tmp_path, stage="pretrain", wall=5000)
+    write_study(folder, seeds, tmp_path, stage="drga")
+    out = tmp_path / "t.md"
+    assert tables.main([str(folder), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    # the same pretraining epochs (12, 13, 14) as a whole run's; hours 15,000 + 5,000 s = 5.6 h; epochs from both stages
+    assert table_row(section(text, "## Baselines and convergence"), "| seq2seq-luong |")[4] == "13.0 (12–14; best 4–6)"
+    assert table_row(section(text, "## Runs"), "| seq2seq-luong |")[1:] == ["0–2", "abc1234567", "5.6", "13.0, 4.0, 1.0, 3.0"]
+    # without its first stage a second-stage run has no pretraining epochs to show
+    for path in (folder / "pretrain").glob("*transformer-nmt*.json"):
+        path.unlink()
+    assert tables.main([str(folder), "--out", str(out)]) == 0
+    assert table_row(section(out.read_text(encoding="utf-8"), "## Runs"), "| transformer-nmt |")[3:] == ["4.2", "-, 4.0, 1.0, 3.0"]
+    # a second stage started from another network than its first stage's is refused, naming the file
+    stage1 = folder / "pretrain" / f"{DATASET}-seq2seq-luong-seed2.json"
+    result = json.loads(stage1.read_text(encoding="utf-8"))
+    stage1.write_text(json.dumps({**result, "pretrain_checksum": "another"}), encoding="utf-8")
+    capsys.readouterr()
+    assert tables.main([str(folder), "--out", "-"]) == 2
+    assert capsys.readouterr().err == (f"translation_tables.py: {folder / f'{DATASET}-seq2seq-luong-seed2.json'}: started from another "
+                                       f"network than {stage1} pretrained (checksum seq2seq-luon, not another)\n")
 
 
 def test_a_malformed_file_is_refused_with_one_line_naming_it(tables, study, tmp_path, capsys):
