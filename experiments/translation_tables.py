@@ -155,8 +155,7 @@ def load_pretraining(folder: Path) -> dict[tuple[str, int], tuple[Path, dict]]:
     pretrained = {}
     for path in sorted(folder.glob("*.json")):
         result = read_result_file(path).payload
-        if not isinstance(result["seed"], int) or path.stem != f"{DATASET}-{result['net']}-seed{result['seed']}":
-            raise UserError(f"{path}: its name does not match its run ({result['net']} seed {result['seed']})")
+        check_name(path, result)
         if not ((result.get("phases") or {}).get("pretrain") or {}).get("epochs"):
             raise UserError(f"{path}: no pretraining epochs: not a run of the study's first stage")
         pretrained[(result["net"], result["seed"])] = (path, result)
@@ -177,13 +176,18 @@ def with_pretraining(result: dict, pretrained: dict[tuple[str, int], tuple[Path,
             "wall_seconds": sum(walls) if walls else None}
 
 
+def check_name(path: Path, result: dict) -> None:
+    """Refuse a result file whose name is not ``<dataset>-<net>-seed<k>`` of the run it holds."""
+    if not isinstance(result["seed"], int) or path.stem != f"{DATASET}-{result['net']}-seed{result['seed']}":
+        raise UserError(f"{path}: its name does not match its run ({result['net']} seed {result['seed']})")
+
+
 def check(path: Path) -> dict:
     """A result file's content if it is a finished run of this study with every number the tables need."""
     result = read_result_file(path).payload
     if result["dataset"] != DATASET:
         raise UserError(f"{path}: a run on {result['dataset']}, not {DATASET}: not a result of the translation study")
-    if not isinstance(result["seed"], int) or path.stem != f"{DATASET}-{result['net']}-seed{result['seed']}":
-        raise UserError(f"{path}: its name does not match its run ({result['net']} seed {result['seed']})")
+    check_name(path, result)
     for row, mode in CELLS:
         cell = (result["rows"].get(row) or {}).get(mode)  # the file's own dict: the tables read its fields
         if not isinstance(cell, dict):

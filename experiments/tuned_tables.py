@@ -160,36 +160,36 @@ def importances(study: Any) -> dict[str, float] | None:
     return optuna.importance.get_param_importances(study, evaluator=optuna.importance.PedAnovaImportanceEvaluator())
 
 
-def importance_table(studies: dict) -> list[str]:
+def importance_table(studies: dict, found: dict) -> list[str]:
+    """``found``: (cell, arm) → :func:`importances` of its study."""
     lines = ["| network | data set | arm | completed trials | importance of each knob (PED-ANOVA; largest first) |",
              "|---|---|---|---|---|"]
     for (cell, arm), study in in_order(studies):
-        found = importances(study)
-        text = f"too few completed trials (fewer than {MIN_TRIALS_FOR_IMPORTANCE})" if found is None else \
-            ", ".join(f"{key} {value:.2f}" for key, value in found.items())
+        knobs = found[(cell, arm)]
+        text = f"too few completed trials (fewer than {MIN_TRIALS_FOR_IMPORTANCE})" if knobs is None else \
+            ", ".join(f"{key} {value:.2f}" for key, value in knobs.items())
         lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(trials_of(study, 'COMPLETE'))} | {text} |")
     return lines
 
 
 @styled
-def importance_plot(studies: dict, path: Path) -> None:
-    """A row of panels per cell, a panel per arm: each knob's importance as a bar, largest on top."""
+def importance_plot(studies: dict, found: dict, path: Path) -> None:
+    """A row of panels per cell, a panel per arm: each knob's importance (``found``, as for the table) as a bar, largest on top."""
     cells = regime.order(sorted({cell for cell, _ in studies}))
     figure = new_figure(DOC_WIDTH, 2.6 * len(cells) + 0.4, layout="constrained")
     axes = figure.subplots(len(cells), len(ARMS), squeeze=False)
     for row, cell in enumerate(cells):
         for column, arm in enumerate(ARMS):
             axis = axes[row][column]
-            study = studies.get((cell, arm))
-            found = importances(study) if study is not None else None
+            knobs = found.get((cell, arm))
             axis.set_title(f"{cell[0]} on {cell[1]}: {arm} arm")
-            if not found:
-                axis.text(0.5, 0.5, "no search" if study is None else "too few completed trials", ha="center", va="center",
-                          transform=axis.transAxes)
+            if not knobs:
+                axis.text(0.5, 0.5, "no search" if (cell, arm) not in studies else "too few completed trials", ha="center",
+                          va="center", transform=axis.transAxes)
                 axis.set_axis_off()
                 continue
-            names = list(found)[::-1]
-            axis.barh(names, [found[name] for name in names], color="tab:orange" if arm == "drga" else "tab:blue")
+            names = list(knobs)[::-1]
+            axis.barh(names, [knobs[name] for name in names], color="tab:orange" if arm == "drga" else "tab:blue")
             axis.set_xlim(0, 1)
             axis.set_xlabel("importance (PED-ANOVA, sums to 1)")
             axis.tick_params(axis="y", labelsize=7)
@@ -340,8 +340,9 @@ def page(results: Path, out: Path, figures: Path, command: str) -> str:
     if studies:
         curves, bars = figures / "dev-curves.png", figures / "importance.png"
         dev_curves(studies, starts, curves)
-        importance_plot(studies, bars)
-        lines += ["### What mattered", "", *importance_table(studies), "",
+        found = {key: importances(study) for key, study in studies.items()}  # PED-ANOVA once per study: table and bars
+        importance_plot(studies, found, bars)
+        lines += ["### What mattered", "", *importance_table(studies, found), "",
                   f"![each knob's importance per cell and arm]({Path(os.path.relpath(bars, out.parent)).as_posix()})", "",
                   f"![dev accuracy of each arm's best trials]({Path(os.path.relpath(curves, out.parent)).as_posix()})", ""]
     if runs["drga"]:

@@ -93,3 +93,5 @@ def test_the_committed_pilot_reproduction_shows_the_undertrained_networks_length
     assert "(1.063)" in rows[("pretrain", "23", "net-only")]
     assert "(0.874)" in rows[("pretrain", "24", "net-only")]
     assert "(1.042)" in rows[("pretrain", "25", "net-only")]
+    stop_early = [float(rows[("pretrain", epoch, "net-only")].split("|")[-2]) for epoch in ("23", "24", "25")]
+    assert all(0.009 < p < 0.013 for p in stop_early)  # 0.0096, 0.0122, 0.0106
