@@ -17,7 +17,8 @@ and, for the untuned numbers, the main study's ``paper-regime/``; writes:
    pruner saw) against the start;
 4. **The test**: test accuracy at the tested seeds of the tuned arms, the time-matched baseline, the
    untuned study (its runs of the same seeds, started from the same network where the checksums
-   agree) and the paper; paired differences per cell, 95% t intervals, paired t-tests, Holm over the cells;
+   agree) and the paper; paired differences per cell, 95% t intervals, paired t-tests, Holm over the cells,
+   and the average difference over the cells with its interval;
 5. **Time**: the seconds the time-matched baseline was given and used;
 6. **Selected epochs** of the tuned runs (``drga.analysis.selection``).
 """
@@ -37,7 +38,7 @@ import regime_tables as regime
 
 from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
 from drga.analysis.selection import start_counts_by_cell, start_table
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison
+from drga.analysis.stats import equal_weight_interval, holm_adjust, mean_std_text, paired_comparison
 
 ROOT = checkout.ROOT
 ARMS = ("drga", "baseline")
@@ -290,7 +291,20 @@ def test_tables(runs: dict) -> list[str]:
         for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
             entry["holm"] = adjusted
         lines += regime.comparison_lines(title, entries)
+        lines += over_the_cells([entry["diff"] for entry in entries])
     return lines
+
+
+def over_the_cells(differences: list[list[float]]) -> list[str]:
+    """The average difference over the cells, each weighted equally, and its 95% interval (what bounds the
+    effect over the study); nothing with fewer than two cells of two seeds or more."""
+    tested = [d for d in differences if len(d) >= 2]
+    if len(tested) < 2:
+        return []
+    pooled = equal_weight_interval(tested)
+    return ["", f"Over the {len(tested)} cells, each weighted equally: {pooled.mean:+.2f} points, 95% interval "
+                f"[{pooled.low:+.2f}, {pooled.high:+.2f}] (t with Welch–Satterthwaite's {pooled.df:.1f} degrees of freedom; "
+                "`drga.analysis.stats.equal_weight_interval`)."]
 
 
 def time_table(runs: dict) -> list[str]:

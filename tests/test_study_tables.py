@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from tests.scripts import load_script
 
@@ -104,3 +106,35 @@ def test_t_interval_by_hand():
     assert (low, high) == pytest.approx((2 - 4.302653 / math.sqrt(3), 2 + 4.302653 / math.sqrt(3)), abs=1e-5)
     assert t_interval([2.0, 2.0, 2.0]) == pytest.approx((2.0, 2.0))  # no spread: the mean itself
     assert all(math.isnan(end) for end in t_interval([2.0]))
+
+
+def test_equal_weight_interval_by_hand():
+    from drga.analysis.stats import equal_weight_interval, t_quantile
+
+    # groups 1, 3 (mean 2, s² 2, n 2: v = 1) and 2, 4, 6 (mean 4, s² 4, n 3: v = 4/3):
+    # mean (2 + 4)/2 = 3, SE² = (1 + 4/3)/4 = 7/12, df = (7/3)² / (1²/1 + (4/3)²/2) = 49/17
+    pooled = equal_weight_interval([[1.0, 3.0], [2.0, 4.0, 6.0]])
+    assert pooled.mean == pytest.approx(3.0)
+    assert pooled.df == pytest.approx(49 / 17)
+    half = t_quantile(0.975, 49 / 17) * math.sqrt(7 / 12)
+    assert (pooled.low, pooled.high) == pytest.approx((3 - half, 3 + half))
+    # the group's size does not weigh: a third value at the first group's mean moves the mean not at all
+    assert equal_weight_interval([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]).mean == pytest.approx(3.0)
+    no_spread = equal_weight_interval([[1.0, 1.0], [3.0, 3.0]])
+    assert (no_spread.mean, no_spread.low, no_spread.high) == (2.0, 2.0, 2.0)
+    with pytest.raises(ValueError, match="two values or more"):
+        equal_weight_interval([[1.0, 2.0], [3.0]])
+
+
+@given(st.lists(st.lists(st.floats(-5, 5), min_size=2, max_size=12), min_size=1, max_size=5), st.floats(-3, 3))
+def test_equal_weight_interval_properties(groups, shift):
+    from drga.analysis.stats import equal_weight_interval, t_interval
+
+    assume(all(max(g) - min(g) > 1e-3 for g in groups))
+    pooled = equal_weight_interval(groups)
+    assert pooled.low < pooled.mean < pooled.high
+    moved = equal_weight_interval([[v + shift for v in g] for g in groups])  # a shift moves the interval with it
+    assert (moved.low - shift, moved.high - shift) == pytest.approx((pooled.low, pooled.high), abs=1e-9)
+    if len(groups) == 1:  # one group: the plain t interval, df = n − 1
+        assert (pooled.low, pooled.high) == pytest.approx(t_interval(groups[0]))
+        assert pooled.df == pytest.approx(len(groups[0]) - 1)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -171,6 +172,18 @@ def test_the_page_from_a_hand_made_study(tables, tmp_path):
     assert row_of(text, "### Time", "| lstm-sa | mr |")[2:] == ["3", "110 ± 10", "105 ± 10", "10.0 ± 1.0", "6.0 ± 0.0 (60 ± 0)"]
     # co-training epoch 0 with the agent in seed 0; net-only in every seed; the baseline never
     assert row_of(text, "### Selected epochs", "| lstm-sa | mr |")[2:] == ["3", "1/3 (33%)", "3/3 (100%)", "1/3 (33%)", "0/3 (0%)"]
+
+
+def test_the_average_over_the_cells(tables):
+    from drga.analysis.stats import t_quantile
+
+    # cells +1, +2, +3 (mean 2, v = 1/3) and +2, +4, +6 (mean 4, v = 4/3); a one-seed cell is left out:
+    # mean 3, SE² = (1/3 + 4/3)/4 = 5/12, df = (5/3)² / ((1/3)²/2 + (4/3)²/2) = 50/17
+    half = t_quantile(0.975, 50 / 17) * math.sqrt(5 / 12)
+    line = tables.over_the_cells([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [5.0]])[1]
+    assert line.startswith(f"Over the 2 cells, each weighted equally: +3.00 points, 95% interval [{3 - half:+.2f}, {3 + half:+.2f}]")
+    assert "2.9 degrees of freedom" in line
+    assert tables.over_the_cells([[1.0, 2.0, 3.0], [5.0]]) == []  # one cell: its own table says it all
 
 
 def test_rebuilding_the_page_gives_the_same_bytes(tables, tmp_path):

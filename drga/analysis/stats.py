@@ -166,6 +166,42 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
     return float(values.mean()) - half, float(values.mean()) + half
 
 
+@dataclass(frozen=True)
+class PooledInterval:
+    """The mean over groups of each group's mean, and its t interval."""
+
+    mean: float
+    low: float
+    high: float
+    #: Welch–Satterthwaite degrees of freedom of the interval
+    df: float
+
+
+def equal_weight_interval(groups: Sequence[Sequence[float]], level: float = 0.95) -> PooledInterval:
+    """The mean of the group means (every group weighted equally, whatever its size) and its t interval.
+
+    For paired differences per cell over seeds, it bounds the average effect over the cells without
+    pooling seeds of different cells into one sample. With the group means m_c, variances s_c², sizes
+    n_c, C groups and v_c = s_c²/n_c:
+
+        mean = Σ m_c / C,  SE² = Σ v_c / C²,  df = (Σ v_c)² / Σ (v_c² / (n_c − 1))   (Welch–Satterthwaite)
+
+    and the interval is mean ± t_{(1+level)/2, df} · SE; one group gives :func:`t_interval`. Every group
+    needs two values or more; all groups without spread give the mean itself as both ends.
+    """
+    arrays = [np.asarray(group, dtype=np.float64) for group in groups]
+    if not arrays or any(len(a) < 2 for a in arrays):
+        raise ValueError("equal_weight_interval needs at least one group, each of two values or more")
+    mean = float(np.mean([a.mean() for a in arrays]))
+    variances = [float(a.var(ddof=1)) / len(a) for a in arrays]
+    total = sum(variances)
+    if total == 0.0:
+        return PooledInterval(mean, mean, mean, float("nan"))
+    df = total**2 / sum(v**2 / (len(a) - 1) for v, a in zip(variances, arrays))
+    half = t_quantile(0.5 + level / 2.0, df) * math.sqrt(total) / len(arrays)
+    return PooledInterval(mean, mean - half, mean + half, df)
+
+
 def mean_std_text(values: Sequence[float], digits: int = 2) -> str:
     """``mean ± std`` (sample std) for a results table; the value alone for one, ``-`` for none."""
     if len(values) == 0:
