@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections import defaultdict
@@ -307,6 +308,8 @@ def over_the_cells(differences: list[list[float]]) -> list[str]:
     if len(tested) < 2:
         return []
     pooled = equal_weight_interval(tested)
+    if math.isnan(pooled.df):
+        return ["", f"Over the {len(tested)} cells, each weighted equally: {pooled.mean:+.2f} points (no spread in any cell)."]
     return ["", f"Over the {len(tested)} cells, each weighted equally: {pooled.mean:+.2f} points, 95% interval "
                 f"[{pooled.low:+.2f}, {pooled.high:+.2f}] (t with Welch–Satterthwaite's {pooled.df:.1f} degrees of freedom; "
                 "`drga.analysis.stats.equal_weight_interval`)."]

@@ -186,6 +186,8 @@ def test_the_average_over_the_cells(tables):
     assert line.startswith(f"Over the 2 cells, each weighted equally: +3.00 points, 95% interval [{3 - half:+.2f}, {3 + half:+.2f}]")
     assert "2.9 degrees of freedom" in line
     assert tables.over_the_cells([[1.0, 2.0, 3.0], [5.0]]) == []  # one cell: its own table says it all
+    no_spread = tables.over_the_cells([[1.0, 1.0], [2.0, 2.0]])[1]
+    assert no_spread == "Over the 2 cells, each weighted equally: +1.50 points (no spread in any cell)."
 
 
 def test_rebuilding_the_page_gives_the_same_bytes(tables, tmp_path):
