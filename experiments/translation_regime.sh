@@ -27,7 +27,7 @@
 # A cell with no finished run yet is listed as "not projected": the study's first runs measure it.
 # Each finished run leaves a small result file (commit them as they come: a run whose file exists is
 # skipped, an interrupted one resumes from its last epoch); the tables are rebuilt from those files alone:
-#   python experiments/translation_tables.py    # writes docs/results/nmt-regime.md (--out - prints it instead)
+#   python experiments/translation_tables.py    # writes docs/results/nmt-regime.md and its dev curves (--out - prints the page instead)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}

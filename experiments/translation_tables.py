@@ -24,6 +24,13 @@ ran apart, its result file in ``pretrain/``) counts that stage's pretraining epo
    correction over every (network, comparison) cell of a metric.
 7. **Runs**: commits, wall time, epochs per phase.
 
+Before any of that, **stage 1** alone (``pretrain/``, every seed's network pretrained alone): per network the
+seeds pretrained, their pretraining epochs, best dev BLEU and pretrain-only test BLEU against the floor, and
+``<figures>/dev-curves.png`` (``--figures``, default docs/results/nmt-regime/): dev BLEU per pretraining epoch
+of every seed and, where stage 2 has run, the equal-budget baseline's and DRGA's (with the agent: the agent
+phase, then co-training) dev BLEU per epoch after pretraining, from the pretrained network's. The page is
+written from stage 1's files alone while stage 2 has not started.
+
 The same files give the same bytes. A file that is not a result of this study, or lacks a number the
 tables need, is refused with one line naming it.
 """
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -39,13 +47,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
+from matplotlib.ticker import MaxNLocator
 
+from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
 from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
 from drga.errors import UserError
 from drga.sweep.results import read_result_file
 
 STUDY = "experiments/results/translation-regime"
 PAGE = "docs/results/nmt-regime.md"
+FIGURES = "docs/results/nmt-regime"
 #: The study's first stage (every seed's network pretrained alone), inside the study's folder.
 PRETRAINING = "pretrain"
 DATASET = "multi30k-en-de"
@@ -137,9 +148,10 @@ TESTED = [BLEU_BEAM, BLEU_GREEDY, PERPLEXITY]
 # ---------------------------------------------------------------------------------------- reading
 
 
-def load(folder: Path) -> dict[str, dict[int, dict]]:
-    """net → seed → result file content, every file checked (:func:`check`) and given its stage 1 (:func:`with_pretraining`)."""
-    pretrained = load_pretraining(folder / PRETRAINING)
+def load(folder: Path, pretrained: dict[tuple[str, int], tuple[Path, dict]] | None = None) -> dict[str, dict[int, dict]]:
+    """net → seed → result file content, every file checked (:func:`check`) and given its stage 1 (:func:`with_pretraining`;
+    ``pretrained``: :func:`load_pretraining` of the study's ``pretrain/``, read here when not given)."""
+    pretrained = load_pretraining(folder / PRETRAINING) if pretrained is None else pretrained
     runs: dict[str, dict[int, dict]] = {}
     for path in sorted(folder.glob("*.json")):
         result = with_pretraining(check(path), pretrained, path)
@@ -158,6 +170,8 @@ def load_pretraining(folder: Path) -> dict[tuple[str, int], tuple[Path, dict]]:
         check_name(path, result)
         if not ((result.get("phases") or {}).get("pretrain") or {}).get("epochs"):
             raise UserError(f"{path}: no pretraining epochs: not a run of the study's first stage")
+        if BLEU_BEAM.read(((result.get("rows") or {}).get(PRETRAIN) or {}).get("net-only") or {}) is None:
+            raise UserError(f"{path}: no pretrain-only test BLEU (beam): not a finished run of the study's first stage")
         pretrained[(result["net"], result["seed"])] = (path, result)
     return pretrained
 
@@ -286,9 +300,13 @@ def reference_lengths(runs: dict[str, dict[int, dict]]) -> str:
     return ", ".join(f"{n:,}" for n in sorted(lengths)) or "-"
 
 
+def cells_of(result: dict) -> list[dict]:
+    """The (row, mode) scores a result file holds, in :data:`CELLS`' order (a stage-1 file: pretrain-only alone)."""
+    return [cell for row, mode in CELLS if (cell := (result["rows"].get(row) or {}).get(mode))]
+
+
 def test_sentences(runs: dict[str, dict[int, dict]]) -> str:
-    counts = {result["rows"][row][mode]["test"].get("sentences")
-              for seeds in runs.values() for result in seeds.values() for row, mode in CELLS}
+    counts = {cell["test"].get("sentences") for seeds in runs.values() for result in seeds.values() for cell in cells_of(result)}
     return ", ".join(f"{n:,}" for n in sorted(counts - {None})) or "?"
 
 
@@ -395,28 +413,128 @@ def runs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     return lines
 
 
+def pretraining_history(result: dict) -> list[tuple[int, float]]:
+    """(epoch, dev BLEU greedy, net-only) of every pretraining epoch a result file recorded."""
+    return [(entry["epoch"], entry["dev_net-only_bleu"]) for entry in result.get("history") or []
+            if entry.get("phase") == "pretrain" and entry.get("dev_net-only_bleu") is not None]
+
+
+def stage_one(pretrained: dict[tuple[str, int], tuple[Path, dict]]) -> dict[str, dict[int, dict]]:
+    """net → seed → the stage-1 result file's content."""
+    nets: dict[str, dict[int, dict]] = {}
+    for (net, seed), (_, result) in sorted(pretrained.items()):
+        nets.setdefault(net, {})[seed] = result
+    return nets
+
+
+def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
+    lines = [
+        "| network | seeds pretrained | pretraining epochs (mean, range) | selected epoch | best dev BLEU greedy "
+        "| pretrain-only test BLEU beam | floor (issue 39, mean of the seeds) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for net in order(stage1):
+        seeds = stage1[net]
+        epochs = [r["phases"]["pretrain"]["epochs"] for r in seeds.values()]
+        selected = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in seeds.values()]
+        best_dev = [max(bleu for _, bleu in history) for r in seeds.values() if (history := pretraining_history(r))]
+        test = values(seeds, (PRETRAIN, "net-only"), BLEU_BEAM)
+        floor = NETWORKS[net].floor if net in NETWORKS else None
+        floor_text = "-" if floor is None else f"{floor:.1f} {'✓' if statistics.mean(test) >= floor else '✗'}"
+        lines.append(f"| {net} | {seeds_text(seeds)} | {statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}) "
+                     f"| {min(selected)}–{max(selected)} | {mean_std_text(best_dev)} | {mean_std_text(test)} | {floor_text} |")
+    return lines
+
+
+def after_pretraining(result: dict, phases: tuple[str, ...], mode: str) -> list[tuple[int, float]]:
+    """Dev BLEU (greedy, ``mode``) per epoch of ``phases`` in order, counted on from 1 after pretraining."""
+    points = [entry[f"dev_{mode}_bleu"] for phase in phases for entry in result.get("history") or []
+              if entry.get("phase") == phase and entry.get(f"dev_{mode}_bleu") is not None]
+    return list(enumerate(points, start=1))
+
+
+@styled
+def dev_curves(stage1: dict[str, dict[int, dict]], runs: dict[str, dict[int, dict]], path: Path) -> None:
+    """Per network: dev BLEU per pretraining epoch of every seed (left) and, where stage 2 ran, per epoch after
+    pretraining from the pretrained network's best (right): the equal-budget baseline and DRGA with the agent."""
+    nets = [net for net in order({**stage1, **runs})]
+    figure = new_figure(DOC_WIDTH, 3.4 * len(nets) + 0.8, layout="constrained")
+    axes = figure.subplots(len(nets), 2, squeeze=False)
+    colors = [f"C{k}" for k in range(10)]
+    for (left, right), net in zip(axes, nets):
+        seeds = sorted(set(stage1.get(net, {})) | set(runs.get(net, {})))
+        for seed in seeds:
+            source = stage1.get(net, {}).get(seed) or runs[net][seed]
+            history = pretraining_history(source)
+            color = colors[seed % len(colors)]
+            if history:
+                left.plot(*zip(*history), color=color, marker=".", label=f"seed {seed}")
+            if seed not in runs.get(net, {}) or not history:
+                continue
+            start = max(bleu for _, bleu in history)
+            for points, style, label in ((after_pretraining(runs[net][seed], ("baseline",), "net-only"), "-", "equal-budget baseline"),
+                                         (after_pretraining(runs[net][seed], ("agent", "cotrain"), "with-agent"), "--",
+                                          "DRGA with the agent (agent phase, then co-training)")):
+                if points:
+                    right.plot([0, *(x for x, _ in points)], [start, *(y for _, y in points)], color=color, linestyle=style, marker=".",
+                               label=label if seed == seeds[0] else None)
+        if net in NETWORKS:
+            left.axhline(NETWORKS[net].floor, color="0.4", linestyle=":", linewidth=1.0,
+                         label="issue 39's floor (test BLEU, beam), for scale")
+        left.set_title(f"{net}: pretraining (stage 1)")
+        left.set_xlabel("pretraining epoch")
+        right.set_title(f"{net}: after pretraining (stage 2)")
+        right.set_xlabel("epoch after pretraining (0: the pretrained network)")
+        for axis in (left, right):
+            axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+            axis.set_ylabel("dev BLEU (greedy)")
+            axis.grid(alpha=0.3)
+            if axis.get_legend_handles_labels()[0]:
+                axis.legend(fontsize="small")
+            elif axis is right:
+                axis.text(0.5, 0.5, "stage 2 has not run", ha="center", va="center", transform=axis.transAxes)
+    save_png(figure, path, reproducible=True)
+
+
 def settings_line(runs: dict[str, dict[int, dict]]) -> str:
     """The decoding settings and sacrebleu signatures the files record (several if the runs differ)."""
     beams = sorted({(r.get("config") or {}).get("nmt", {}).get("beam_size") for s in runs.values() for r in s.values()} - {None})
     penalties = sorted({(r.get("config") or {}).get("nmt", {}).get("length_penalty") for s in runs.values() for r in s.values()} - {None})
     signatures = sorted({
         f"BLEU {c['signatures'].get('bleu_signature', '?')}; chrF {c['signatures'].get('chrf_signature', '?')}"
-        for s in runs.values() for r in s.values() for row, mode in CELLS if (c := r["rows"][row][mode]).get("signatures")
+        for s in runs.values() for r in s.values() for c in cells_of(r) if c.get("signatures")
     })
     beam_text = f"beam search of {', '.join(map(str, beams)) or '?'} (length penalty {', '.join(map(str, penalties)) or '?'})"
     return f"Beam: {beam_text}. sacrebleu: {' | '.join(f'`{s}`' for s in signatures) or '-'}."
 
 
-def page(runs: dict[str, dict[int, dict]], command: str) -> str:
+def stage_one_lines(stage1: dict[str, dict[int, dict]], curves: str) -> list[str]:
+    """The page's section on the networks pretrained alone, and the dev curves (``curves``: the PNG's path from the page)."""
+    lines = ["## Stage 1: the networks pretrained alone", ""]
+    if stage1:
+        lines += ["Early stopping on greedy dev BLEU over all 1,014 dev sentences; the selected epoch's network is every "
+                  "stage-2 row's starting point.", "", *stage_one_table(stage1), ""]
+    else:
+        lines += ["No stage-1 file (the study's `pretrain/`): its runs pretrained their own networks.", ""]
+    return [*lines, f"![dev BLEU per epoch: pretraining, and after it]({curves})", ""]
+
+
+def page(runs: dict[str, dict[int, dict]], stage1: dict[str, dict[int, dict]], command: str, curves: str) -> str:
+    everything = {**stage1, **runs}
     lines = [
         f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->",
         "",
         "# Translation in the paper's regime: Multi30k English→German (issue 39)",
         "",
-        f"Multi30k task 1 test2016 ({test_sentences(runs)} sentences). BLEU and chrF are sacrebleu's on detokenized, cased output against "
-        "the raw references; perplexity is per target subword under teacher forcing. Mean ± sample std over seeds. "
-        f"{settings_line(runs)} The runs: `bash experiments/translation_regime.sh`.",
+        f"Multi30k task 1 test2016 ({test_sentences(everything)} sentences). BLEU and chrF are sacrebleu's on detokenized, cased output "
+        "against the raw references; perplexity is per target subword under teacher forcing. Mean ± sample std over seeds. "
+        f"{settings_line(everything)} The runs: `bash experiments/translation_regime.sh`.",
         "",
+        *stage_one_lines(stage1, curves),
+    ]
+    if not runs:
+        return "\n".join([*lines, "**Stage 2 has not run yet**: no baseline, agent or co-training result.", ""])
+    lines += [
         status_line(runs),
         "",
         "## Seeds",
@@ -464,10 +582,11 @@ def page(runs: dict[str, dict[int, dict]], command: str) -> str:
     return "\n".join(lines)
 
 
-def command_line(folder: Path, out: str) -> str:
+def command_line(folder: Path, out: str, figures: Path) -> str:
     """The command that rebuilds the page, as short as the defaults allow."""
     command = "python experiments/translation_tables.py"
     command += f" {folder}" if folder != Path(STUDY) else ""
+    command += f" --figures {figures}" if figures != Path(FIGURES) else ""
     return command + (f" --out {out}" if out not in (PAGE, "-") else "")
 
 
@@ -475,12 +594,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", nargs="?", type=Path, default=Path(STUDY), help=f"the study's result files (default {STUDY})")
     parser.add_argument("--out", default=PAGE, help=f"the page to write (default {PAGE}); - prints it instead")
+    parser.add_argument("--figures", type=Path, default=Path(FIGURES), help=f"the folder of the dev curves' PNG (default {FIGURES})")
     args = parser.parse_args(argv)
     try:
-        runs = load(args.folder)
-        if not runs:
-            raise UserError(f"no result files in {args.folder} (experiments/translation_regime.sh writes them)")
-        text = page(runs, command_line(args.folder, args.out))
+        pretrained = load_pretraining(args.folder / PRETRAINING)
+        runs = load(args.folder, pretrained)
+        if not runs and not pretrained:
+            raise UserError(f"no result files in {args.folder} or its {PRETRAINING}/ (experiments/translation_regime.sh writes them)")
+        stage1 = stage_one(pretrained)
+        curves = args.figures / "dev-curves.png"
+        # printed (--out -), the page is a preview of the default page: its link is the one that page has, and no PNG is written
+        relative = Path(os.path.relpath(curves, Path(PAGE if args.out == "-" else args.out).parent))
+        text = page(runs, stage1, command_line(args.folder, args.out, args.figures), relative.as_posix())
+        if args.out != "-":
+            args.figures.mkdir(parents=True, exist_ok=True)
+            dev_curves(stage1, runs, curves)
     except UserError as error:
         print(f"translation_tables.py: {error}", file=sys.stderr)
         return 2

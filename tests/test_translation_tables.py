@@ -133,7 +133,7 @@ def t2_p(t: float) -> float:
 
 def test_means_paired_tests_and_holm_by_hand(tables, study, tmp_path):
     out = tmp_path / "nmt-regime.md"
-    assert tables.main([str(study), "--out", str(out)]) == 0
+    assert tables.main([str(study), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
     text = out.read_text(encoding="utf-8")
     luong = section(text, "### seq2seq-luong")
     # DRGA with agent, beam BLEU 34, 36, 38 → 36.00 ± 2.00; greedy 1 below; chrF 30 above; ppl 60 − BLEU
@@ -197,29 +197,35 @@ def test_means_paired_tests_and_holm_by_hand(tables, study, tmp_path):
 
 def test_a_rebuild_gives_the_same_bytes_and_stdout_the_same_page(tables, study, tmp_path, capsys):
     first, second = tmp_path / "a.md", tmp_path / "b.md"
-    assert tables.main([str(study), "--out", str(first)]) == 0
-    assert tables.main([str(study), "--out", str(second)]) == 0
+    assert tables.main([str(study), "--out", str(first), "--figures", str(tmp_path / "figures")]) == 0
+    assert tables.main([str(study), "--out", str(second), "--figures", str(tmp_path / "figures")]) == 0
     assert first.read_bytes().replace(b"b.md", b"a.md") == second.read_bytes().replace(b"b.md", b"a.md")
-    assert tables.main([str(study), "--out", str(first)]) == 0
-    rebuilt = first.read_bytes()
-    assert tables.main([str(study), "--out", str(first)]) == 0 and first.read_bytes() == rebuilt
+    assert tables.main([str(study), "--out", str(first), "--figures", str(tmp_path / "figures")]) == 0
+    rebuilt, curves = first.read_bytes(), (tmp_path / "figures" / "dev-curves.png").read_bytes()
+    assert tables.main([str(study), "--out", str(first), "--figures", str(tmp_path / "figures")]) == 0 and first.read_bytes() == rebuilt
+    assert (tmp_path / "figures" / "dev-curves.png").read_bytes() == curves
     capsys.readouterr()
     assert tables.main([str(study), "--out", "-"]) == 0
     printed = capsys.readouterr().out
-    assert printed.splitlines()[1:] == rebuilt.decode("utf-8").splitlines()[1:]  # all but the command in the header
+
+    def body(text: str) -> list[str]:  # all but the command in the header and the figure's link (relative to each page)
+        return [line for line in text.splitlines()[1:] if not line.startswith("![")]
+
+    assert body(printed) == body(rebuilt.decode("utf-8"))
+    assert "](nmt-regime/dev-curves.png)" in printed  # the default page's link; printing writes no PNG
 
 
 def test_missing_seeds_are_reported_as_incomplete_cells(tables, study, tmp_path):
     (study / f"{DATASET}-transformer-nmt-seed1.json").unlink()
     out = tmp_path / "t.md"
-    assert tables.main([str(study), "--out", str(out)]) == 0
+    assert tables.main([str(study), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
     text = out.read_text(encoding="utf-8")
     assert "**Partial**: seq2seq-luong 3/5, transformer-nmt 2/3 seeds so far" in text
     seeds = section(text, "## Seeds")
     assert table_row(seeds, "| seq2seq-luong |")[1:] == ["0–4", "0–2", "3, 4", "incomplete (3 of 5)"]
     assert table_row(seeds, "| transformer-nmt |")[1:] == ["0–2", "0, 2", "1", "incomplete (2 of 3)"]
     write_study(study, {"seq2seq-luong": [3, 4], "transformer-nmt": [1]}, tmp_path)
-    assert tables.main([str(study), "--out", str(out)]) == 0
+    assert tables.main([str(study), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
     text = out.read_text(encoding="utf-8")
     assert "Every network has its planned seeds." in text
     assert table_row(section(text, "## Seeds"), "| seq2seq-luong |")[1:] == ["0–4", "0–4", "-", "complete"]
@@ -232,7 +238,7 @@ def test_a_run_of_the_second_stage_counts_its_first_stages_pretraining(tables, t
     write_study(folder / "pretrain", seeds, tmp_path, stage="pretrain", wall=5000)
     write_study(folder, seeds, tmp_path, stage="drga")
     out = tmp_path / "t.md"
-    assert tables.main([str(folder), "--out", str(out)]) == 0
+    assert tables.main([str(folder), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
     text = out.read_text(encoding="utf-8")
     # the same pretraining epochs (12, 13, 14) as a whole run's; hours 15,000 + 5,000 s = 5.6 h; epochs from both stages
     assert table_row(section(text, "## Baselines and convergence"), "| seq2seq-luong |")[4] == "13.0 (12–14; best 4–6)"
@@ -240,7 +246,7 @@ def test_a_run_of_the_second_stage_counts_its_first_stages_pretraining(tables, t
     # without its first stage a second-stage run has no pretraining epochs to show
     for path in (folder / "pretrain").glob("*transformer-nmt*.json"):
         path.unlink()
-    assert tables.main([str(folder), "--out", str(out)]) == 0
+    assert tables.main([str(folder), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
     assert table_row(section(out.read_text(encoding="utf-8"), "## Runs"), "| transformer-nmt |")[3:] == ["4.2", "-, 4.0, 1.0, 3.0"]
     # a second stage started from another network than its first stage's is refused, naming the file
     stage1 = folder / "pretrain" / f"{DATASET}-seq2seq-luong-seed2.json"
@@ -252,12 +258,29 @@ def test_a_run_of_the_second_stage_counts_its_first_stages_pretraining(tables, t
                                        f"network than {stage1} pretrained (checksum seq2seq-luon, not another)\n")
 
 
+def test_stage_one_alone_makes_a_page_of_its_networks_and_their_curves(tables, tmp_path):
+    """While stage 2 has not run, the page shows the pretrained networks against the floors, and their dev curves."""
+    folder = tmp_path / "translation-regime"
+    write_study(folder / "pretrain", {"seq2seq-luong": [0, 1, 2], "transformer-nmt": [0, 1]}, tmp_path, stage="pretrain")
+    out = tmp_path / "docs" / "nmt-regime.md"
+    assert tables.main([str(folder), "--out", str(out), "--figures", str(tmp_path / "docs" / "nmt-regime")]) == 0
+    text = out.read_text(encoding="utf-8")
+    stage1 = section(text, "## Stage 1: the networks pretrained alone")
+    # Luong: epochs 12, 13, 14; selected 4–6; dev BLEU 20 at its one recorded epoch; pretrain-only beam 32, 33, 34 against 33.0
+    assert table_row(stage1, "| seq2seq-luong |")[1:] == ["0–2", "13.0 (12–14)", "4–6", "20.00 ± 0.00", "33.00 ± 1.00", "33.0 ✓"]
+    # the Transformer's two seeds: beam 34, 35 (mean 34.5) under its floor of 35.0
+    assert table_row(stage1, "| transformer-nmt |")[1:] == ["0, 1", "12.5 (12–13)", "4–5", "20.00 ± 0.00", "34.50 ± 0.71", "35.0 ✗"]
+    assert "![dev BLEU per epoch: pretraining, and after it](nmt-regime/dev-curves.png)" in text
+    assert "**Stage 2 has not run yet**" in text and "## Paired tests" not in text
+    assert (tmp_path / "docs" / "nmt-regime" / "dev-curves.png").stat().st_size > 0
+
+
 def test_a_malformed_file_is_refused_with_one_line_naming_it(tables, study, tmp_path, capsys):
     path = study / f"{DATASET}-seq2seq-luong-seed1.json"
     result = json.loads(path.read_text(encoding="utf-8"))
     del result["rows"]["DRGA (co-trained)"]["with-agent"]["test_beam"]["bleu"]
     path.write_text(json.dumps(result), encoding="utf-8")
-    assert tables.main([str(study), "--out", str(tmp_path / "t.md")]) == 2
+    assert tables.main([str(study), "--out", str(tmp_path / "t.md"), "--figures", str(tmp_path / "figures")]) == 2
     error = capsys.readouterr().err
     assert error == f"translation_tables.py: {path}: DRGA (co-trained) / with-agent has no test_beam bleu\n"
     assert not (tmp_path / "t.md").exists()
