@@ -456,8 +456,8 @@ def after_pretraining(result: dict, phases: tuple[str, ...], mode: str) -> list[
 @styled
 def dev_curves(stage1: dict[str, dict[int, dict]], runs: dict[str, dict[int, dict]], path: Path) -> None:
     """Per network: dev BLEU per pretraining epoch of every seed (left) and, where stage 2 ran, per epoch after
-    pretraining from the pretrained network's best (right): the equal-budget baseline and DRGA with the agent."""
-    nets = [net for net in order({**stage1, **runs})]
+    pretraining from the selected pretraining epoch's (right): the equal-budget baseline and DRGA with the agent."""
+    nets = order({**stage1, **runs})
     figure = new_figure(DOC_WIDTH, 3.4 * len(nets) + 0.8, layout="constrained")
     axes = figure.subplots(len(nets), 2, squeeze=False)
     colors = [f"C{k}" for k in range(10)]
@@ -471,7 +471,9 @@ def dev_curves(stage1: dict[str, dict[int, dict]], runs: dict[str, dict[int, dic
                 left.plot(*zip(*history), color=color, marker=".", label=f"seed {seed}")
             if seed not in runs.get(net, {}) or not history:
                 continue
-            start = max(bleu for _, bleu in history)
+            # the pretrained network every stage-2 row starts from: the selected pretraining epoch's
+            selected = ((source["rows"].get(PRETRAIN) or {}).get("net-only") or {}).get("epoch")
+            start = dict(history).get(selected, max(bleu for _, bleu in history))
             for points, style, label in ((after_pretraining(runs[net][seed], ("baseline",), "net-only"), "-", "equal-budget baseline"),
                                          (after_pretraining(runs[net][seed], ("agent", "cotrain"), "with-agent"), "--",
                                           "DRGA with the agent (agent phase, then co-training)")):

@@ -87,9 +87,18 @@ def results_json(net: str, seed: int, stage: str = "whole") -> dict:
     return {
         "pretrain_checksum": f"{net}-{seed}",
         "run_dir": "runs/x", "config": {"nmt": {"beam_size": 5, "length_penalty": 0.6}}, "results": rows,
-        "history": [{"phase": "pretrain", "epoch": 1, "seconds": 10.0, "dev_net-only_bleu": 20.0}],
+        "history": [entry for entry in HISTORY if stage == "whole" or (entry["phase"] == "pretrain") == (stage == "pretrain")],
         "beam_size": 5, "bleu_signature": "BLEU nrefs:1; chrF nrefs:1", "phases": phases,
     }
+
+
+#: Every run's dev curve: one pretraining epoch, then one epoch of each phase after it.
+HISTORY = [
+    {"phase": "pretrain", "epoch": 1, "seconds": 10.0, "dev_net-only_bleu": 20.0},
+    {"phase": "baseline", "epoch": 1, "seconds": 10.0, "dev_net-only_bleu": 21.0},
+    {"phase": "agent", "epoch": 1, "seconds": 10.0, "dev_with-agent_bleu": 20.5},
+    {"phase": "cotrain", "epoch": 1, "seconds": 10.0, "dev_net-only_bleu": 20.8, "dev_with-agent_bleu": 21.2},
+]
 
 
 def write_study(folder: Path, runs: dict[str, list[int]], tmp_path: Path, stage: str = "whole", wall: int = 15000) -> None:
@@ -273,6 +282,14 @@ def test_stage_one_alone_makes_a_page_of_its_networks_and_their_curves(tables, t
     assert "![dev BLEU per epoch: pretraining, and after it](nmt-regime/dev-curves.png)" in text
     assert "**Stage 2 has not run yet**" in text and "## Paired tests" not in text
     assert (tmp_path / "docs" / "nmt-regime" / "dev-curves.png").stat().st_size > 0
+
+
+def test_the_curves_after_pretraining_count_the_phases_in_order(tables):
+    run = {"history": HISTORY}
+    assert tables.pretraining_history(run) == [(1, 20.0)]
+    assert tables.after_pretraining(run, ("baseline",), "net-only") == [(1, 21.0)]
+    # with the agent: the agent phase's epoch, then co-training's (its net-only score is not DRGA with the agent's)
+    assert tables.after_pretraining(run, ("agent", "cotrain"), "with-agent") == [(1, 20.5), (2, 21.2)]
 
 
 def test_a_malformed_file_is_refused_with_one_line_naming_it(tables, study, tmp_path, capsys):
