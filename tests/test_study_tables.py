@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.scripts import load_script
@@ -126,6 +126,7 @@ def test_equal_weight_interval_by_hand():
         equal_weight_interval([[1.0, 2.0], [3.0]])
 
 
+@settings(max_examples=60, deadline=None)  # the first example imports scipy
 @given(st.lists(st.lists(st.floats(-5, 5), min_size=2, max_size=12), min_size=1, max_size=5), st.floats(-3, 3))
 def test_equal_weight_interval_properties(groups, shift):
     from drga.analysis.stats import equal_weight_interval, t_interval
