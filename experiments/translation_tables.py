@@ -261,6 +261,12 @@ def status_line(runs: dict[str, dict[int, dict]]) -> str:
     return "Every network has its planned seeds."
 
 
+def floor_verdict(net: str, pretrain_bleu_beam: list[float]) -> str:
+    """Issue 39's floor of ``net`` and whether the seeds' mean pretrain-only test BLEU (beam) reaches it."""
+    floor = NETWORKS[net].floor if net in NETWORKS else None
+    return "-" if floor is None else f"{floor:.1f} {'✓' if statistics.mean(pretrain_bleu_beam) >= floor else '✗'}"
+
+
 def convergence_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     lines = [
         "| network | seeds | pretrain-only BLEU beam | floor (issue 39) | pretraining epochs (mean, range; best) "
@@ -271,8 +277,7 @@ def convergence_table(runs: dict[str, dict[int, dict]]) -> list[str]:
         seeds = runs[net]
         pretrain = values(seeds, (PRETRAIN, "net-only"), BLEU_BEAM)
         baseline = values(seeds, (BASELINE, "net-only"), BLEU_BEAM)
-        floor = NETWORKS[net].floor if net in NETWORKS else None
-        floor_text = "-" if floor is None else f"{floor:.1f} {'✓' if statistics.mean(pretrain) >= floor else '✗'}"
+        floor_text = floor_verdict(net, pretrain)
         epochs = [r["phases"]["pretrain"]["epochs"] for r in seeds.values() if (r.get("phases") or {}).get("pretrain")]
         best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in seeds.values()]
         epoch_text = f"{statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}; best {min(best)}–{max(best)})" if epochs else "-"
@@ -439,8 +444,7 @@ def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
         selected = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in seeds.values()]
         best_dev = [max(bleu for _, bleu in history) for r in seeds.values() if (history := pretraining_history(r))]
         test = values(seeds, (PRETRAIN, "net-only"), BLEU_BEAM)
-        floor = NETWORKS[net].floor if net in NETWORKS else None
-        floor_text = "-" if floor is None else f"{floor:.1f} {'✓' if statistics.mean(test) >= floor else '✗'}"
+        floor_text = floor_verdict(net, test)
         lines.append(f"| {net} | {seeds_text(seeds)} | {statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}) "
                      f"| {min(selected)}–{max(selected)} | {mean_std_text(best_dev)} | {mean_std_text(test)} | {floor_text} |")
     return lines

@@ -268,15 +268,17 @@ def test_tables(runs: dict) -> list[str]:
         def column(kind: str, row: str, mode: str, seeds: list[int] = seeds, cell: tuple[str, str] = cell) -> str:
             return mean_std_text([v for s in seeds if (v := test_accuracy(runs[kind].get(cell, {}).get(s), row, mode)) is not None])
 
+        def untuned(chosen: list[int], count: str, column=column) -> str:
+            """The main study's equal-budget baseline and DRGA with the agent over ``chosen`` seeds."""
+            return (f"{column('untuned', BASELINE, 'net-only', chosen)}, {column('untuned', DRGA, 'with-agent', chosen)} "
+                    f"({count} seeds)") if chosen else "-"
+
         matched = [s for s in seeds if same_network(runs, cell, s)]
-        untuned = (f"{column('untuned', BASELINE, 'net-only', matched)}, {column('untuned', DRGA, 'with-agent', matched)} "
-                   f"({len(matched)} of {len(seeds)} seeds)") if matched else "-"
         main_seeds = sorted(runs["untuned"].get(cell, {}))
-        main_study = (f"{column('untuned', BASELINE, 'net-only', main_seeds)}, {column('untuned', DRGA, 'with-agent', main_seeds)} "
-                      f"({len(main_seeds)} seeds)") if main_seeds else "-"
+        main_study, same_networks = untuned(main_seeds, f"{len(main_seeds)}"), untuned(matched, f"{len(matched)} of {len(seeds)}")
         paper = regime.PAPER.get(cell)
         paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
-        lines.append(f"| {cell[0]} | {cell[1]} | {len(seeds)} | {paper_text} | {main_study} | {untuned} "
+        lines.append(f"| {cell[0]} | {cell[1]} | {len(seeds)} | {paper_text} | {main_study} | {same_networks} "
                      f"| {column('baseline', BASELINE, 'net-only')} "
                      f"| {column('drga', DRGA, 'with-agent')} | {column('drga', DRGA, 'net-only')} "
                      f"| {column('time-matched', BASELINE, 'net-only')} |")
