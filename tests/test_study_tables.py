@@ -126,8 +126,13 @@ def test_equal_weight_interval_by_hand():
         equal_weight_interval([[1.0, 2.0], [3.0]])
 
 
+# Subnormals excluded: a library imported earlier on the same worker may set flush-to-zero, and hypothesis
+# then refuses to draw them (CI failed that way once).
 @settings(max_examples=60, deadline=None)  # the first example imports scipy
-@given(st.lists(st.lists(st.floats(-5, 5), min_size=2, max_size=12), min_size=1, max_size=5), st.floats(-3, 3))
+@given(
+    st.lists(st.lists(st.floats(-5, 5, allow_subnormal=False), min_size=2, max_size=12), min_size=1, max_size=5),
+    st.floats(-3, 3, allow_subnormal=False),
+)
 def test_equal_weight_interval_properties(groups, shift):
     from drga.analysis.stats import equal_weight_interval, t_interval
 
