@@ -1,0 +1,150 @@
+"""The paper's Table I (issue 57): DRGA on LSTM+SA/SUBJ with each of the paper's 10 agent sizes, resumable from committed files.
+
+    python experiments/agent_size_study.py run --seeds 0-4 [--dry-run]    # the runs still to do (plan first)
+    python experiments/agent_size_study.py tables                         # docs/results/agent_size.md from the files
+
+The classification study's paper regime (experiments/configs/paper_regime.toml: GloVe 50d, 300-unit
+LSTM+SA, dropout 0.5, 3 agent epochs and 5 co-training epochs, SUBJ's tuned √L0 0.5 and δ 0.85).
+Per seed, one pretrained network (the tuned study's pretrain-only run of that seed: its committed
+result file in ``tuned-regime/pretrain/`` records the checksum, and a network missing on this disk is
+pretrained again and must give it) is the start of
+- the equal-budget baseline (8 epochs of the network alone): ``agent-size/baseline/``;
+- DRGA with each agent size of :data:`AGENT_SIZES` (the agent phase, then co-training):
+  ``agent-size/<layers>x<hidden>/``.
+
+Every run's small result file is written as it finishes and a finished one is skipped, so the study
+continues on another machine from the committed files alone. ``parameters.json`` records the
+parameter counts (network; agent per size) read from the first seed's checkpoints. Paths are relative
+to the repository root (the script works from there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import checkout  # noqa: F401  (first: this checkout's drga)
+import tuned_study
+from tuned_study import AGENT_SIZES, BASELINE_RUN, CONFIG, DRGA_RUN, Layout, read_json, say_plan, seeds_of, sweep
+
+ROOT = checkout.ROOT
+#: Table I's one cell.
+CELL = ("lstm-sa", "subj")
+#: Where the study's result files go, under ``--results``.
+STUDY = "agent-size"
+#: The equal-budget baseline's folder beside the sizes'.
+BASELINE = "baseline"
+
+
+class AgentSizeLayout(Layout):
+    """The tuned study's layout, whose pretrain-only runs this study shares, with the runs' files under ``agent-size/``."""
+
+    @property
+    def study(self) -> Path:
+        return self.results / STUDY
+
+    @property
+    def parameters(self) -> Path:
+        return self.study / "parameters.json"
+
+    def size_result(self, kind: str, seed: int) -> Path:
+        return self.study / kind / f"{tuned_study.run_name(CELL, seed)}.json"
+
+    def size_folder(self, kind: str, seed: int) -> Path:
+        return self.logdir / kind / tuned_study.run_name(CELL, seed)
+
+
+def kinds() -> list[str]:
+    """The runs of a seed, in order: the baseline, then the sizes from the paper's 2 × 300 outwards in Table I's order."""
+    return [BASELINE, *AGENT_SIZES]
+
+
+def settings_of(kind: str) -> list[str]:
+    return BASELINE_RUN if kind == BASELINE else [*DRGA_RUN, *AGENT_SIZES[kind]]
+
+
+def parameter_count(checkpoint: Path, entry: str) -> int:
+    from drga.checkpoint_format import load_checkpoint
+
+    state = load_checkpoint(checkpoint).get(entry) or {}
+    return int(sum(tensor.numel() for tensor in state.values()))
+
+
+def record_parameters(layout: AgentSizeLayout, seed: int) -> None:
+    """The network's and each size's agent's parameter counts, from ``seed``'s best checkpoints (the same at every seed)."""
+    record = read_json(layout.parameters) or {}
+    network = layout.run_folder("pretrain", CELL, seed) / "pretrain_best.pt"
+    if "network" not in record and network.exists():
+        record["network"] = parameter_count(network, "network")
+    agents = record.setdefault("agent", {})
+    for size in AGENT_SIZES:
+        best = layout.size_folder(size, seed) / "agent_best.pt"
+        if size not in agents and best.exists():
+            agents[size] = parameter_count(best, "policy")
+    layout.parameters.parent.mkdir(parents=True, exist_ok=True)
+    layout.parameters.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    layout: AgentSizeLayout = args.layout
+    todo: list[tuple[str, tuple[str, str], int]] = []
+    pretrain = sum(not (layout.regime / "pretrain" / f"{tuned_study.run_name(CELL, seed)}.json").exists() for seed in args.seeds)
+    if pretrain:
+        todo.append(("pretrain", CELL, pretrain))
+    baseline = sum(not layout.size_result(BASELINE, seed).exists() for seed in args.seeds)
+    drga = sum(not layout.size_result(size, seed).exists() for size in AGENT_SIZES for seed in args.seeds)
+    todo += [(kind, CELL, count) for kind, count in (("baseline", baseline), ("drga", drga)) if count]
+    print(f"[plan] Table I: LSTM+SA on SUBJ, seeds {', '.join(map(str, args.seeds))}: the equal-budget baseline and "
+          f"{len(AGENT_SIZES)} agent sizes per seed, each from the seed's pretrained network", flush=True)
+    say_plan(args, todo)
+    if args.dry_run or not todo:
+        return 0
+    status = 0
+    for seed in args.seeds:
+        if all(layout.size_result(kind, seed).exists() for kind in kinds()):
+            continue
+        network = tuned_study.pretrained_network(args, CELL, seed)
+        for kind in kinds():
+            if layout.size_result(kind, seed).exists():
+                continue
+            print(f"[run] seed {seed}: {kind}", flush=True)
+            status = max(status, sweep(args, kind, CELL, [seed], [*settings_of(kind), f"train.init_from={network}"],
+                                       layout.study / kind))
+        record_parameters(layout, seed)
+    return status
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="the runs still to do")
+    run.add_argument("--seeds", type=seeds_of, default=list(range(5)), help="0-4 (default), 0,3 or 2")
+    run.add_argument("--config", default=CONFIG, help=f"the base TOML file (default {CONFIG})")
+    run.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override of every run (repeatable)")
+    run.add_argument("--results", default="experiments/results", help="where the committed files go (default experiments/results)")
+    run.add_argument("--logdir", default="runs/agent-size", help="run folders and networks (default runs/agent-size)")
+    run.add_argument("--jobs", type=int, default=1, help="runs at a time in a sweep")
+    run.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: the recorded networks' count)")
+    run.add_argument("--dry-run", action="store_true", help="print the plan only")
+    tables = commands.add_parser("tables", help="the page from the committed files alone")
+    tables.add_argument("--results", default="experiments/results")
+    tables.add_argument("--out", default="docs/results/agent_size.md")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    os.chdir(ROOT)  # the paths are the repository's; the sweep's runs use this checkout's drga from here
+    if args.command == "tables":
+        import agent_size_tables
+
+        return agent_size_tables.main(["--results", args.results, "--out", args.out])
+    args.layout = AgentSizeLayout(Path(args.results), Path(args.logdir))
+    return cmd_run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
