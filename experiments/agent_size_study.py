@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -73,7 +75,7 @@ def parameter_count(checkpoint: Path, entry: str) -> int:
     return int(sum(tensor.numel() for tensor in state.values()))
 
 
-def record_parameters(layout: AgentSizeLayout, seed: int) -> None:
+def record_parameters(layout: AgentSizeLayout, seed: int, config: str) -> None:
     """The network's and each size's agent's parameter counts, from ``seed``'s best checkpoints (the same at every seed)."""
     record = read_json(layout.parameters) or {}
     network = layout.run_folder("pretrain", CELL, seed) / "pretrain_best.pt"
@@ -84,6 +86,15 @@ def record_parameters(layout: AgentSizeLayout, seed: int) -> None:
         best = layout.size_folder(size, seed) / "agent_best.pt"
         if size not in agents and best.exists():
             agents[size] = parameter_count(best, "policy")
+    from drga.config import load_config
+
+    log = network.parent / "train.log"
+    if "train_examples" not in record and log.exists():
+        found = re.search(r"^data  train: (\d+) examples", log.read_text(encoding="utf-8"), re.MULTILINE)
+        if found is None:
+            raise SystemExit(f"{log} does not say how many training examples the run had ('data  train: N examples')")
+        batch = load_config(config, [f"data.dataset={CELL[1]}", f"network.name={CELL[0]}"]).data.batch_size
+        record.update(train_examples=int(found.group(1)), batch_size=batch, steps_per_epoch=math.ceil(int(found.group(1)) / batch))
     layout.parameters.parent.mkdir(parents=True, exist_ok=True)
     layout.parameters.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -91,7 +102,9 @@ def record_parameters(layout: AgentSizeLayout, seed: int) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     layout: AgentSizeLayout = args.layout
     todo: list[tuple[str, tuple[str, str], int]] = []
-    pretrain = sum(not (layout.regime / "pretrain" / f"{tuned_study.run_name(CELL, seed)}.json").exists() for seed in args.seeds)
+    unfinished = [seed for seed in args.seeds if not all(layout.size_result(kind, seed).exists() for kind in kinds())]
+    # a seed still to run needs its network: pretrained (again, to the recorded checksum) where it is not on this disk
+    pretrain = sum(not (layout.run_folder("pretrain", CELL, seed) / "pretrain_best.pt").exists() for seed in unfinished)
     if pretrain:
         todo.append(("pretrain", CELL, pretrain))
     baseline = sum(not layout.size_result(BASELINE, seed).exists() for seed in args.seeds)
@@ -100,11 +113,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"[plan] Table I: LSTM+SA on SUBJ, seeds {', '.join(map(str, args.seeds))}: the equal-budget baseline and "
           f"{len(AGENT_SIZES)} agent sizes per seed, each from the seed's pretrained network", flush=True)
     say_plan(args, todo)
-    if args.dry_run or not todo:
+    if args.dry_run:
         return 0
     status = 0
     for seed in args.seeds:
-        if all(layout.size_result(kind, seed).exists() for kind in kinds()):
+        if seed not in unfinished:
+            record_parameters(layout, seed, args.config)  # what a finished seed's checkpoints on this disk still add
             continue
         network = tuned_study.pretrained_network(args, CELL, seed)
         for kind in kinds():
@@ -113,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"[run] seed {seed}: {kind}", flush=True)
             status = max(status, sweep(args, kind, CELL, [seed], [*settings_of(kind), f"train.init_from={network}"],
                                        layout.study / kind))
-        record_parameters(layout, seed)
+        record_parameters(layout, seed, args.config)
     return status
 
 

@@ -1,0 +1,215 @@
+"""docs/results/agent_size.md: the paper's Table I (issue 57) from the committed result files alone.
+
+    python experiments/agent_size_study.py tables      # or: python experiments/agent_size_tables.py
+
+Reads ``experiments/results/agent-size/`` (the equal-budget baseline and each agent size, per seed;
+``parameters.json``) and the shared pretrain-only runs ``tuned-regime/pretrain/`` (the pretrained
+network each seed's runs started from). Per agent size: parameters, the iterations to the selected
+epochs, test accuracy in both modes, and the paired difference from the same seed's equal-budget
+baseline (95% t interval, paired t-test, Holm over the sizes with a test), the paper's row beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import checkout  # noqa: F401  (first: this checkout's drga)
+import regime_tables as regime
+from agent_size_study import AGENT_SIZES, BASELINE, CELL, STUDY
+
+from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
+
+COMMAND = "python experiments/agent_size_study.py tables"
+#: The rows of a result file the table reads.
+PRETRAIN_ONLY, EQUAL_BUDGET, AGENT_ROW, DRGA = ("baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network",
+                                                "DRGA (co-trained)")
+#: The paper's Table I (../shared/paper/tables.md): parameters (K), iterations, accuracy per size; its baseline row.
+PAPER = {
+    "1x100": (3315, 920, 93.8), "1x200": (3446, 1228, 94.3), "1x300": (3597, 1420, 94.9), "2x100": (3336, 1120, 94.8),
+    "2x200": (3527, 1400, 95.0), "2x300": (3778, 1560, 95.5), "2x400": (4089, 1725, 94.9), "3x100": (3356, 1210, 94.0),
+    "3x200": (3607, 1500, 94.5), "3x300": (3958, 1630, 94.9),
+}
+PAPER_BASELINE = (3212, 780, 93.5)
+
+
+def load(results: Path) -> dict[str, dict[int, dict[str, Any]]]:
+    """``runs[kind][seed]``: the result files of the baseline and of each size (kind ``pretrain``: the shared pretrain-only runs)."""
+    runs: dict[str, dict[int, dict[str, Any]]] = {}
+    for kind in [BASELINE, *AGENT_SIZES]:
+        runs[kind] = {}
+        for path in sorted((results / STUDY / kind).glob("*.json")):
+            result = json.loads(path.read_text(encoding="utf-8"))
+            if (result["net"], result["dataset"]) != CELL:
+                raise SystemExit(f"{path}: a run of {result['net']}/{result['dataset']}, not of Table I's {CELL[0]}/{CELL[1]}")
+            runs[kind][int(result["seed"])] = result
+    seeds = sorted({seed for by_seed in runs.values() for seed in by_seed})
+    runs["pretrain"] = {}
+    for seed in seeds:
+        path = results / "tuned-regime" / "pretrain" / f"{CELL[1]}-{CELL[0]}-seed{seed}.json"
+        if path.exists():
+            runs["pretrain"][seed] = json.loads(path.read_text(encoding="utf-8"))
+    check_starts(runs)
+    return runs
+
+
+def check_starts(runs: dict[str, dict[int, dict[str, Any]]]) -> None:
+    """Every run of a seed started from that seed's pretrained network: the table pairs them on it."""
+    for kind, by_seed in runs.items():
+        for seed, result in by_seed.items():
+            start = runs["pretrain"].get(seed, {}).get("pretrain_checksum")
+            if kind != "pretrain" and start is not None and result.get("pretrain_checksum") != start:
+                raise SystemExit(f"agent-size/{kind} seed {seed} started from another network than tuned-regime/pretrain's "
+                                 f"seed {seed} (checksum {str(result.get('pretrain_checksum'))[:12]} against {start[:12]})")
+
+
+def accuracy(result: dict[str, Any] | None, row: str, mode: str) -> float | None:
+    return None if result is None else regime.test_accuracy(result, row, mode)
+
+
+def selected_epoch(result: dict[str, Any], row: str, mode: str) -> int | None:
+    cell = result["rows"].get(row, {}).get(mode)
+    return None if cell is None else int(cell["epoch"])
+
+
+def iterations(result: dict[str, Any], steps: int) -> tuple[int, int] | None:
+    """(agent, co-training) updates up to the epochs the with-agent model was selected at: the agent phase's best epoch,
+    then co-training's (0: the agent phase's model kept)."""
+    agent, cotrain = selected_epoch(result, AGENT_ROW, "with-agent"), selected_epoch(result, DRGA, "with-agent")
+    return None if agent is None or cotrain is None else (agent * steps, cotrain * steps)
+
+
+def mean_text(values: list[int] | list[float], digits: int = 0) -> str:
+    return "-" if not values else f"{statistics.mean(values):,.{digits}f}"
+
+
+def comparison_row(entry: dict[str, Any]) -> str:
+    """Δ, its interval, p, Holm's p and the verdict of one size against the baseline."""
+    if entry["n"] < 2:
+        return "| - | - | - | too few seeds |"
+    mean = statistics.mean(entry["diff"])
+    if not entry["spread"]:
+        return f"| {mean:+.2f} (no spread) | - | - | no test |"
+    low, high = t_interval(entry["diff"])
+    verdict = "tie" if not entry["holm"] < 0.05 else ("better" if mean > 0 else "worse")
+    return f"| {mean:+.2f} [{low:+.2f}, {high:+.2f}] | {entry['p']:.3f} | {entry['holm']:.3f} | {verdict} |"
+
+
+def compared(runs: dict, mode: str) -> dict[str, dict[str, Any]]:
+    """Per size, DRGA's test accuracy in ``mode`` minus the same seed's equal-budget baseline, with Holm over the sizes."""
+    entries = {}
+    for size in AGENT_SIZES:
+        pairs = [(a, b) for seed in sorted(runs[size]) if (a := accuracy(runs[BASELINE].get(seed), EQUAL_BUDGET, "net-only")) is not None
+                 and (b := accuracy(runs[size][seed], DRGA, mode)) is not None]
+        comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
+        entries[size] = {"n": comparison.n, "diff": list(comparison.differences), "p": comparison.p, "spread": comparison.spread}
+    for entry, adjusted in zip(entries.values(), holm_adjust([e["p"] for e in entries.values()])):
+        entry["holm"] = adjusted
+    return entries
+
+
+def main_table(runs: dict, parameters: dict[str, Any]) -> list[str]:
+    steps = int(parameters.get("steps_per_epoch", 0))
+    network = parameters.get("network")
+    with_agent, net_only = compared(runs, "with-agent"), compared(runs, "net-only")
+    tested = sum(not math.isnan(e["p"]) for e in with_agent.values())
+    lines = [
+        f"| agent | parameters (network + agent) | paper: parameters | agent / co-training iterations to the selected epoch "
+        f"| paper: iterations | seeds | test, DRGA with agent | test, DRGA net-only | paper: accuracy (Δ) "
+        f"| with agent − baseline [95%] | p | p (Holm, {tested} sizes) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    baseline_accuracies = [v for r in runs[BASELINE].values() if (v := accuracy(r, EQUAL_BUDGET, "net-only")) is not None]
+    baseline_epochs = [e * steps for r in runs[BASELINE].values() if (e := selected_epoch(r, EQUAL_BUDGET, "net-only")) is not None]
+    lines.append(f"| none: equal-budget baseline | {network / 1000:,.0f}K | {PAPER_BASELINE[0]:,}K | {mean_text(baseline_epochs)} "
+                 f"(the network's extra updates) | {PAPER_BASELINE[1]:,} | {len(baseline_accuracies)} | - "
+                 f"| {mean_std_text(baseline_accuracies)} | {PAPER_BASELINE[2]} | | | | |" if network else
+                 "| none: equal-budget baseline | - | | | | | | | | | | | |")
+    for size in AGENT_SIZES:
+        results = [runs[size][seed] for seed in sorted(runs[size])]
+        agent = parameters.get("agent", {}).get(size)
+        total = f"{(network + agent) / 1000:,.0f}K ({agent / 1000:,.0f}K)" if network and agent else "-"
+        counted = [its for r in results if (its := iterations(r, steps)) is not None] if steps else []
+        its = f"{mean_text([a for a, _ in counted])} / {mean_text([c for _, c in counted])}" if counted else "-"
+        paper = PAPER[size]
+        lines.append(
+            f"| {size.replace('x', ' × ')} | {total} | {paper[0]:,}K | {its} | {paper[1]:,} | {len(results)} "
+            f"| {mean_std_text([v for r in results if (v := accuracy(r, DRGA, 'with-agent')) is not None])} "
+            f"| {mean_std_text([v for r in results if (v := accuracy(r, DRGA, 'net-only')) is not None])} "
+            f"| {paper[2]} ({paper[2] - PAPER_BASELINE[2]:+.1f}) {comparison_row(with_agent[size])}"
+        )
+    lines += ["", "DRGA net-only − the equal-budget baseline (the co-trained network without the agent), the same test:", "",
+              "| agent | seeds | net-only − baseline [95%] | p | p (Holm) | verdict |", "|---|---|---|---|---|---|"]
+    for size in AGENT_SIZES:
+        lines.append(f"| {size.replace('x', ' × ')} | {net_only[size]['n']} {comparison_row(net_only[size])}")
+    return lines
+
+
+def provenance(runs: dict, parameters: dict[str, Any]) -> list[str]:
+    commits = sorted({r["commit"] for kind, by_seed in runs.items() if kind != "pretrain" for r in by_seed.values()})
+    pretrain_commits = sorted({r["commit"] for r in runs["pretrain"].values()})
+    seeds = sorted({seed for kind, by_seed in runs.items() if kind != "pretrain" for seed in by_seed})
+    hours = sum((r.get("wall_seconds") or 0.0) for kind, by_seed in runs.items() if kind != "pretrain" for r in by_seed.values()) / 3600
+    pretrain_only = [v for r in runs["pretrain"].values() if (v := accuracy(r, PRETRAIN_ONLY, "net-only")) is not None]
+    return [
+        f"Seeds {', '.join(map(str, seeds)) or '-'}; code {', '.join(commits) or '-'} (the runs after pretraining), "
+        f"{', '.join(pretrain_commits) or '-'} (the pretrained networks, `tuned-regime/pretrain/`, pretrained again here "
+        "where not on disk and checked against the recorded checksum). Every run of a seed starts from that seed's network "
+        "(checked from the files). One torch thread per run on the project's 2-core CPU machine; "
+        f"{hours:.2f} wall hours in all after pretraining.",
+        "",
+        f"The pretrained network alone (before the equal-budget baseline's 8 further epochs): test "
+        f"{mean_std_text(pretrain_only)} over {len(pretrain_only)} seeds.",
+        "",
+        f"Iterations are updates of batch {parameters.get('batch_size', '-')}: {parameters.get('steps_per_epoch', '-')} per epoch "
+        f"({parameters.get('train_examples', '-')} training sentences). The paper does not say how it counts them; ours count the "
+        "agent phase to its selected epoch and co-training to the epoch the with-agent model was selected at (0: the agent "
+        "phase's model was kept); the baseline's are the network's updates beyond pretraining to its selected epoch.",
+    ]
+
+
+def page(results: Path, out: Path) -> str:
+    runs = load(results)
+    parameters_file = results / STUDY / "parameters.json"
+    parameters = json.loads(parameters_file.read_text(encoding="utf-8")) if parameters_file.exists() else {}
+    lines = [
+        "# The agent's size: the paper's Table I (LSTM+SA on SUBJ)",
+        "",
+        f"Generated by `{COMMAND}` from `experiments/results/{STUDY}/` and `experiments/results/tuned-regime/pretrain/`; "
+        "do not edit by hand. The runs: `python experiments/agent_size_study.py run --seeds 0-4` (its `--dry-run` prints the "
+        "projected cost first).",
+        "",
+        "The classification study's paper regime (`experiments/configs/paper_regime.toml`: GloVe 6B 50d, 300-unit LSTM+SA, "
+        "dropout 0.5, 3 agent epochs then 5 co-training epochs, SUBJ's tuned √L0 = 0.5 and δ = 0.85), with the agent's MLP "
+        "varied as in the paper's Table I. The comparison is paired by seed: each size, and the equal-budget baseline "
+        "(the network alone for the same 8 epochs), start from the same pretrained network.",
+        "",
+        *provenance(runs, parameters),
+        "",
+        "## Table I, ours beside the paper's",
+        "",
+        *main_table(runs, parameters),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", default="experiments/results")
+    parser.add_argument("--out", default="docs/results/agent_size.md")
+    args = parser.parse_args(argv)
+    text = page(Path(args.results), Path(args.out))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

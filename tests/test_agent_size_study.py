@@ -1,0 +1,157 @@
+"""The paper's Table I (issue 57): experiments/agent_size_study.py and its page, experiments/agent_size_tables.py."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import ROOT, load_script
+
+
+@pytest.fixture(scope="module")
+def study():
+    return load_script("experiments/agent_size_study.py")
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_script("experiments/agent_size_tables.py")
+
+
+def test_the_sizes_are_the_papers_ten_and_each_run_starts_from_the_seeds_network(study, tables):
+    assert list(study.AGENT_SIZES) == ["1x100", "1x200", "1x300", "2x100", "2x200", "2x300", "2x400", "3x100", "3x200", "3x300"]
+    assert study.AGENT_SIZES["2x400"] == ["agent.hidden_sizes=400,400"]
+    assert set(tables.PAPER) == set(study.AGENT_SIZES)
+    assert study.kinds()[0] == "baseline"
+    assert "train.agent_epochs=0" in study.settings_of("baseline")
+    assert "agent.hidden_sizes=100,100,100" in study.settings_of("3x100")
+
+
+def write_run(results: Path, kind: str, seed: int, rows: dict, checksum: str = "net", **extra) -> None:
+    folder = results / "agent-size" / kind if kind != "pretrain" else results / "tuned-regime" / "pretrain"
+    folder.mkdir(parents=True, exist_ok=True)
+    result = {"name": f"subj-lstm-sa-seed{seed}", "net": "lstm-sa", "dataset": "subj", "seed": seed, "commit": "abc",
+              "pretrain_checksum": f"{checksum}{seed}", "wall_seconds": 360.0,
+              "rows": {row: {mode: {"epoch": epoch, "dev": 0.9, "test": accuracy / 100} for mode, (accuracy, epoch) in modes.items()}
+                       for row, modes in rows.items()}, "history": [], **extra}
+    (folder / f"subj-lstm-sa-seed{seed}.json").write_text(json.dumps(result))
+
+
+def hand_made_study(results: Path, study, tables) -> None:
+    """Three seeds. Baseline 90, 91, 92. Size 2x300 with agent 91, 93, 92 (Δ +1, +2, 0); every other size 90, 91, 92
+    (Δ 0, no spread); net-only always the baseline + 0.5."""
+    for seed, base in enumerate((90.0, 91.0, 92.0)):
+        write_run(results, "pretrain", seed, {tables.PRETRAIN_ONLY: {"net-only": (base - 1, 10)}})
+        write_run(results, "baseline", seed, {tables.EQUAL_BUDGET: {"net-only": (base, 4)}})
+        for size in study.AGENT_SIZES:
+            agent = {"2x300": (91.0, 93.0, 92.0)[seed]}.get(size, base)
+            write_run(results, size, seed, {tables.AGENT_ROW: {"with-agent": (agent, 2)},
+                                            tables.DRGA: {"with-agent": (agent, 3), "net-only": (base + 0.5, 1)}})
+    (results / "agent-size" / "parameters.json").write_text(json.dumps(
+        {"network": 1_234_000, "agent": {size: 100_000 for size in study.AGENT_SIZES} | {"2x300": 271_201},
+         "train_examples": 8000, "batch_size": 64, "steps_per_epoch": 125}))
+
+
+def row_of(text: str, start: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(start))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_the_page_from_a_hand_made_study(study, tables, tmp_path):
+    hand_made_study(tmp_path, study, tables)
+    text = tables.page(tmp_path, tmp_path / "agent_size.md")
+    row = row_of(text, "| 2 × 300 |")
+    # 1,234K + 271K; iterations: agent epoch 2 and co-training epoch 3 at 125 updates an epoch
+    assert row[1:6] == ["1,505K (271K)", "3,778K", "250 / 375", "1,560", "3"]
+    assert row[6] == "92.00 ± 1.00" and row[7] == "91.50 ± 1.00" and row[8] == "95.5 (+2.0)"
+    # Δ = +1, +2, 0: mean 1, sd 1, 95% t interval 1 ± 4.303 · 1/√3 = [-1.48, +3.48]; the only size with spread, so Holm's p is p
+    assert row[9] == "+1.00 [-1.48, +3.48]"
+    assert row[10] == row[11] == "0.225" and row[12] == "tie"
+    other = row_of(text, "| 1 × 100 |")
+    assert other[9] == "+0.00 (no spread)" and other[12] == "no test"
+    baseline = row_of(text, "| none: equal-budget baseline |")
+    assert baseline[1] == "1,234K" and baseline[3].startswith("500 ") and baseline[7] == "91.00 ± 1.00"
+    net_only = row_of(text.split("DRGA net-only − the equal-budget baseline")[1], "| 2 × 300 |")
+    assert net_only[1:3] == ["3", "+0.50 (no spread)"]
+    assert "test 90.00 ± 1.00 over 3 seeds" in text  # the pretrained network alone
+    assert "125 per epoch (8000 training sentences)" in text
+
+
+def test_a_run_from_another_network_is_refused(study, tables, tmp_path):
+    hand_made_study(tmp_path, study, tables)
+    write_run(tmp_path, "1x200", 1, {tables.DRGA: {"with-agent": (90.0, 0)}}, checksum="other")
+    with pytest.raises(SystemExit, match="1x200 seed 1 started from another network"):
+        tables.page(tmp_path, tmp_path / "agent_size.md")
+
+
+def test_rebuilding_the_page_gives_the_same_bytes(study, tables, tmp_path):
+    hand_made_study(tmp_path, study, tables)
+    out = tmp_path / "page.md"
+    assert tables.main(["--results", str(tmp_path), "--out", str(out)]) == 0
+    first = out.read_bytes()
+    assert tables.main(["--results", str(tmp_path), "--out", str(out)]) == 0
+    assert out.read_bytes() == first
+
+
+def test_the_committed_page_is_what_the_committed_files_give(tables, tmp_path):
+    committed = ROOT / "docs" / "results" / "agent_size.md"
+    if not (ROOT / "experiments" / "results" / "agent-size").exists():
+        pytest.skip("no committed Table I runs yet")
+    out = tmp_path / "agent_size.md"
+    assert tables.main(["--results", str(ROOT / "experiments" / "results"), "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
+
+
+TINY = """[data]
+batch_size = 64
+max_length = 30
+train_fraction = 0.05
+
+[network]
+embedding_dim = 8
+hidden_size = 8
+attention_size = 8
+classifier_hidden = 8
+dropout = 0.0
+
+[agent]
+samples = 2
+
+[train]
+pretrain_epochs = 1
+agent_epochs = 1
+cotrain_epochs = 1
+patience = 0
+lr = 0.01
+
+[run]
+report_to = []
+"""
+
+
+@pytest.mark.slow
+def test_the_study_end_to_end_on_bundled_subj(study, tables, tmp_path, monkeypatch):
+    """One seed, two tiny agent sizes and the baseline from one pretrained network; a second run finds everything done."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    sizes = {"1x4": ["agent.hidden_sizes=4"], "2x4": ["agent.hidden_sizes=4,4"]}
+    monkeypatch.setattr(study, "AGENT_SIZES", sizes)
+    monkeypatch.setattr(tables, "AGENT_SIZES", sizes)
+    monkeypatch.setattr(tables, "PAPER", {"1x4": (1, 1, 90.0), "2x4": (2, 2, 91.0)})
+    (tmp_path / "tiny.toml").write_text(TINY)
+    common = ["--config", str(tmp_path / "tiny.toml"), "--results", str(tmp_path / "results"), "--logdir", str(tmp_path / "runs"),
+              "--seeds", "0"]
+    assert study.main(["run", *common]) == 0
+    checksums = {json.loads(p.read_text())["pretrain_checksum"] for p in (tmp_path / "results").rglob("subj-lstm-sa-seed0.json")}
+    assert len(checksums) == 1  # the pretrain-only run, the baseline and both sizes: one network
+    parameters = json.loads((tmp_path / "results" / "agent-size" / "parameters.json").read_text())
+    assert set(parameters["agent"]) == set(sizes) and parameters["agent"]["2x4"] > parameters["agent"]["1x4"]
+    assert parameters["batch_size"] == 64 and parameters["steps_per_epoch"] == -(-parameters["train_examples"] // 64)
+    assert study.main(["run", *common]) == 0  # nothing left to do
+    out = tmp_path / "agent_size.md"
+    assert tables.main(["--results", str(tmp_path / "results"), "--out", str(out)]) == 0
+    assert "| 2 × 4 |" in out.read_text()
