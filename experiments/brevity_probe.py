@@ -33,6 +33,7 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from drga.data.parallel import ParallelBatchIterator
 from drga.errors import UserError
 from drga.names import MODES, Mode
+from drga.sweep.results import portable_paths
 from drga.tasks.translation.commands import evaluation_pairs
 from drga.tasks.translation.evaluation import decode_pairs, decode_settings, teacher_forced_scores
 from drga.tasks.translation.metrics import corpus_bleu
@@ -160,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        numbers = {"split": args.split, "short_below": SHORT, "long_above": LONG, "results": results}
+        # the checkpoints' paths from their run root: no machine's absolute path in a committed file
+        numbers = portable_paths({"split": args.split, "short_below": SHORT, "long_above": LONG, "results": results})
         args.out.write_text(json.dumps(numbers, indent=1) + "\n", encoding="utf-8")
     print(table(results))
     return 0

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 
+from drga.sweep.results import portable_path
 from drga.tasks.run_config import experiment, load_run_config
 from drga.tune.space import parse_search
 from drga.tune.study import TuneSettings, tune
@@ -82,7 +83,7 @@ def tune_grid(run_dir: Path, grid: dict[str, list[float]], agent_epochs: int, wo
         return (*(round(part, 6) for part in s["selection_key"]), -distance)
 
     best = max(settings_scored, key=key)
-    return {"run": str(run_dir), "agent_epochs": agent_epochs, "settings": settings_scored,
+    return {"run": portable_path(str(run_dir)), "agent_epochs": agent_epochs, "settings": settings_scored,
             "chosen": {name: best[name] for name in names}}
 
 

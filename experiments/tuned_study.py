@@ -47,6 +47,7 @@ from typing import Any
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 
+from drga.sweep.results import portable_path
 from drga.tune.space import Dimension, named_choice, overrides, parse_search
 
 ROOT = checkout.ROOT
@@ -277,9 +278,9 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
     for cell in args.cells:
         network = pretrained_network(args, cell, 0)
         result = read_json(layout.result_file("pretrain", cell, 0))
-        record[cell_name(cell)] = {
-            "seed": 0, "checkpoint": str(network), "checksum": result["pretrain_checksum"], "commit": result["commit"],
-            "result_file": str(layout.result_file("pretrain", cell, 0)),
+        record[cell_name(cell)] = {  # paths from the repository root or their run root: no machine's absolute path
+            "seed": 0, "checkpoint": portable_path(str(network)), "checksum": result["pretrain_checksum"], "commit": result["commit"],
+            "result_file": portable_path(str(layout.result_file("pretrain", cell, 0))),
         }
         print(f"[pretrain] {cell[0]}/{cell[1]}: {network} (checksum {result['pretrain_checksum'][:12]})", flush=True)
     layout.pretrained_record.parent.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,41 @@ COLUMNS = [
 ]
 
 
+#: The name of a run root: the folder that holds a study's run folders (``runs/``, or a folder ending in ``-runs``).
+RUN_ROOT = "runs"
+
+
+def portable_path(path: str, start: str | Path | None = None) -> str:
+    """``path`` as a committed file records it: never absolute, since an absolute path names one machine's disk.
+
+    An absolute path below ``start`` (default: the working directory, the repository root for experiments/)
+    is written relative to it; any other from its run root on, the first folder named ``runs`` or ending in
+    ``-runs`` (``/work/runs/tuned-study/drga`` → ``runs/tuned-study/drga``); failing both, relative to ``start``.
+    A relative path is kept as it is."""
+    if not os.path.isabs(path):
+        return path
+    start = os.path.abspath(start if start is not None else os.getcwd())
+    absolute = os.path.normpath(path)
+    if absolute == start or absolute.startswith(start.rstrip(os.sep) + os.sep):
+        return Path(os.path.relpath(absolute, start)).as_posix()
+    parts = Path(absolute).parts
+    roots = [i for i, part in enumerate(parts) if part == RUN_ROOT or part.endswith(f"-{RUN_ROOT}")]
+    if roots:
+        return Path(*parts[roots[0]:]).as_posix()
+    return Path(os.path.relpath(absolute, start)).as_posix()
+
+
+def portable_paths(value: Any, start: str | Path | None = None) -> Any:
+    """``value`` (a config, or any part of a result) with every absolute path in it made :func:`portable_path`."""
+    if isinstance(value, dict):
+        return {key: portable_paths(item, start) for key, item in value.items()}
+    if isinstance(value, list):
+        return [portable_paths(item, start) for item in value]
+    if isinstance(value, str) and os.path.isabs(value) and value.count("/") >= 2 and not any(c.isspace() for c in value):
+        return portable_path(value, start)  # a path of two folders or more: not a token such as "/s" or a sentence
+    return value
+
+
 def export_result(run: Run, commit: str) -> None:
     """The run's small result file (``--results``) from its results.json; nothing if it has none yet."""
     source = run.folder / "results.json"
@@ -58,7 +93,7 @@ def export_result(run: Run, commit: str) -> None:
         "majority_class": full.get("majority_class"),
         "rows": rows,
         "pretrain_checksum": full.get("pretrain_checksum"),
-        "config": full.get("config"),
+        "config": portable_paths(full.get("config")),  # run folders from their run root: no machine's absolute path
         "history": history,
     }
     run.result_file.parent.mkdir(parents=True, exist_ok=True)
