@@ -142,6 +142,12 @@ def save_atomic(payload: dict[str, Any], path: str | Path) -> None:
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     """A checkpoint's payload, read (safetensors, or an earlier version's ``torch.save`` file) and verified."""
     path = Path(path)
+    if path.is_dir():
+        inside = sorted(entry.name for entry in path.glob("*.pt"))
+        example = path / ("cotrain_best.pt" if "cotrain_best.pt" in inside else inside[0]) if inside else None
+        what = f"the checkpoints in it: {', '.join(inside)}; give one, e.g. {example}" if inside else \
+            f"it holds no .pt file; {WHAT_A_CHECKPOINT_IS}"
+        raise CheckpointError(f"{path} is a folder, not a checkpoint: {what}")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
     if path.stat().st_size == 0:
@@ -150,10 +156,12 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     payload = _read_torch_file(path) if zipfile.is_zipfile(path) else _read_safetensors(path)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
         found = payload.get("format") if isinstance(payload, dict) else None
-        hint = (
-            "; it was written by an older version of the toolkit: retrain it" if isinstance(found, int) and found < FORMAT_VERSION else ""
-        )
-        raise CheckpointError(f"{path} is not a DRGA checkpoint of format {FORMAT_VERSION}{hint}")
+        if not isinstance(found, int):  # torch.save of something else: a state_dict, a model's weights
+            raise CheckpointError(f"{path} is a torch.save file but not a DRGA checkpoint (it has no DRGA format entry: a state_dict "
+                                  f"of your own, say); {WHAT_A_CHECKPOINT_IS}")
+        hint = ("it was written by an older version of the toolkit: retrain it" if found < FORMAT_VERSION
+                else "it was written by a newer version of the toolkit: upgrade drga")
+        raise CheckpointError(f"{path} is a DRGA checkpoint of format {found}, and this version reads format {FORMAT_VERSION}; {hint}")
     expected = payload.get("tensor_checksum")
     if expected is not None and tensor_checksum(payload) != expected:
         raise CheckpointError(f"{path} is corrupted: its tensors do not match the checksum written with them")

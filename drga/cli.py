@@ -10,10 +10,10 @@ import sys
 
 from drga import __version__
 from drga.allocator import keep_freed_memory
-from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig, flag_overrides
+from drga.config import CLASSIFICATION_FLAGS, ExperimentConfig, flag_overrides, refuse_option, tsv_implies_dataset
 from drga.data import DATASETS
 from drga.errors import UserError
-from drga.names import MODES, Mode
+from drga.names import MODES, Mode, counted
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
@@ -28,7 +28,9 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir", help="folder of the data set or a data root (default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data)"
     )
-    parser.add_argument("--tsv", help="for --dataset tsv: a label<TAB>text file, or a folder with train/dev/test.tsv")
+    parser.add_argument(
+        "--tsv", help="your own data: a label<TAB>text file, or a folder with train/dev/test.tsv (implies --dataset tsv)"
+    )
     parser.add_argument("--device", help="cpu, cuda, cuda:N or auto")
 
 
@@ -36,13 +38,19 @@ def _add_train_arguments(train: argparse.ArgumentParser) -> None:
     _add_data_arguments(train)
     train.add_argument("--net", help="attention network (`drga networks` lists them)")
     train.add_argument("--agent", help="phase 2 learner (agent.algorithm): reinforce, sb3-ppo or sb3-a2c (docs/sb3.md)")
-    train.add_argument("--config", help="TOML file with [data], [network], [agent], [reward], [adjust], [train], [run] tables")
+    train.add_argument(
+        "--config", help="a TOML file with [data], [network], [agent], [reward], [adjust], [train], [run] tables, or the name of a config "
+        "bundled with the package: demo (drga/configs/demo.toml)",
+    )
     train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override one setting (repeatable)")
     train.add_argument("--seed", type=int)
     train.add_argument("--logdir", help="parent folder of run folders (default runs/)")
     train.add_argument("--run-name", help="run folder name (default <dataset>-<net>-seed<seed>)")
     train.add_argument("--resume", action="store_true", help="continue the interrupted run in the run folder")
-    train.add_argument("--overwrite", action="store_true", help="replace a finished or interrupted run in the run folder")
+    train.add_argument(
+        "--overwrite", action="store_true",
+        help="replace a finished or interrupted run in the run folder (it is deleted only once the new run has saved its first epoch)",
+    )
     train.add_argument("--force", action="store_true", help="with --resume: continue although the data changed since the run started")
     train.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
     train.add_argument("--report-to", metavar="LOGGERS", help="run.report_to: tensorboard, csv or both (tensorboard,csv); [] for none")
@@ -70,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the README's demo: `train --config demo --overwrite` (LSTM+SA on SUBJ, on the data bundled with the package)",
     )
     _add_train_arguments(demo)
-    demo.set_defaults(config="demo", overwrite=True)
+    demo.set_defaults(config="demo", overwrite=None)  # None: replace the demo's run unless resuming it
 
     evaluate = commands.add_parser(
         "evaluate", help="accuracy (translation: perplexity, BLEU, chrF) of a checkpoint in both evaluation modes"
@@ -126,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     download.add_argument("--list", action="store_true", help="list what can be fetched: size, licence, URLs")
     commands.add_parser("vectors", help="list the pretrained word vectors known by name, and whether each is on this machine")
     for module_name in EXTENSIONS:
-        HANDLERS.update(importlib.import_module(module_name).register(commands))
+        module = importlib.import_module(module_name)
+        HANDLERS.update(module.register(commands))
+        OPTION_SCOPES.update(module.OPTION_SCOPES)
     return parser
 
 
@@ -136,6 +146,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from drga.tasks.run_config import load_run_config, translates
     from drga.tasks.translation.config import requested_network
 
+    _refuse_unread_train_options(args)
     overrides = flag_overrides(args, sys.stderr.isatty(), CLASSIFICATION_FLAGS)
     if translates(requested_network(args.config, overrides)):
         _refuse_classification_flags(args)
@@ -155,12 +166,26 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_unread_train_options(args: argparse.Namespace) -> None:
+    """The options of ``drga train`` that this command line would not read, refused (:data:`OPTION_SCOPES`); ``--tsv`` implies
+    ``--dataset tsv``."""
+    if args.overwrite is None:  # drga demo: replace its run unless resuming it
+        args.overwrite = not args.resume
+    if args.force and not args.resume:
+        raise refuse_option("force", "--resume (it continues a run although its data changed)", "add --resume, or drop --force")
+    if args.overwrite and args.resume:
+        raise refuse_option("overwrite", "a fresh run, and --resume continues the one in the folder",
+                            "drop --resume to replace the run, or drop --overwrite to continue it")
+    tsv_implies_dataset(args)
+
+
 def _refuse_classification_flags(args: argparse.Namespace) -> None:
     """The options only classification reads, refused for a translation network."""
     if getattr(args, "track_examples", None) is not None:  # the tracked-sentence pictures are classification's
-        raise ConfigError("--track-examples is not supported for translation networks")
+        raise refuse_option("track_examples", TRAIN_SCOPES["track_examples"], "a translation network tracks no sentences; drop it")
     if args.tsv is not None:
-        raise ConfigError("--tsv is for classification data; translation reads parallel text (--dataset multi30k-en-de or parallel)")
+        raise refuse_option("tsv", TRAIN_SCOPES["tsv"],
+                            "translation reads parallel text (--dataset multi30k-en-de or parallel); drop --tsv")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -174,6 +199,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     payload = load_checkpoint(args.checkpoint)
     if is_translation_checkpoint(payload):  # perplexity, BLEU and chrF (drga/nmt)
         return evaluate_translation_checkpoint(args, payload)
+    if args.beam is not None:
+        raise refuse_option("beam", "translation checkpoints (beam search)",
+                            f"{args.checkpoint} is a classification checkpoint; drop --beam")
+    tsv_implies_dataset(args)
     model = load_trained(args.checkpoint, device=args.device or "cpu")
     config = model.config
     for flag, key in (("dataset", "dataset"), ("data_dir", "data_dir"), ("tsv", "tsv_path")):
@@ -225,8 +254,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
     unknown = sum(len(prediction.unknown) for prediction in predictions)
     cut = sum(prediction.cut for prediction in predictions)
     mode = args.mode or model.default_mode
-    summary = f"drga predict: {len(predictions)} texts, {model.about}, {mode}; {unknown} of {tokens} tokens not in its vocabulary (<unk>)"
-    print(summary + (f"; {cut} texts cut to data.max_length = {model.data.max_length} tokens" if cut else ""), file=sys.stderr)
+    summary = (f"drga predict: {counted(len(predictions), 'text')}, {model.about}, {mode}; {unknown} of {counted(tokens, 'token')} "
+               "not in its vocabulary (<unk>)")
+    cut_note = f"; {counted(cut, 'text')} cut to data.max_length = {model.data.max_length} tokens" if cut else ""
+    print(summary + cut_note, file=sys.stderr)
     return 0
 
 
@@ -288,6 +319,10 @@ def cmd_datasets(_: argparse.Namespace) -> int:
 def cmd_download(args: argparse.Namespace) -> int:
     from drga.data.download import describe_sources, download, resolve_names
 
+    if args.list and args.names:
+        raise refuse_option("list", "listing what can be fetched, and NAMEs fetch", f"drop --list to fetch {' '.join(args.names)}")
+    if args.dir is not None and (args.list or not args.names):
+        raise refuse_option("dir", "fetching NAMEs (the folder they are unpacked into)", "name what to fetch, or drop --dir")
     if args.list or not args.names:
         describe_sources()
         return 0
@@ -311,6 +346,29 @@ def cmd_vectors(_: argparse.Namespace) -> int:
         print(f"{name:{width}s} {dim:4d}-d  {where}")
     print("\nuse one with --set network.vectors=NAME (and network.embedding_dim to match), or give a file's path")
     return 0
+
+
+#: Where each option of the commands above is read: None, by every use of the command; else what it applies to, and given
+#: anywhere else it is refused with exit 2 (a user's mistake never becomes a silently ignored option). The extensions
+#: (:data:`EXTENSIONS`) keep their own; tests/test_user_mistakes.py walks every option of every command.
+TRAIN_SCOPES: dict[str, str | None] = {
+    "dataset": None, "data_dir": None, "tsv": "the tsv data set of a classification network", "device": None, "net": None,
+    "agent": None, "config": None, "set": None, "seed": None, "logdir": None, "run_name": None, "resume": None,
+    "overwrite": "a fresh run (not --resume)", "force": "--resume", "no_progress": None, "report_to": None,
+    "track_examples": "classification networks",
+}
+OPTION_SCOPES: dict[str, dict[str, str | None]] = {
+    "": {"version": None, "debug": None, "quiet": None, "verbose": None},
+    "train": TRAIN_SCOPES,
+    "demo": TRAIN_SCOPES,
+    "evaluate": {"checkpoint": None, "dataset": None, "data_dir": None, "tsv": "the tsv data set of a classification checkpoint",
+                 "device": None, "split": None, "beam": "translation checkpoints"},
+    "predict": {name: None for name in ("checkpoint", "input", "mode", "probabilities", "json", "batch_size", "device")},
+    "translate": {**{name: None for name in ("checkpoint", "input", "output", "mode", "beam", "batch_size", "reference", "device",
+                                             "no_progress")}, "length_penalty": "beam search (a beam above 1)"},
+    "networks": {}, "datasets": {}, "vectors": {},
+    "download": {"names": None, "dir": "fetching NAMEs", "list": "listing what can be fetched (without NAMEs)"},
+}
 
 
 HANDLERS: dict = {
@@ -361,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"drga {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\ninterrupted; the last completed epoch is saved: continue with the same command and --resume", file=sys.stderr)
+        print("\ninterrupted; a run's last completed epoch is saved: continue with the same command and --resume (a run "
+              "interrupted before its first epoch saved nothing, and left its folder as it was)", file=sys.stderr)
         return 130
 
 

@@ -43,6 +43,11 @@ class DataConfig:
     """For dataset=tsv: undecodable bytes stop the load with their file, line and offset (strict), or are read as U+FFFD with a warning
     that counts the lines (replace).
     """
+    rare_labels: Literal["refuse", "keep"] = "refuse"
+    """For dataset=tsv: a training label with fewer than 5 examples where another label has 10 times as many, or with under 1% of
+    the commonest label's examples, is refused as a likely typo, naming its lines and the closest other labels (refuse); keep trains it
+    as a class of its own.
+    """
     split_seed: int = 1234
     """Seed of the stratified 80/10/10 split for data sets without an official one (not the training seed)."""
     max_length: int = 100
@@ -663,3 +668,60 @@ def flag_overrides(args: Any, interactive: bool, extra: tuple[tuple[str, str], .
     if args.no_progress or not interactive:
         overrides.append("run.progress=false")
     return overrides
+
+
+def option_flag(dest: str) -> str:
+    """An argparse destination's option as typed: ``track_examples`` → ``--track-examples``."""
+    return "--" + dest.replace("_", "-")
+
+
+def refuse_option(dest: str, applies: str, fix: str) -> ConfigError:
+    """The error for an option given where nothing reads it: what it applies to and what to do (exit 2 on the command line)."""
+    return ConfigError(f"{option_flag(dest)} applies to {applies}, and nothing here reads it: {fix}")
+
+
+def tsv_implies_dataset(args: Any) -> None:
+    """``--tsv PATH`` is the tsv data set's file: it implies ``--dataset tsv``, and beside another ``--dataset`` it is refused
+    (else the file would be ignored and the other data set trained on without a word)."""
+    if getattr(args, "tsv", None) is None:
+        return
+    if args.dataset not in (None, "tsv"):
+        raise refuse_option(
+            "tsv", "the tsv data set (your own label<TAB>text file or folder)",
+            f"drop --dataset {args.dataset} to use {args.tsv} (--tsv implies --dataset tsv), or drop --tsv to use {args.dataset}",
+        )
+    args.dataset = "tsv"
+
+
+#: Settings that say where a run's files are, how it shows its progress or how its data are checked, not what it computes:
+#: left out of its settings fingerprint (the data's own fingerprint stands for the files they came from; train.init_from's
+#: network for the pretrained checkpoint, which results record as pretrain_checksum).
+UNFINGERPRINTED = frozenset({
+    "data.data_dir", "data.tsv_path", "data.rare_labels", "train.init_from", "train.track_examples",
+    "run.logdir", "run.run_name", "run.progress", "run.report_to",
+    "nmt.train_files", "nmt.dev_files", "nmt.test_files",
+})
+
+
+def flatten(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested configuration mapping (``to_dict()``, a results file's ``config`` block, a parsed config.toml) as
+    ``section.key`` → value; tables that are values (``reward.per_dataset``) stay whole."""
+    flat = {}
+    for section, values in mapping.items():
+        if isinstance(values, dict) and not prefix:
+            flat.update({f"{section}.{key}": value for key, value in values.items()})
+        else:
+            flat[f"{prefix}{section}"] = values
+    return flat
+
+
+def fingerprinted(flat: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a flat configuration that shape a run's numbers (:data:`UNFINGERPRINTED` left out), as JSON gives them back."""
+    return json.loads(json.dumps({key: value for key, value in sorted(flat.items()) if key not in UNFINGERPRINTED}))
+
+
+def settings_fingerprint(flat: dict[str, Any]) -> str:
+    """A short hash of :func:`fingerprinted` settings: two runs with the same one were configured alike."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(fingerprinted(flat), sort_keys=True).encode()).hexdigest()[:16]

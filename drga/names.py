@@ -123,3 +123,8 @@ def row_epoch(row: Mapping[str, Any], mode: Mode | str) -> int | None:
 def headline_score(scores: Mapping[str, Any]) -> float:
     """The one number a table shows of a test cell: a classification's accuracy, a translation's greedy BLEU."""
     return float(scores["accuracy"] if "accuracy" in scores else scores["bleu"])
+
+
+def counted(number: int, noun: str) -> str:
+    """A count and its noun in the number it takes: ``1 epoch``, ``2 epochs`` (a regular plural: the noun and an s)."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")

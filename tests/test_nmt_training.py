@@ -185,7 +185,7 @@ def test_evaluate_command_reports_perplexity_bleu_and_chrf_of_a_translation_chec
     net_only = next(line for line in printed.splitlines() if line.startswith("  net-only")).split()
     assert float(net_only[1]) == pytest.approx(pretrain["perplexity"], abs=0.006)
     assert main(["evaluate", str(run_dir / "cotrain_best.pt"), "--tsv", "x.tsv"]) == 2
-    assert "--tsv is for classification data" in capsys.readouterr().err
+    assert "--tsv applies to the tsv data set of a classification checkpoint" in capsys.readouterr().err
 
 
 def test_sb3_learns_the_agent_phase_of_a_translation_run(tmp_path):

@@ -240,7 +240,7 @@ def test_checkpoint_from_another_network_is_refused(tmp_path, capsys):
     checkpoint = tmp_path / "runs" / "tsv-tiny-seed3" / "pretrain_best.pt"
     from drga.tasks.classification.trained import load_trained
 
-    with pytest.raises(CheckpointError, match="holds a 'tiny' network, not 'lstm-sa'"):
+    with pytest.raises(CheckpointError, match="holds the network 'tiny', not 'lstm-sa'"):
         load_trained(checkpoint, expected_net="lstm-sa")
     broken = tmp_path / "broken.pt"
     broken.write_bytes(b"not a checkpoint")

@@ -12,6 +12,28 @@ from typing import Any
 
 #: The analyses ``drga analyze`` runs, in order (``--only`` picks some).
 ANALYSES = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity", "faithfulness")
+#: ``drga analyze`` options read by some analyses only: option → those analyses (given while ``--only`` leaves all of them out,
+#: the option is refused). Their defaults are :data:`DEFAULTS`; the parser's are None, so that a given option is told apart.
+ANALYSIS_OPTIONS: dict[str, tuple[str, ...]] = {
+    "examples": ("maps",), "num_examples": ("maps",), "seed": ("maps", "explainability", "saliency", "faithfulness"),
+    "top_k": ("modified-words",), "min_count": ("modified-words",), "saliency_examples": ("saliency",),
+    "faithfulness_examples": ("faithfulness",), "ig_steps": ("faithfulness",), "reference": ("highlighted",),
+    "site": ("maps", "highlighted", "modified-words", "explainability", "saliency", "faithfulness"),
+}
+#: The values of the options left out.
+DEFAULTS: dict[str, Any] = {
+    "split": "test", "num_examples": 8, "seed": 0, "top_k": 15, "min_count": 10, "saliency_examples": 300,
+    "faithfulness_examples": 200, "ig_steps": 50, "device": "cpu", "allow_other_dataset": False, "no_progress": False,
+}
+#: Where each option of ``drga analyze`` and ``drga compare`` is read (see ``drga.cli.OPTION_SCOPES``).
+OPTION_SCOPES: dict[str, dict[str, str | None]] = {
+    "analyze": {
+        **{name: None for name in ("checkpoint", "dataset", "data_dir", "device", "out", "split", "only", "no_progress")},
+        "tsv": "the tsv data set", "allow_other_dataset": "--dataset or --tsv (a data set other than the checkpoint's)",
+        **{name: "the analyses " + ", ".join(names) for name, names in ANALYSIS_OPTIONS.items()},
+    },
+    "compare": {name: None for name in ("runs_a", "runs_b", "model_a", "model_b", "metric", "split", "bootstrap", "seed", "out")},
+}
 
 
 def _indices(text: str) -> list[int]:
@@ -48,15 +70,13 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     analyze.add_argument("--split", choices=["dev", "test"], default="test", help="split to analyse (default test)")
     analyze.add_argument("--only", type=_analyses, help=f"comma-separated subset of: {', '.join(ANALYSES)}")
     analyze.add_argument("--examples", type=_indices, help="attention maps: these split positions (e.g. 3,17,42) instead of random ones")
-    analyze.add_argument("--num-examples", type=int, default=8, help="attention maps: random sentences to show (default 8)")
-    analyze.add_argument("--seed", type=int, default=0, help="seed of every random choice of the analyses (default 0)")
-    analyze.add_argument("--top-k", type=int, default=15, help="modified words: items per direction (default 15)")
-    analyze.add_argument("--min-count", type=int, default=10, help="modified words: occurrences a word needs (default 10)")
-    analyze.add_argument("--saliency-examples", type=int, default=300, help="saliency: sentences (random, default 300)")
-    analyze.add_argument(
-        "--faithfulness-examples", type=int, default=200, help="faithfulness: sentences (random, default 200)"
-    )
-    analyze.add_argument("--ig-steps", type=int, default=50, help="faithfulness: integrated-gradients steps (default 50)")
+    analyze.add_argument("--num-examples", type=int, help="attention maps: random sentences to show (default 8)")
+    analyze.add_argument("--seed", type=int, help="seed of every random choice of the analyses (default 0)")
+    analyze.add_argument("--top-k", type=int, help="modified words: items per direction (default 15)")
+    analyze.add_argument("--min-count", type=int, help="modified words: occurrences a word needs (default 10)")
+    analyze.add_argument("--saliency-examples", type=int, help="saliency: sentences (random, default 300)")
+    analyze.add_argument("--faithfulness-examples", type=int, help="faithfulness: sentences (random, default 200)")
+    analyze.add_argument("--ig-steps", type=int, help="faithfulness: integrated-gradients steps (default 50)")
     analyze.add_argument("--site", help="restrict the token view to one attention site by name (default: every site spanning the sentence)")
     analyze.add_argument(
         "--reference", help="highlighted tokens: also count them for this checkpoint's attention (e.g. the run's baseline_best.pt)"
@@ -89,6 +109,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     from drga.analysis.report import AnalyzeOptions, run_analyses
 
+    refuse_unread_options(args)
+    command = _command_line(args)
+    for name, value in DEFAULTS.items():  # the options left out
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
     options = AnalyzeOptions(
         out=args.out,
         split=args.split,
@@ -104,7 +129,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         site=args.site,
         reference=args.reference,
         progress=not args.no_progress and sys.stderr.isatty(),
-        command=_command_line(args),
+        command=command,
     )
     run_analyses(
         args.checkpoint,
@@ -118,23 +143,29 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def refuse_unread_options(args: argparse.Namespace) -> None:
+    """Refuse an option that none of the analyses run (``--only``) reads, ``--num-examples`` beside ``--examples``, and
+    ``--allow-other-dataset`` without another data set; ``--tsv`` implies ``--dataset tsv``."""
+    from drga.config import refuse_option, tsv_implies_dataset
+
+    chosen = args.only or list(ANALYSES)
+    for name, analyses in ANALYSIS_OPTIONS.items():
+        if getattr(args, name, None) is not None and not set(analyses) & set(chosen):
+            raise refuse_option(name, OPTION_SCOPES["analyze"][name],
+                                f"--only {','.join(chosen)} runs none of them; add one to --only, or drop the option")
+    if args.examples is not None and args.num_examples is not None:
+        raise refuse_option("num_examples", "random sentences, and --examples chooses them", "drop one of the two")
+    if args.allow_other_dataset and args.dataset is None and args.tsv is None:
+        raise refuse_option("allow_other_dataset", OPTION_SCOPES["analyze"]["allow_other_dataset"],
+                            "without them the analyses read the checkpoint's own data set; drop it")
+    tsv_implies_dataset(args)
+
+
 def _command_line(args: argparse.Namespace) -> str:
     """The analyze command as typed (flags at their defaults left out), for summary.md."""
     import shlex
 
-    defaults = {
-        "split": "test",
-        "num_examples": 8,
-        "seed": 0,
-        "top_k": 15,
-        "min_count": 10,
-        "saliency_examples": 300,
-        "faithfulness_examples": 200,
-        "ig_steps": 50,
-        "device": "cpu",
-        "allow_other_dataset": False,
-        "no_progress": False,
-    }
+    defaults = DEFAULTS
     parts = ["drga", "analyze", args.checkpoint]
     for name in (
         "dataset",

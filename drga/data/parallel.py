@@ -25,8 +25,10 @@ split, so decoded hypotheses can be put back in corpus order after length-sorted
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import itertools
+import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +64,16 @@ class ParallelSplits:
     notes: list[str] = field(default_factory=list)
     #: What the examples carry (see ``baselines.NETWORK_INPUTS``): source and target text.
     provides: str = "parallel"
+
+    @property
+    def content_fingerprint(self) -> str:
+        """A short hash of the pairs as read, split by split (the same files give the same value)."""
+        digest = hashlib.sha256(f"{self.source_lang}>{self.target_lang}".encode())
+        for split in (self.train, self.dev, self.test):
+            for pair in split:
+                digest.update(json.dumps([pair.source, pair.target]).encode() + b"\n")
+            digest.update(b"|")
+        return digest.hexdigest()[:16]
 
 
 def _open_binary(path: Path):

@@ -8,6 +8,9 @@ training seed does not change it (so seeds vary the model, not the test set).
 
 from __future__ import annotations
 
+import difflib
+import hashlib
+import json
 import logging
 import os
 from collections import Counter
@@ -52,6 +55,18 @@ class DatasetSplits:
     @property
     def num_classes(self) -> int:
         return len(self.label_names)
+
+    @property
+    def content_fingerprint(self) -> str:
+        """A short hash of the data as read: the label names, and each split's examples (tokens, label, extras) in order.
+        The same files read with the same settings give the same value (a sweep compares it before skipping a run)."""
+        digest = hashlib.sha256(json.dumps(self.label_names).encode())
+        for split in (self.train, self.dev, self.test):
+            for example in split:
+                digest.update(json.dumps([example.label, example.tokens, example.extras], sort_keys=True, default=str).encode())
+                digest.update(b"\n")
+            digest.update(b"|")
+        return digest.hexdigest()[:16]
 
 
 class DataFormatError(UserError, ValueError):
@@ -430,13 +445,63 @@ def _check_label_spellings(files: dict[Path, TsvFile]) -> list[str]:
     return sorted(next(iter(forms)) for forms in spellings.values())
 
 
+#: A training label with fewer examples than this, where another label has :data:`RARE_RATIO` times as many, is questioned.
+RARE_COUNT = 5
+#: ... and so is one with fewer than this share of the commonest label's examples, however many it has.
+RARE_SHARE = 0.01
+#: How many times more examples the commonest label needs before a label under :data:`RARE_COUNT` is questioned.
+RARE_RATIO = 10
+#: Lines of a rare label named in the message (then "...").
+SHOWN_LINES = 5
+
+
+def rare_labels(counts: Counter) -> list[str]:
+    """The labels with far fewer examples than the commonest one: under :data:`RARE_COUNT` where the commonest has
+    :data:`RARE_RATIO` times as many, or under :data:`RARE_SHARE` of its count (a typo makes a class of one row)."""
+    commonest = max(counts.values(), default=0)
+    return sorted(
+        label for label, count in counts.items()
+        if (count < RARE_COUNT and RARE_RATIO * count <= commonest) or count < RARE_SHARE * commonest
+    )
+
+
+def check_rare_labels(rows: Sequence[tuple[str, int]], where: str, policy: str = "refuse") -> None:
+    """Refuse a training label that has far fewer examples than the others (:func:`rare_labels`), unless ``policy``
+    is "keep" (``data.rare_labels``): name its lines and the closest other labels (difflib), for a typo such as
+    ``subjectiv`` beside ``subjective`` would otherwise train as a class of its own. ``rows``: (label, line number)."""
+    if policy == "keep":
+        return
+    counts = Counter(label for label, _ in rows)
+    rare = rare_labels(counts)
+    if not rare:
+        return
+    commonest = max(counts, key=lambda label: (counts[label], label))
+    described = []
+    for label in rare:
+        lines = [line for name, line in rows if name == label]
+        shown = ", ".join(map(str, lines[:SHOWN_LINES])) + (", ..." if len(lines) > SHOWN_LINES else "")
+        others = [name for name in counts if name != label]
+        closest = sorted(others, key=lambda name: (-difflib.SequenceMatcher(None, label, name).ratio(), -counts[name], name))[:2]
+        nearest = ", ".join(repr(name) for name in closest)
+        examples = "example" if counts[label] == 1 else "examples"
+        described.append(f"label {label!r} has {counts[label]} {examples} (line{'s' if len(lines) > 1 else ''} {shown}) where "
+                         f"{commonest!r} has {counts[commonest]}; the closest other labels: {nearest}")
+    first = min(line for _, line in rows)
+    header = any([line for name, line in rows if name == label] == [first] for label in rare)
+    raise DataFormatError(
+        f"{where}: " + "; ".join(described) + ". A misspelt label would "
+        "train as a class of its own: correct it, or, if it is a class, keep it with --set data.rare_labels=keep"
+        + (f" (if line {first} is a header, skip it with --set data.tsv_header=yes)" if header else "")
+    )
+
+
 def _notes_for(location: Path, files: dict[Path, TsvFile]) -> list[str]:
     notes = []
     for path, tsv in files.items():
         if tsv.header:
             notes.append(f"tsv: {path.name}: first line read as a header and skipped (data.tsv_header)")
         if tsv.empty:
-            notes.append(f"tsv: {path.name}: skipped {tsv.empty} lines with empty text")
+            notes.append(f"tsv: {path.name}: skipped {tsv.empty} line{'s' if tsv.empty != 1 else ''} with empty text")
     return notes
 
 
@@ -448,13 +513,16 @@ def load_tsv(
     tsv_header: str = "auto",
     encoding: str = "utf-8",
     encoding_errors: str = "strict",
+    rare_labels: str = "refuse",
     **_: object,
 ) -> DatasetSplits:
     """Users' own data: a folder with train.tsv, dev.tsv, test.tsv, or one .tsv file (split 80/10/10).
 
     Each line is ``label<TAB>text``; labels are any strings, numbered in sorted order. A label
     written two ways (``1`` and ``1.0``, ``pos`` and ``Pos``, `` 1``) is refused, as is a dev or
-    test label that training never has; see :func:`read_tsv` for headers and encodings.
+    test label that training never has, and a training label with far fewer examples than the
+    others (:func:`check_rare_labels`; ``rare_labels="keep"`` trains it); see :func:`read_tsv`
+    for headers and encodings.
     """
     location = tsv_path or data_dir
     if location is None:
@@ -480,6 +548,8 @@ def load_tsv(
                     + "; a model cannot learn a class it is never shown"
                 )
         label_names = sorted(trained)
+        train_file = location / "train.tsv"
+        check_rare_labels([(label, line) for label, _, line in files[train_file].rows], str(train_file), rare_labels)
         index = {name: i for i, name in enumerate(label_names)}
         train, dev, test = ([TextExample(t, index[label]) for label, t, _ in tsv.rows] for tsv in files.values())
         notes = [f"tsv: official train/dev/test from {location}"]
@@ -487,12 +557,17 @@ def load_tsv(
         files = {location: read(location)}
         files[location].check(location, columns=True)
         label_names = _check_label_spellings(files)
-        index = {name: i for i, name in enumerate(label_names)}
         rows = files[location].rows
+        if len(label_names) >= 2:  # one label is refused below, in its own words
+            check_rare_labels([(label, line) for label, _, line in rows], str(location), rare_labels)
+        index = {name: i for i, name in enumerate(label_names)}
         train, dev, test = stratified_split([TextExample(t, index[label]) for label, t, _ in rows], split_seed)
         notes = [f"tsv: {len(rows)} rows from {location}, stratified 80/10/10 with split seed {split_seed}"]
     else:
         raise FileNotFoundError(f"TSV data not found at {location}")
+    if not label_names:
+        empty = location / "train.tsv" if location.is_dir() else location
+        raise DataFormatError(f"{empty}: no labelled line (each line must be label<TAB>text); is it the file you meant?")
     if len(label_names) < 2:
-        raise DataFormatError(f"{location}: needs at least two distinct labels, found {label_names}")
+        raise DataFormatError(f"{location}: every line has the label {label_names[0]!r}; a classifier needs at least two labels")
     return DatasetSplits("tsv", train, dev, test, label_names, notes + _notes_for(location, files), tokenizer="raw-text")

@@ -128,7 +128,7 @@ def read_model(path: Path, net_name: str) -> dict[str, Any]:
     """A checkpoint of network ``net_name``, read and verified, its weights not yet loaded anywhere."""
     payload = load_checkpoint(path)
     if payload.get("net_name") != net_name:
-        raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' network, not '{net_name}'")
+        raise CheckpointError(f"{path} holds the network '{payload.get('net_name')}', not '{net_name}'")
     return payload
 
 

@@ -36,7 +36,7 @@ from drga.building import build_policy, build_strength, seed_everything, state_a
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
 from drga.learners.reinforce import drga_update
-from drga.names import Part, history_key
+from drga.names import Part, counted, history_key
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules, inherited_plateau_cuts
@@ -44,7 +44,7 @@ from drga.runner.context import RunContext, RunState, TaskBatches
 from drga.runner.loggers import CSVLogger, report_loggers
 from drga.runner.optim import OptimiserStep, network_parameter_groups
 from drga.runner.phases import Phase, epoch_key, phase_named, phase_plan, phase_summary
-from drga.runner.run_folder import default_run_name, lock_run_dir, log_info, open_run_folder, prepare_run_dir
+from drga.runner.run_folder import RunFolder, default_run_name, lock_run_dir, log_info
 from drga.runner.selection import Selection
 from drga.runner.task import Task
 
@@ -78,18 +78,20 @@ class PhaseRunner:
         one_process = self.agent_learner is not None and not self.agent_learner.supports_ddp
         if distributed.active() and one_process and config.train.agent_epochs > 0:
             raise ConfigError(f"agent.algorithm={config.agent.algorithm} trains in one process only; run it without torchrun")
+        #: the folder as it was before this run, put back if the run fails before its first saved epoch
+        self.folder = RunFolder(self.run_dir) if self.main else None
         # Held from here to the end of run(): a second process in the folder would overwrite last.pt.
         self.run_lock = lock_run_dir(self.run_dir) if self.main else None
         try:
             self.set_up(resume, overwrite)
         except BaseException:
-            self.release_run_lock()
+            self.abandon()
             raise
 
     def set_up(self, resume: bool, overwrite: bool) -> None:
         """The run folder checked, the data, modules and phase plan ready; a resumed run's state loaded; the callbacks told."""
         config, task = self.config, self.task
-        last = prepare_run_dir(self.run_dir, resume, overwrite) if self.main else self.run_dir / "last.pt"
+        last = self.folder.check(resume, overwrite, self.log) if self.folder is not None else self.run_dir / "last.pt"
         if config.run.threads > 0:
             torch.set_num_threads(config.run.threads)
         self.optimiser = OptimiserStep(config, self.device, self.log)
@@ -119,13 +121,21 @@ class PhaseRunner:
         self.selection = Selection(task, self.modules, self.run_dir, self.main)
         self.pending_resume = self.load_resume(last) if resume else None
 
-        if self.main:
-            open_run_folder(self.run_dir, task.config_toml())
+        if self.folder is not None:  # only now, the data and the network ready: what a fresh run replaces moves aside
+            self.folder.open(task.config_toml(), replace=not resume)
         state = self.state
         at = (self.plan[state.progress.index].name, state.phase_step) if resume and state.progress.index < len(self.plan) else None
         completed = tuple((record["phase"], record["epoch"]) for record in state.history)
         self.callbacks.on_run_start(RunStart(self.run_dir, task.flat_config(), tuple(phase.name for phase in self.plan), completed, at))
         task.start(self.context, resumed=resume)
+
+    def abandon(self) -> None:
+        """The run failed before its first saved epoch: its folder as it was before it (``RunFolder.abandon``), then unlocked."""
+        try:
+            if self.folder is not None and self.run_lock is not None:
+                self.folder.abandon()
+        finally:
+            self.release_run_lock()
 
     def release_run_lock(self) -> None:
         """Let another process train in the run folder (``drga/run_lock.py``)."""
@@ -151,14 +161,22 @@ class PhaseRunner:
 
     def run(self) -> dict[str, Any]:
         """Every phase of the plan from where the progress stands, then the final report."""
+        failed = True
         try:
             while self.state.progress.index < len(self.plan):
                 self.run_phase(self.plan[self.state.progress.index])
                 self.state.progress = PhaseProgress(index=self.state.progress.index + 1)
-            return self.final_report()
+            results = self.final_report()
+            if self.folder is not None:
+                self.folder.keep()
+            failed = False
+            return results
         finally:
             self.callbacks.close()
-            self.release_run_lock()
+            if failed:  # before its first saved epoch: the folder as it was (RunFolder.abandon); after, nothing to undo
+                self.abandon()
+            else:
+                self.release_run_lock()
 
     def run_phase(self, phase: Phase) -> None:
         """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save."""
@@ -176,7 +194,7 @@ class PhaseRunner:
             self.callbacks.on_evaluation(Evaluation(phase.name, 0, self.state.phase_step, self.dev_numbers(scores), improved,
                                                     self.run_dir))
         epochs = phase.epochs(train)
-        self.log(f"\n== phase {phase.name}: {epochs} epochs (loss: {phase.legend}; *: best dev score so far) ==")
+        self.log(f"\n== phase {phase.name}: {counted(epochs, 'epoch')} (loss: {phase.legend}; *: best dev score so far) ==")
         while not progress.done and progress.epoch < epochs:
             epoch = progress.epoch + 1
             self.epoch_batches(phase).set_epoch(epoch_key(phase, epoch))
@@ -205,7 +223,7 @@ class PhaseRunner:
             if phase.seconds_budget(train) is not None and not (train.patience and progress.stale >= train.patience):
                 self.log(f"   time budget: {spent:.0f} s of {phase.seconds_budget(train):.0f} s spent; another epoch would pass it")
             else:
-                self.log(f"   early stop: no better dev score for {train.patience} epochs")
+                self.log(f"   early stop: no better dev score for {counted(train.patience, 'epoch')}")
         self.callbacks.on_phase_end(PhaseEnd(phase.name, progress.epoch, epochs, progress.epoch < epochs, self.run_dir))
 
     def dev_numbers(self, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -316,6 +334,8 @@ class PhaseRunner:
     def save_last(self) -> None:
         """``last.pt`` after every epoch: everything :meth:`load_resume` needs to continue exactly."""
         self.selection.save_last(self.plan[self.state.progress.index], self.state, self.optimiser.state_dict())
+        if self.folder is not None:
+            self.folder.keep()  # the new run has an epoch to keep: what it replaced goes
 
     def load_resume(self, path: Path) -> dict[str, Any]:
         """Continue from ``last.pt``: the same configuration and data (both checked before any weight is
@@ -329,7 +349,8 @@ class PhaseRunner:
         self.state.history = list(payload["history"])
         self.state.global_step = int(payload["global_step"])
         checkpoints.restore_random_state(payload)
-        self.log(f"resuming {self.run_dir}: phase {self.plan[self.state.progress.index].name}, {self.state.progress.epoch} epochs done")
+        done = counted(self.state.progress.epoch, "epoch")
+        self.log(f"resuming {self.run_dir}: phase {self.plan[self.state.progress.index].name}, {done} done")
         return payload
 
     # ------------------------------------------------------------------ reporting
@@ -345,6 +366,7 @@ class PhaseRunner:
         distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints
         results, note = self.task.final_report(self.context, self.selection.best_checkpoints(self.plan))
         results["phases"] = phase_summary(self.state.history, self.config.train)  # each phase's epochs and wall seconds
+        results["fingerprint"] = self.task.fingerprint()  # its settings and data, which drga sweep compares before skipping it
         if self.main:
             self.publish(results, checkpoints.arm_metrics(results["results"], self.task.report_metric), note)
         return results

@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from drga.baselines.protocol import Batch
 from drga.checkpoint_format import CheckpointError, load_checkpoint
-from drga.config import ConfigError, ExperimentConfig
+from drga.config import ConfigError, ExperimentConfig, settings_fingerprint
 from drga.rollout import Rollout
 from drga.runner.checkpoints import inherited_plateau_cuts
 from drga.runner.context import RunContext, TaskBatches
@@ -45,8 +45,10 @@ class Task(ABC):
     """The task half of a run; subclasses are :class:`drga.tasks.ClassificationTask` and
     :class:`drga.tasks.TranslationTask`."""
 
-    #: Config fields a resumed run may change without changing its numbers.
-    resumable_changes: frozenset[str] = frozenset({"run.device", "run.progress", "run.threads", "run.logdir", "run.report_to"})
+    #: Config fields a resumed run may change without changing its numbers (data.rare_labels: data that load are the same data).
+    resumable_changes: frozenset[str] = frozenset(
+        {"run.device", "run.progress", "run.threads", "run.logdir", "run.report_to", "data.rare_labels"}
+    )
     #: Under torchrun: whether dev and test are sharded over the processes (their means then
     #: combined by :meth:`combine_over_processes`), or scored whole by every process.
     shard_evaluation: bool = True
@@ -90,7 +92,7 @@ class Task(ABC):
         except CheckpointError as error:
             raise ConfigError(f"train.init_from: {error}") from None
         if payload.get("net_name") != self.config.network.name:
-            raise ConfigError(f"train.init_from: {source} holds a '{payload.get('net_name')}' network, not '{self.config.network.name}'")
+            raise ConfigError(f"train.init_from: {source} holds the network '{payload.get('net_name')}', not '{self.config.network.name}'")
         self.check_adoptable(source, payload)
         if self.config.train.continue_lr:
             try:
@@ -173,6 +175,16 @@ class Task(ABC):
     def data_fingerprint(self) -> str | None:
         """A fingerprint of what the run trains and is scored on (checkpoints record it as ``data_checksum``)."""
         return None
+
+    def content_fingerprint(self) -> str | None:
+        """A fingerprint of the data as read from their files, before any vocabulary (``DatasetSplits.content_fingerprint``)."""
+        return None
+
+    def fingerprint(self) -> dict[str, str | None]:
+        """What results.json records so that another configuration can be told from this run's: the fingerprint of its
+        settings (:func:`drga.config.settings_fingerprint`) and of its data as read; ``drga sweep`` skips a finished run
+        only when both equal the new run's."""
+        return {"settings": settings_fingerprint(self.flat_config()), "data": self.content_fingerprint()}
 
     def check_resume(self, context: RunContext, payload: dict[str, Any], force: bool) -> None:
         """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since

@@ -46,9 +46,10 @@ class WallClock:
     Written while the run goes, not only when it ends: a sweep killed outright (a session's end,
     SIGKILL) would otherwise lose the whole piece, and a resumed run would under-report its cost."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, fresh: bool = False):
+        """``fresh``: the run is trained anew (``--overwrite``): the seconds of the run it replaces do not count."""
         self.path = folder / "wall_seconds.txt"
-        self.before = float(self.path.read_text()) if self.path.exists() else 0.0
+        self.before = float(self.path.read_text()) if self.path.exists() and not fresh else 0.0
         self.started = time.time()
 
     def record(self) -> float:
@@ -78,7 +79,7 @@ def train_to_end(folder: Path, command: list[str], threads: int, stop: threading
         log.flush()
         process = subprocess.Popen(started, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=cwd,
                                    start_new_session=True)
-    clock = WallClock(folder)
+    clock = WallClock(folder, fresh="--overwrite" in command)
     recorded = time.time()
     try:
         while process.poll() is None:

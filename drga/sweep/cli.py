@@ -15,9 +15,15 @@ finished) one results table is written: every run, then mean ± std over seeds.
         [--executor ray [--address HOST:PORT|ray://HOST:PORT|auto] [--cpus-per-run 1] [--gpus-per-run 0]]
 
 ``--results DIR`` keeps a small JSON per finished run in DIR (``<run name>.json``: config, seed,
-commit, data checksum, every row's dev and test numbers, phase timings, the epoch record), to
-commit as runs finish: a run whose file is there counts as finished, so the study resumes on a
+commit, data checksum, fingerprint, every row's dev and test numbers, phase timings, the epoch record),
+to commit as runs finish: a run whose file is there counts as finished, so the study resumes on a
 fresh machine from the committed files alone, and its tables are rebuilt from them.
+
+A sweep never mixes settings: a finished run is skipped only when it was made with the settings and
+data this sweep would give it (the fingerprint its results record, drga/sweep/fingerprints.py);
+where they differ the sweep names the runs and the settings and stops (exit 2), unless
+``--rerun-changed`` trains them again (each old run is deleted only once its new run has saved its
+first epoch). The table says the settings it was made from.
 
 ``--cli`` runs another entry point with the same `train` arguments, e.g. a module of yours that
 registers your own network before calling ``drga.cli.main`` (docs/custom-network.md).
@@ -39,15 +45,30 @@ from typing import Any
 
 from drga.errors import UserError
 from drga.sweep.executors import Executor, LocalExecutor
+from drga.sweep.fingerprints import SettingsCheck, refusal, settings_lines
 from drga.sweep.grid import Run, command, plan, source_commit
 from drga.sweep.results import export_result, projected_compute, table
+
+#: The options only ``--executor ray`` reads.
+RAY_ONLY = ("address", "cpus_per_run", "gpus_per_run", "num_cpus", "retries", "no_dashboard")
+#: Where each option of ``drga sweep`` is read (see ``drga.cli.OPTION_SCOPES``).
+OPTION_SCOPES: dict[str, dict[str, str | None]] = {
+    "sweep": {
+        **{name: None for name in ("nets", "datasets", "seeds", "threads_per_run", "config", "set", "logdir", "out", "results", "cli",
+                                   "dry_run", "rerun_changed", "executor")},
+        "jobs": "the local executor",
+        **{name: "--executor ray" for name in RAY_ONLY},
+    }
+}
+#: The Ray options' values when not given (their parser defaults are None, so that a given one is told apart).
+RAY_DEFAULTS = {"cpus_per_run": 1.0, "gpus_per_run": 0.0, "retries": 3, "no_dashboard": False}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nets", nargs="+", default=["lstm-sa"], help="attention networks (see `drga networks`)")
     parser.add_argument("--datasets", nargs="+", default=["subj"], help="data sets (see `drga datasets`)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
-    parser.add_argument("--jobs", type=int, default=1, help="local executor: runs at the same time")
+    parser.add_argument("--jobs", type=int, help="local executor: runs at the same time (default 1)")
     parser.add_argument(
         "--threads-per-run", type=int, default=0,
         help="torch threads per run (default: $OMP_NUM_THREADS if set, else cores / jobs; Ray: --cpus-per-run)",
@@ -62,22 +83,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", help="folder of the per-run result files to commit (see above)")
     parser.add_argument("--cli", default="drga.cli", help="module (run with -m) or script with the `train` command")
     parser.add_argument("--dry-run", action="store_true", help="print the commands of the runs still to do")
+    parser.add_argument(
+        "--rerun-changed", action="store_true",
+        help="train again the finished runs made with other settings or data than this sweep gives them (else the sweep refuses)",
+    )
     ray = parser.add_argument_group("Ray executor (pip install drga[ray]; docs/distributed.md)")
     ray.add_argument("--executor", choices=["local", "ray"], default="local", help="where the runs train (default local)")
     ray.add_argument("--address", help="a Ray cluster to join: HOST:PORT, ray://HOST:PORT or auto (default: start an embedded Ray)")
-    ray.add_argument("--cpus-per-run", type=float, default=1.0, help="CPUs each run's Ray task needs (default 1)")
-    ray.add_argument("--gpus-per-run", type=float, default=0.0, help="GPUs each run's Ray task needs (default 0)")
+    ray.add_argument("--cpus-per-run", type=float, help="CPUs each run's Ray task needs (default 1)")
+    ray.add_argument("--gpus-per-run", type=float, help="GPUs each run's Ray task needs (default 0)")
     ray.add_argument("--num-cpus", type=int, help="embedded Ray: CPUs it may use (default: all cores)")
-    ray.add_argument("--retries", type=int, default=3, help="times Ray retries a run whose worker or node died (default 3)")
-    ray.add_argument("--no-dashboard", action="store_true", help="embedded Ray: without its dashboard (lighter)")
+    ray.add_argument("--retries", type=int, help="times Ray retries a run whose worker or node died (default 3)")
+    ray.add_argument("--no-dashboard", action="store_true", default=None, help="embedded Ray: without its dashboard (lighter)")
 
 
 def finish_arguments(args: argparse.Namespace, error: Callable[[str], Any]) -> argparse.Namespace:
-    """Check the arguments and fill in the defaults that depend on others."""
+    """Check the arguments, refuse those this sweep would not read, and fill in the defaults that depend on others."""
+    if args.executor == "local":
+        given = ["--" + name.replace("_", "-") for name in RAY_ONLY if getattr(args, name) is not None]
+        if given:
+            error(f"{', '.join(given)} applies to --executor ray, and nothing here reads it: add --executor ray, or drop "
+                  f"{', '.join(given)}")
+    elif args.jobs is not None:
+        error("--jobs applies to the local executor (Ray runs as many at a time as the cluster holds), and nothing here reads it: "
+              "drop --jobs, or set what each run needs with --cpus-per-run and --gpus-per-run")
+    if args.address is not None and (args.num_cpus is not None or args.no_dashboard):
+        flag = "--num-cpus" if args.num_cpus is not None else "--no-dashboard"
+        error(f"{flag} applies to an embedded Ray (without --address), and nothing here reads it: drop it, or drop --address")
+    for name, value in RAY_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    args.jobs = 1 if args.jobs is None else args.jobs
     if args.jobs < 1:
         error("--jobs must be at least 1")
-    if args.executor == "local" and (args.address or args.num_cpus):
-        error("--address and --num-cpus are for --executor ray")
     if args.cpus_per_run < 0 or args.gpus_per_run < 0 or args.retries < 0:
         error("--cpus-per-run, --gpus-per-run and --retries must be ≥ 0")
     if not args.threads_per_run:
@@ -92,18 +130,33 @@ def finish_arguments(args: argparse.Namespace, error: Callable[[str], Any]) -> a
     return args
 
 
-def skip_finished(runs: list[Run]) -> list[Run]:
-    """The runs still to do; each finished one is said and keeps its result file."""
-    todo = []
+def skip_finished(runs: list[Run], check: SettingsCheck, rerun_changed: bool = False) -> list[Run]:
+    """The runs still to do; each finished one is said and keeps its result file. A run there that was made with other
+    settings or data than this sweep gives it (:mod:`drga.sweep.fingerprints`) is refused, naming them, or with
+    ``rerun_changed`` trained again."""
+    todo, changed = [], []
     commit = source_commit()
     for run in runs:
         run.commit = commit
         export_result(run, commit)  # a run finished by an earlier invocation that had not kept its file
         if run.finished:
+            comparison = check.compare_finished(run)
+            if comparison.differs:
+                changed.append(comparison)
+                todo.append(run)
+                continue
             run.status = "finished earlier"
-            print(f"[skip] {run.name} is finished", flush=True)
+            print(f"[skip] {run.name} is finished" + (f" ({comparison.note})" if comparison.note else ""), flush=True)
         else:
+            if run.interrupted and (comparison := check.compare_interrupted(run)).differs:
+                changed.append(comparison)
             todo.append(run)
+    if changed and not rerun_changed:
+        raise refusal(changed)
+    for comparison in changed:
+        comparison.run.redo = True
+        print(f"[rerun] {comparison.run.name}: made with other settings or data ({'; '.join(comparison.differences[:3])}); "
+              "trained again (--rerun-changed)", flush=True)
     return todo
 
 
@@ -122,7 +175,8 @@ def _interrupt(signum: int, frame: object) -> None:
 def sweep(args: argparse.Namespace) -> int:
     """Run the grid; write the table. 0: every run finished; 1: some failed; 130: interrupted."""
     runs = plan(args.nets, args.datasets, args.seeds, args.logdir, args.results)
-    todo = skip_finished(runs)
+    check = SettingsCheck(args)
+    todo = skip_finished(runs, check, args.rerun_changed)
     if args.dry_run:
         print(projected_compute(todo, runs, args), flush=True)
         for run in todo:
@@ -144,7 +198,7 @@ def sweep(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    text = table(runs, args.out)
+    text = table(runs, args.out, settings_lines(runs, check))
     Path(args.out).write_text(text + "\n", encoding="utf-8")
     print("\n" + text + f"\n\nresults table: {args.out} (and {Path(args.out).with_suffix('.csv')})", flush=True)
     if not completed:
@@ -152,11 +206,16 @@ def sweep(args: argparse.Namespace) -> int:
     return 1 if any(run.status == "failed" for run in runs) else 0
 
 
+def plain(docstring: str | None) -> str:
+    """A module docstring as --help shows it: reStructuredText's double backticks dropped."""
+    return (docstring or "").replace("``", "")
+
+
 def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add the ``sweep`` subcommand to ``drga``; return its handler."""
     parser = commands.add_parser(
         "sweep", help="a grid of runs (networks × data sets × seeds), resumable, here or on a Ray cluster",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(parser)
     return {"sweep": lambda args: sweep(finish_arguments(args, parser.error))}
@@ -164,7 +223,7 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
 
 def main(argv: list[str] | None = None) -> int:
     """The sweep as a program of its own (experiments/sweep.py)."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -64,7 +64,12 @@ def settle(run: Run, returncode: int | None, seconds: float, stopped: bool, tall
         run.status = "interrupted"
         return
     count = tally.one_more()
-    if returncode == 0 and run.finished:
+    if returncode == 0 and run.redo and (run.folder / "results.json").exists():  # trained again: its new results stand
+        run.redo = False
+        run.status = "finished"
+        export_result(run, run.commit, replace=True)
+        print(f"[done] {run.name} in {seconds:.0f}s{f' on {where}' if where else ''}, trained again ({count})", flush=True)
+    elif returncode == 0 and run.finished:
         run.status = "finished"
         export_result(run, run.commit)
         print(f"[done] {run.name} in {seconds:.0f}s{f' on {where}' if where else ''} ({count})", flush=True)

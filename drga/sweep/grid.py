@@ -27,6 +27,8 @@ class Run:
     commit: str = "unknown"
     #: ``--results``: the committed per-run result file.
     result_file: Path | None = None
+    #: ``--rerun-changed``: a finished run made with other settings or data, trained again (``--overwrite``).
+    redo: bool = False
 
     @property
     def name(self) -> str:
@@ -34,11 +36,13 @@ class Run:
 
     @property
     def finished(self) -> bool:
+        if self.redo:  # its results are another configuration's until its new run ends
+            return False
         return (self.folder / "results.json").exists() or (self.result_file is not None and self.result_file.exists())
 
     @property
     def interrupted(self) -> bool:
-        return not self.finished and (self.folder / "last.pt").exists()
+        return not self.finished and (self.folder / "last.pt").exists() and not (self.folder / "results.json").exists()
 
 
 def plan(nets: list[str], datasets: list[str], seeds: list[int], logdir: str | Path, results: str | Path | None = None) -> list[Run]:
@@ -64,9 +68,18 @@ def train_arguments(run: Run, args: argparse.Namespace) -> list[str]:
     return arguments
 
 
+def train_overrides(run: Run, args: argparse.Namespace) -> list[str]:
+    """The ``section.key=value`` overrides that the run's `drga train` command (:func:`train_arguments`) makes of its options,
+    in the order `drga train` applies them (``drga.config.flag_overrides``): what its configuration is resolved from."""
+    sets = [item.replace("{seed}", str(run.seed)).replace("{dataset}", run.dataset).replace("{net}", run.net) for item in args.set]
+    return [*sets, f"data.dataset={run.dataset}", f"network.name={run.net}", f"run.seed={run.seed}",
+            f"run.logdir={run.folder.parent}", f"run.run_name={run.name}", "run.progress=false"]
+
+
 def command(run: Run, args: argparse.Namespace, python: str = sys.executable) -> list[str]:
-    """The run's whole command as it would start now (``--resume`` if it was interrupted)."""
-    return [python, *train_arguments(run, args), *(["--resume"] if run.interrupted else [])]
+    """The run's whole command as it would start now (``--resume`` if it was interrupted; ``--overwrite`` to train a
+    finished run again, :attr:`Run.redo`)."""
+    return [python, *train_arguments(run, args), *(["--resume"] if run.interrupted else ["--overwrite"] if run.redo else [])]
 
 
 def source_commit() -> str:

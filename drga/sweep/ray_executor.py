@@ -49,9 +49,11 @@ def train_on_node(folder: str, arguments: list[str], threads: int, cwd: str) -> 
     where = Path(cwd) if Path(cwd).is_dir() else Path.cwd()
     run_dir = where / folder
     results, wall = run_dir / "results.json", run_dir / "wall_seconds.txt"
-    if not results.exists():  # else a try that ended after training, before it could answer, left it
-        resume = ["--resume"] if (run_dir / "last.pt").exists() else []
-        piece = train_to_end(Path(folder), [sys.executable, *arguments, *resume], threads, announce=lambda line: print(line, flush=True),
+    redo = "--overwrite" in arguments  # a finished run trained again (--rerun-changed): its results.json is the old run's
+    if redo or not results.exists():  # else a try that ended after training, before it could answer, left it
+        interrupted = (run_dir / "last.pt").exists() and not results.exists()
+        start = [a for a in arguments if a != "--overwrite" or not interrupted] + (["--resume"] if interrupted else [])
+        piece = train_to_end(Path(folder), [sys.executable, *start], threads, announce=lambda line: print(line, flush=True),
                              where=f"node {node}", die_with_parent=True, cwd=where)
         returncode, seconds = piece.returncode, piece.seconds
     else:
@@ -111,8 +113,9 @@ class RayExecutor:
         pending: dict[Any, Run] = {}
         for run in todo:
             if not busy(run):
+                arguments = [*train_arguments(run, args), *(["--overwrite"] if run.redo else [])]
                 reference = task.options(name=f"drga train {run.name}", **needs).remote(
-                    str(run.folder), train_arguments(run, args), args.threads_per_run, os.getcwd())
+                    str(run.folder), arguments, args.threads_per_run, os.getcwd())
                 pending[reference] = run
         try:
             while pending:
@@ -140,7 +143,7 @@ class RayExecutor:
             failure = f"its Ray task failed ({self.args.retries} retries): {type(error).__name__}: {first_line}"
             settle(run, None, 0.0, False, tally, failure=failure)
             return
-        if outcome["results"] is not None and not (run.folder / "results.json").exists():
+        if outcome["results"] is not None and (run.redo or not (run.folder / "results.json").exists()):
             run.folder.mkdir(parents=True, exist_ok=True)
             (run.folder / "results.json").write_text(outcome["results"], encoding="utf-8")
             if outcome["wall_seconds"] is not None:

@@ -68,10 +68,11 @@ def portable_paths(value: Any, start: str | Path | None = None) -> Any:
     return value
 
 
-def export_result(run: Run, commit: str) -> None:
-    """The run's small result file (``--results``) from its results.json; nothing if it has none yet."""
+def export_result(run: Run, commit: str, replace: bool = False) -> None:
+    """The run's small result file (``--results``) from its results.json; nothing if it has none yet, or has one
+    (``replace``: the run was trained again, ``--rerun-changed``)."""
     source = run.folder / "results.json"
-    if run.result_file is None or not source.exists() or run.result_file.exists():
+    if run.result_file is None or not source.exists() or (run.result_file.exists() and not replace):
         return
     full = json.loads(source.read_text(encoding="utf-8"))
     rows = {}
@@ -94,6 +95,7 @@ def export_result(run: Run, commit: str) -> None:
         "rows": rows,
         "pretrain_checksum": full.get("pretrain_checksum"),
         "config": portable_paths(full.get("config")),  # run folders from their run root: no machine's absolute path
+        "fingerprint": full.get("fingerprint"),  # its settings and data (drga/sweep/fingerprints.py); older files lack it
         "history": history,
     }
     run.result_file.parent.mkdir(parents=True, exist_ok=True)
@@ -260,13 +262,15 @@ def accuracy(payload: dict, row: str, mode: str) -> float | None:
     return None if result is None else headline_score(result)
 
 
-def table(runs: list[Run], out: str | Path) -> str:
+def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -> str:
     """Every run's test accuracies (%), then mean ± std over seeds per network and data set; the rows
-    also go to ``out`` with the suffix .csv. Returns the markdown."""
+    also go to ``out`` with the suffix .csv. ``settings``: what the runs were made with, said under the
+    title (drga/sweep/fingerprints.py). Returns the markdown."""
     titles = [title for title, _, _ in COLUMNS]
     lines = [
         f"Test accuracy (%) of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.",
         "",
+        *[part for line in settings or [] for part in (line, "")],
         "| network | data set | seed | status | " + " | ".join(titles) + " | wall (s) |",
         "|---|---|---|---|" + "---|" * len(titles) + "---|",
     ]

@@ -12,7 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drga.config import flag_overrides
+from drga.config import flag_overrides, tsv_implies_dataset
+
+#: Where each option of ``drga tune`` is read (see ``drga.cli.OPTION_SCOPES``).
+OPTION_SCOPES: dict[str, dict[str, str | None]] = {
+    "tune": {
+        **{name: None for name in ("config", "set", "dataset", "net", "seed", "data_dir", "device", "search", "trials", "sampler",
+                                   "sampler_seed", "no_prune", "study", "dir", "storage", "best")},
+        "tsv": "the tsv data set",
+    }
+}
 
 DESCRIPTION = """\
 Search settings of `drga train` with Optuna: TPE (or --sampler grid), median pruning on each epoch's
@@ -39,7 +48,7 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     tune.add_argument("--net", help="attention network (network.name)")
     tune.add_argument("--seed", type=int, help="every trial's seed (run.seed)")
     tune.add_argument("--data-dir", help="folder of the data set or a data root")
-    tune.add_argument("--tsv", help="for --dataset tsv: a label<TAB>text file, or a folder with train/dev/test.tsv")
+    tune.add_argument("--tsv", help="your own data: a label<TAB>text file, or a folder with train/dev/test.tsv (implies --dataset tsv)")
     tune.add_argument("--device", help="cpu, cuda, cuda:N or auto")
     tune.add_argument(
         "--search", action="append", default=[], metavar="SECTION.KEY=SPEC",
@@ -65,6 +74,7 @@ def settings_from(args: argparse.Namespace) -> Any:
     from drga.tune.study import TuneSettings
 
     args.no_progress = False  # the trials' own run.progress=false stays out of the best config
+    tsv_implies_dataset(args)
     base = flag_overrides(args, interactive=True, extra=(("tsv", "data.tsv_path"),))
     config = experiment(load_run_config(args.config, base))  # checked now, not in trial 1
     dimensions = parse_search(args.search)

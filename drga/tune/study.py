@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drga.config import ExperimentConfig
+from drga.config import ExperimentConfig, fingerprinted
 from drga.errors import UserError
+from drga.names import counted
 from drga.runner.phases import Phase, phase_plan
 from drga.tasks.run_config import experiment, load_run_config, run_config_toml
 from drga.tune.pruning import ReportAndPrune
@@ -249,13 +250,80 @@ def write_best_config(settings: TuneSettings, study: Any, trial: Any) -> Path:
     return settings.best_file
 
 
+#: The study's user attribute that records what it searches and what it keeps fixed.
+DEFINITION = "drga_definition"
+
+
+def study_definition(settings: TuneSettings) -> dict[str, Any]:
+    """What a study is: its search space (each dimension) and its fixed settings (the base configuration's settings that
+    shape a run, :func:`drga.config.fingerprinted`, without those a dimension sets)."""
+    searched = {dimension.key for dimension in settings.dimensions}
+    for dimension in settings.dimensions:
+        for _, items in dimension.settings or ():
+            searched |= {item.partition("=")[0].strip() for item in items}
+    base = fingerprinted(load_run_config(settings.config, settings.base).flat())
+    space = [json.loads(json.dumps(dataclasses.asdict(dimension))) for dimension in settings.dimensions]
+    return {"search_space": space, "fixed_settings": {key: value for key, value in base.items() if key not in searched}}
+
+
+def distribution(dimension: Dimension) -> Any:
+    """The Optuna distribution a dimension's values are drawn from (as :meth:`Dimension.suggest` asks for them)."""
+    optuna = optuna_module()
+    if dimension.choices is not None:
+        return optuna.distributions.CategoricalDistribution(list(dimension.choices))
+    if isinstance(dimension.low, int) and isinstance(dimension.high, int):
+        return optuna.distributions.IntDistribution(dimension.low, dimension.high, log=dimension.log)
+    return optuna.distributions.FloatDistribution(float(dimension.low), float(dimension.high), log=dimension.log)
+
+
+def check_study(settings: TuneSettings, study: Any) -> None:
+    """Refuse to continue a stored study whose search space or fixed settings differ from this command's (its trials
+    would not be comparable); a new study records them. A study stored by an earlier version, without the record, has
+    its search space checked against its trials' distributions, and this command's definition recorded."""
+    definition = study_definition(settings)
+    stored = study.user_attrs.get(DEFINITION)
+    where = f"study '{settings.study_name}' in {settings.storage_url}"
+    fix = "continue it with the settings it was made with, or start another study (--study NAME, or another --dir)"
+    if stored is None:
+        wanted = {dimension.key: distribution(dimension) for dimension in settings.dimensions}
+        for trial in study.get_trials(deepcopy=False):
+            if trial.distributions and trial.distributions != wanted:
+                names = sorted(set(trial.distributions) ^ set(wanted)) or sorted(
+                    key for key in wanted if trial.distributions.get(key) != wanted[key])
+                raise UserError(f"{where} searched another space than this command (trial {trial.number}: {', '.join(names)}); {fix}")
+        study.set_user_attr(DEFINITION, definition)
+        return
+    differences = []
+    old_space = {item["key"]: item for item in stored.get("search_space", [])}
+    new_space = {item["key"]: item for item in definition["search_space"]}
+    for key in sorted(set(old_space) | set(new_space)):
+        if old_space.get(key) != new_space.get(key):
+            differences.append(f"searched {key}: {_dimension_text(old_space.get(key))} → {_dimension_text(new_space.get(key))}")
+    old_fixed, new_fixed = stored.get("fixed_settings", {}), definition["fixed_settings"]
+    for key in sorted(set(old_fixed) & set(new_fixed)):
+        if old_fixed[key] != new_fixed[key]:
+            differences.append(f"{key}: {json.dumps(old_fixed[key])} → {json.dumps(new_fixed[key])}")
+    if differences:
+        raise UserError(f"{where} was made with another search space or other fixed settings than this command gives: "
+                        + "; ".join(differences) + f"; {fix}")
+
+
+def _dimension_text(item: dict[str, Any] | None) -> str:
+    if item is None:
+        return "not searched"
+    if item.get("choices") is not None:
+        return ",".join(map(str, item["choices"]))
+    return f"{item['low']:g}:{item['high']:g}" + (":log" if item.get("log") else "")
+
+
 def tune(settings: TuneSettings) -> Any:
     """Run the study until it has ``settings.trials`` finished trials (the grid may end it sooner); return it."""
     optuna = optuna_module()
     study = open_study(settings)
+    check_study(settings, study)
     done = len(finished_trials(study))
     left = settings.trials - done
-    settings.log(f"[study] '{settings.study_name}' in {settings.storage_url}: {done} trials finished, {max(left, 0)} to go; "
+    settings.log(f"[study] '{settings.study_name}' in {settings.storage_url}: {counted(done, 'trial')} finished, {max(left, 0)} to go; "
                  f"run folders in {settings.folder}")
     best = best_trial(study)
 

@@ -52,11 +52,10 @@ class PreparedData:
         return digest.hexdigest()[:16]
 
 
-def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> PreparedData:
-    """Load, tokenize and encode the data set; the vocabulary comes from the training split."""
+def load_splits(config: ExperimentConfig) -> DatasetSplits:
+    """The configured data set as read from its files: tokenized, split, its labels checked (no vocabulary yet)."""
     data = config.data
-    required = NETWORK_INPUTS.get(config.network.name, "text")
-    splits = load_dataset(
+    return load_dataset(
         data.dataset,
         data_dir=data.data_dir,
         tsv_path=data.tsv_path,
@@ -64,9 +63,17 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
         lowercase=data.lowercase,
         phrase_level=data.phrase_level,
         tsv_header=data.tsv_header,
+        rare_labels=data.rare_labels,
         encoding=data.encoding,
         encoding_errors=data.encoding_errors,
     )
+
+
+def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> PreparedData:
+    """Load, tokenize and encode the data set; the vocabulary comes from the training split."""
+    data = config.data
+    required = NETWORK_INPUTS.get(config.network.name, "text")
+    splits = load_splits(config)
     # A text network may read aspect data (it ignores the aspect); every other mismatch is an error.
     if required != splits.provides and not (required == "text" and splits.provides == "aspect"):
         raise ConfigError(

@@ -155,6 +155,9 @@ class ClassificationTask(Task):
     def data_fingerprint(self) -> str:
         return self.data.checksum
 
+    def content_fingerprint(self) -> str:
+        return self.data.splits.content_fingerprint
+
     def check_continuable(self, last: Path, payload: dict[str, Any]) -> None:
         """The network's outputs are the recorded labels and its embedding rows the recorded vocabulary's
         words: --force continues only where both are this data's."""

@@ -61,7 +61,7 @@ def load_trained(
     """
     payload = model_checkpoint(path, payload)
     if expected_net is not None and payload["net_name"] != expected_net:
-        raise CheckpointError(f"{path} holds a '{payload['net_name']}' network, not '{expected_net}'")
+        raise CheckpointError(f"{path} holds the network '{payload['net_name']}', not '{expected_net}'")
     recorded_fingerprint = payload.get("vocab_fingerprint")
     if recorded_fingerprint is not None and vocabulary_fingerprint(payload["vocab"]) != recorded_fingerprint:
         raise CheckpointError(f"{path} is corrupted: its vocabulary does not match the fingerprint written with it")
@@ -91,7 +91,7 @@ def _network_for(path: str | Path, config: ExperimentConfig, vocab: Vocabulary, 
         return given(len(vocab), num_classes)
     if config.network.name not in NETWORKS:
         raise CheckpointError(
-            f"{path} holds a '{config.network.name}' network, which is not among this program's networks (`drga networks`): "
+            f"{path} holds the network '{config.network.name}', which is not among this program's networks (`drga networks`): "
             "in Python, give it: drga.load(path, network=YourNetworkClass); on the command line, register it first "
             "(docs/custom-network.md, 'From the command line')"
         )

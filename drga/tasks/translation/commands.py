@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from drga.config import ConfigError
-from drga.names import MODES, Mode, checked_mode
+from drga.config import ConfigError, refuse_option
+from drga.names import MODES, Mode, checked_mode, counted
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -34,11 +34,17 @@ def translate_lines(args: argparse.Namespace) -> int:
     from drga.tasks.translation.metrics import score_translations
     from drga.tasks.translation.trained import load_translation_model
 
+    if args.length_penalty is not None and args.beam == 1:  # refused before the checkpoint is read
+        raise refuse_option("length_penalty", "beam search (a beam above 1), and greedy decoding ranks no hypotheses",
+                            "give --beam N with N > 1, or drop --length-penalty")
     model = load_translation_model(args.checkpoint, device=args.device)
     mode = checked_mode(args.mode, model.has_agent, f"{args.checkpoint} (phase '{model.phase}')", "use --mode net-only")
     beam = args.beam if args.beam is not None else model.config.nmt.beam_size
     if beam < 1:
         raise ConfigError(f"--beam must be at least 1, got {beam}")
+    if args.length_penalty is not None and beam == 1:
+        raise refuse_option("length_penalty", "beam search (a beam above 1), and greedy decoding ranks no hypotheses",
+                            "give --beam N with N > 1, or drop --length-penalty")
     sources = _read_lines(args.input)
     progress = not args.no_progress and sys.stderr.isatty()
     translations, cut = model.translate(sources, mode, beam, args.length_penalty, args.batch_size, progress)
@@ -50,7 +56,7 @@ def translate_lines(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     search = "greedy" if beam == 1 else f"beam {beam}"
-    print(f"drga translate: {len(sources)} lines, {model.network.net_name} ({model.phase}), {mode}, {search}", file=sys.stderr)
+    print(f"drga translate: {counted(len(sources), 'line')}, {model.network.net_name} ({model.phase}), {mode}, {search}", file=sys.stderr)
     if args.reference:
         references = _read_lines(args.reference)
         scores = score_translations(translations, references)
@@ -70,7 +76,8 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
     from drga.data.parallel import ParallelBatchIterator
 
     if getattr(args, "tsv", None) is not None:
-        raise ConfigError("--tsv is for classification data; a translation checkpoint reads parallel text (--dataset, --data-dir)")
+        raise refuse_option("tsv", "the tsv data set of a classification checkpoint",
+                            "a translation checkpoint reads parallel text (--dataset, --data-dir); drop --tsv")
     model = _model_on_requested_data(args, payload)
     data = model.config.experiment.data
     beam = _evaluation_beam(args, model.config.nmt)

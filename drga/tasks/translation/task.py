@@ -223,6 +223,9 @@ class TranslationTask(Task):
         # network's vocabulary: --force can always continue (Task.check_continuable's default).
         return self.data.checksum
 
+    def content_fingerprint(self) -> str:
+        return self.data.splits.content_fingerprint
+
     def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         nmt = self.translation.nmt
         rows: dict[str, dict[str, Any]] = {}

@@ -82,7 +82,7 @@ def load_translation_model(path: str | Path, device: str = "cpu", payload: dict[
     """Rebuild network, agent, β and tokenizers from a translation checkpoint (``payload``: the file, already loaded)."""
     payload = model_checkpoint(path, payload)
     if not is_translation_checkpoint(payload):
-        raise CheckpointError(f"{path} holds a '{payload.get('net_name')}' classification model, not a translation model")
+        raise CheckpointError(f"{path} holds the classification network '{payload.get('net_name')}', not a translation model")
     config = translation_config_from_dict(payload["config"])
     source, target = tokenizers_from_payload(payload, path)
     network = build_translation_network(config, len(source), len(target))
