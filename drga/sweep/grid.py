@@ -8,6 +8,7 @@ and continues with ``--resume``.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -82,18 +83,24 @@ def command(run: Run, args: argparse.Namespace, python: str = sys.executable) ->
     return [python, *train_arguments(run, args), *(["--resume"] if run.interrupted else ["--overwrite"] if run.redo else [])]
 
 
+#: Outside a git checkout, the commit a copy of the tree was made from, as its maker recorded it (a copy sent to
+#: another machine without its .git: experiments/translation_gpu.py sets it from the copy's checked fingerprint).
+SOURCE_COMMIT_VARIABLE = "DRGA_SOURCE_COMMIT"
+
+
 def source_commit() -> str:
-    """The commit the runs' code is at; ``-dirty`` when tracked files differ from it; ``unknown``
-    outside a git checkout of the toolkit (an installed package, say)."""
+    """The commit the runs' code is at; ``-dirty`` when tracked files differ from it; outside a git checkout of
+    the toolkit (an installed package, a copy without .git) ``$DRGA_SOURCE_COMMIT`` if set, else ``unknown``."""
     root = Path(__file__).resolve().parents[2]
+    recorded = os.environ.get(SOURCE_COMMIT_VARIABLE) or "unknown"
     try:
         top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, check=True).stdout
         if Path(top.strip()).resolve() != root:  # a package installed inside some other repository's tree
-            return "unknown"
+            return recorded
         commit = subprocess.run(
             ["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "."], cwd=root).returncode != 0
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return recorded
     return commit + ("-dirty" if dirty else "")
