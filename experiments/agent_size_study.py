@@ -5,9 +5,9 @@
 
 The classification study's paper regime (experiments/configs/paper_regime.toml: GloVe 50d, 300-unit
 LSTM+SA, dropout 0.5, 3 agent epochs and 5 co-training epochs, SUBJ's tuned √L0 0.5 and δ 0.85).
-Per seed, one pretrained network (the tuned study's pretrain-only run of that seed: its committed
-result file in ``tuned-regime/pretrain/`` records the checksum, and a network missing on this disk is
-pretrained again and must give it) is the start of
+Per seed, one pretrained network (a pretrain-only run with the tuned study's settings, so the same
+training as that study's seed: ``agent-size/pretrain/``; its result file records the network's
+checksum, and a network missing on this disk is pretrained again and must give it) is the start of
 - the equal-budget baseline (8 epochs of the network alone): ``agent-size/baseline/``;
 - DRGA with each agent size of :data:`AGENT_SIZES` (the agent phase, then co-training):
   ``agent-size/<layers>x<hidden>/``.
@@ -42,7 +42,11 @@ BASELINE = "baseline"
 
 
 class AgentSizeLayout(Layout):
-    """The tuned study's layout, whose pretrain-only runs this study shares, with the runs' files under ``agent-size/``."""
+    """The tuned study's layout with every file under ``agent-size/``: its pretrain-only runs in ``agent-size/pretrain/``."""
+
+    @property
+    def regime(self) -> Path:
+        return self.results / STUDY
 
     @property
     def study(self) -> Path:

@@ -3,8 +3,8 @@
     python experiments/agent_size_study.py tables      # or: python experiments/agent_size_tables.py
 
 Reads ``experiments/results/agent-size/`` (the equal-budget baseline and each agent size, per seed;
-``parameters.json``) and the shared pretrain-only runs ``tuned-regime/pretrain/`` (the pretrained
-network each seed's runs started from). Per agent size: parameters, the iterations to the selected
+``parameters.json``; ``pretrain/``, the pretrained network each seed's runs started from, compared
+with the tuned study's pretraining of the same seed, ``tuned-regime/pretrain/``). Per agent size: parameters, the iterations to the selected
 epochs, test accuracy in both modes, and the paired difference from the same seed's equal-budget
 baseline (95% t interval, paired t-test, Holm over the sizes with a test), the paper's row beside it.
 """
@@ -41,7 +41,7 @@ PAPER_BASELINE = (3212, 780, 93.5)
 def load(results: Path) -> dict[str, dict[int, dict[str, Any]]]:
     """``runs[kind][seed]``: the result files of the baseline and of each size (kind ``pretrain``: the shared pretrain-only runs)."""
     runs: dict[str, dict[int, dict[str, Any]]] = {}
-    for kind in [BASELINE, *AGENT_SIZES]:
+    for kind in [BASELINE, *AGENT_SIZES]:  # (agent-size/pretrain/ is read below, for the seeds these have)
         runs[kind] = {}
         for path in sorted((results / STUDY / kind).glob("*.json")):
             result = json.loads(path.read_text(encoding="utf-8"))
@@ -51,7 +51,7 @@ def load(results: Path) -> dict[str, dict[int, dict[str, Any]]]:
     seeds = sorted({seed for by_seed in runs.values() for seed in by_seed})
     runs["pretrain"] = {}
     for seed in seeds:
-        path = results / "tuned-regime" / "pretrain" / f"{CELL[1]}-{CELL[0]}-seed{seed}.json"
+        path = results / STUDY / "pretrain" / f"{CELL[1]}-{CELL[0]}-seed{seed}.json"
         if path.exists():
             runs["pretrain"][seed] = json.loads(path.read_text(encoding="utf-8"))
     check_starts(runs)
@@ -64,8 +64,26 @@ def check_starts(runs: dict[str, dict[int, dict[str, Any]]]) -> None:
         for seed, result in by_seed.items():
             start = runs["pretrain"].get(seed, {}).get("pretrain_checksum")
             if kind != "pretrain" and start is not None and result.get("pretrain_checksum") != start:
-                raise SystemExit(f"agent-size/{kind} seed {seed} started from another network than tuned-regime/pretrain's "
+                raise SystemExit(f"agent-size/{kind} seed {seed} started from another network than agent-size/pretrain's "
                                  f"seed {seed} (checksum {str(result.get('pretrain_checksum'))[:12]} against {start[:12]})")
+
+
+def same_training(ours: dict[str, Any], theirs: dict[str, Any] | None) -> bool:
+    """Whether two pretrain-only runs trained alike: every epoch's training loss and dev accuracy equal."""
+    def curve(result: dict[str, Any]) -> list[tuple[Any, Any]]:
+        return [(h.get("task_loss"), h.get(regime.DEV_ACCURACY)) for h in result["history"] if h["phase"] == "pretrain"]
+
+    return theirs is not None and bool(curve(ours)) and curve(ours) == curve(theirs)
+
+
+def tuned_study_pretraining(results: Path, seeds: list[int]) -> dict[int, dict[str, Any]]:
+    """The tuned study's pretrain-only runs of these seeds (the same settings)."""
+    found = {}
+    for seed in seeds:
+        path = results / "tuned-regime" / "pretrain" / f"{CELL[1]}-{CELL[0]}-seed{seed}.json"
+        if path.exists():
+            found[seed] = json.loads(path.read_text(encoding="utf-8"))
+    return found
 
 
 def accuracy(result: dict[str, Any] | None, row: str, mode: str) -> float | None:
@@ -150,7 +168,7 @@ def main_table(runs: dict, parameters: dict[str, Any]) -> list[str]:
     return lines
 
 
-def provenance(runs: dict, parameters: dict[str, Any]) -> list[str]:
+def provenance(runs: dict, parameters: dict[str, Any], tuned: dict[int, dict[str, Any]]) -> list[str]:
     commits = sorted({r["commit"] for kind, by_seed in runs.items() if kind != "pretrain" for r in by_seed.values()})
     pretrain_commits = sorted({r["commit"] for r in runs["pretrain"].values()})
     seeds = sorted({seed for kind, by_seed in runs.items() if kind != "pretrain" for seed in by_seed})
@@ -158,10 +176,16 @@ def provenance(runs: dict, parameters: dict[str, Any]) -> list[str]:
     pretrain_only = [v for r in runs["pretrain"].values() if (v := accuracy(r, PRETRAIN_ONLY, "net-only")) is not None]
     return [
         f"Seeds {', '.join(map(str, seeds)) or '-'}; code {', '.join(commits) or '-'} (the runs after pretraining), "
-        f"{', '.join(pretrain_commits) or '-'} (the pretrained networks, `tuned-regime/pretrain/`, pretrained again here "
-        "where not on disk and checked against the recorded checksum). Every run of a seed starts from that seed's network "
-        "(checked from the files). One torch thread per run on the project's 2-core CPU machine; "
+        f"{', '.join(pretrain_commits) or '-'} (the pretrained networks, `agent-size/pretrain/`). Every run of a seed starts "
+        "from that seed's network (checked from the files). One torch thread per run on the project's 2-core CPU machine; "
         f"{hours:.2f} wall hours in all after pretraining.",
+        "",
+        "The pretraining has the tuned study's settings (`tuned-regime/pretrain/`, code 021f4d1), so each seed's network "
+        f"should be that study's: in {sum(same_training(r, tuned.get(s)) for s, r in runs['pretrain'].items())} of "
+        f"{len(runs['pretrain'])} seeds every epoch's training loss and dev accuracy are equal to that study's, and in "
+        f"{sum(r.get('pretrain_checksum') == (tuned.get(s) or {}).get('pretrain_checksum') for s, r in runs['pretrain'].items())} "
+        "the checkpoint's tensor checksum is (a checkpoint holds the agent's and β's initial tensors too, which pretraining "
+        "does not train).",
         "",
         f"The pretrained network alone (before the equal-budget baseline's 8 further epochs): test "
         f"{mean_std_text(pretrain_only)} over {len(pretrain_only)} seeds.",
@@ -180,7 +204,8 @@ def page(results: Path, out: Path) -> str:
     lines = [
         "# The agent's size: the paper's Table I (LSTM+SA on SUBJ)",
         "",
-        f"Generated by `{COMMAND}` from `experiments/results/{STUDY}/` and `experiments/results/tuned-regime/pretrain/`; "
+        f"Generated by `{COMMAND}` from `experiments/results/{STUDY}/` and, for the comparison of the pretraining, "
+        "`experiments/results/tuned-regime/pretrain/`; "
         "do not edit by hand. The runs: `python experiments/agent_size_study.py run --seeds 0-4` (its `--dry-run` prints the "
         "projected cost first).",
         "",
@@ -189,7 +214,7 @@ def page(results: Path, out: Path) -> str:
         "varied as in the paper's Table I. The comparison is paired by seed: each size, and the equal-budget baseline "
         "(the network alone for the same 8 epochs), start from the same pretrained network.",
         "",
-        *provenance(runs, parameters),
+        *provenance(runs, parameters, tuned_study_pretraining(results, sorted(runs["pretrain"]))),
         "",
         "## Table I, ours beside the paper's",
         "",

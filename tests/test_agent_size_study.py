@@ -31,7 +31,7 @@ def test_the_sizes_are_the_papers_ten_and_each_run_starts_from_the_seeds_network
 
 
 def write_run(results: Path, kind: str, seed: int, rows: dict, checksum: str = "net", **extra) -> None:
-    folder = results / "agent-size" / kind if kind != "pretrain" else results / "tuned-regime" / "pretrain"
+    folder = results / ("tuned-regime/pretrain" if kind == "tuned-pretrain" else f"agent-size/{kind}")
     folder.mkdir(parents=True, exist_ok=True)
     result = {"name": f"subj-lstm-sa-seed{seed}", "net": "lstm-sa", "dataset": "subj", "seed": seed, "commit": "abc",
               "pretrain_checksum": f"{checksum}{seed}", "wall_seconds": 360.0,
@@ -44,7 +44,11 @@ def hand_made_study(results: Path, study, tables) -> None:
     """Three seeds. Baseline 90, 91, 92. Size 2x300 with agent 91, 93, 92 (Δ +1, +2, 0); every other size 90, 91, 92
     (Δ 0, no spread); net-only always the baseline + 0.5."""
     for seed, base in enumerate((90.0, 91.0, 92.0)):
-        write_run(results, "pretrain", seed, {tables.PRETRAIN_ONLY: {"net-only": (base - 1, 10)}})
+        curve = [{"phase": "pretrain", "epoch": 1, "task_loss": 0.5, "dev_net-only_accuracy": 0.8 + seed / 100}]
+        write_run(results, "pretrain", seed, {tables.PRETRAIN_ONLY: {"net-only": (base - 1, 10)}}, history=curve)
+        # the tuned study's pretraining of the seed: the same curve (seed 0 also the same checksum), seed 2 another curve
+        write_run(results, "tuned-pretrain", seed, {}, checksum="net" if seed == 0 else "tuned",
+                  history=curve if seed < 2 else [{**curve[0], "task_loss": 0.4}])
         write_run(results, "baseline", seed, {tables.EQUAL_BUDGET: {"net-only": (base, 4)}})
         for size in study.AGENT_SIZES:
             agent = {"2x300": (91.0, 93.0, 92.0)[seed]}.get(size, base)
@@ -78,6 +82,7 @@ def test_the_page_from_a_hand_made_study(study, tables, tmp_path):
     assert net_only[1:3] == ["3", "+0.50 (no spread)"]
     assert "test 90.00 ± 1.00 over 3 seeds" in text  # the pretrained network alone
     assert "125 per epoch (8000 training sentences)" in text
+    assert "in 2 of 3 seeds every epoch's training loss and dev accuracy are equal to that study's, and in 1 the checkpoint's" in text
 
 
 def test_a_run_from_another_network_is_refused(study, tables, tmp_path):
