@@ -6,10 +6,13 @@ Reads ``tuned-search/*.db`` (the Optuna studies of experiments/tuned_study.py se
 ``tuned-search/pretrained.json``, the per-run result files of ``tuned-regime/{pretrain,drga,baseline,time-matched}/``
 and, for the untuned numbers, the main study's ``paper-regime/``; writes:
 
-1. **The search**: per cell and arm the trials (completed, pruned), their CPU and wall hours, the
+1. **The search**: per cell and arm the trials (completed, pruned, failed), their CPU and wall hours, the
    best dev accuracy beside the start's (the pretrained network every trial began from), how many
    trials were above the start on dev at any scored epoch, and how many completed trials selected an
-   epoch after the start (for DRGA, anything but the agent on the frozen network);
+   epoch after the start (for DRGA, anything but the agent on the frozen network); every trial that ended in
+   state FAIL, with what its SQLite file records of why (a hand-set ``stopped`` attribute, or the trial that
+   retried its parameters after its heartbeat went stale) and the wall time to its last heartbeat, which no
+   hour of the table counts;
 2. **The best configurations** each arm's search found;
 3. **What mattered**: each knob's importance (Optuna's PED-ANOVA evaluator, which needs no
    scikit-learn; completed trials only), as a table and as bars (``<figures>/importance.png``), and
@@ -18,7 +21,10 @@ and, for the untuned numbers, the main study's ``paper-regime/``; writes:
 4. **The test**: test accuracy at the tested seeds of the tuned arms, the time-matched baseline, the
    untuned study (all its seeds, and its runs of the same seeds started from the same network where
    the checksums agree) and the paper; paired differences per cell, 95% t intervals, paired t-tests, Holm over the cells,
-   and the average difference over the cells with its interval;
+   and the average difference over the cells with its interval, and again without seed 0 (the search's own
+   seed and network, whose runs repeat the best trials); which code each run names, and in how many seeds the
+   main study's pretrained network is the tuned study's (its checksum) or trained the same as far as its
+   result file records (its pretraining history);
 5. **Time**: the seconds the time-matched baseline was given and used;
 6. **Selected epochs** of the tuned runs (``drga.analysis.selection``).
 """
@@ -29,6 +35,7 @@ import argparse
 import json
 import math
 import os
+import sqlite3
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -120,14 +127,15 @@ def beat_start(trial: Any, start: float) -> bool:
 
 def search_table(studies: dict, starts: dict[tuple[str, str], float]) -> list[str]:
     lines = [
-        "| network | data set | arm | trials: completed + pruned (other) | CPU hours | wall hours | best dev accuracy (trial) "
+        "| network | data set | arm | trials: completed + pruned (failed) | CPU hours | wall hours | best dev accuracy (trial) "
         "| the start's dev accuracy | trials above the start at some epoch | completed trials that selected an epoch after the start |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for (cell, arm), study in in_order(studies):
-        complete, pruned = trials_of(study, "COMPLETE"), trials_of(study, "PRUNED")
-        other = len(study.get_trials(deepcopy=False)) - len(complete) - len(pruned)
+        complete, pruned, failed = trials_of(study, "COMPLETE"), trials_of(study, "PRUNED"), trials_of(study, "FAIL")
+        other = len(study.get_trials(deepcopy=False)) - len(complete) - len(pruned) - len(failed)
+        aside = ", ".join(part for part in (f"{len(failed)} failed" if failed else "", f"{other} other" if other else "") if part)
         finished = complete + pruned
         totals[arm][0] += hours(finished, "cpu_seconds")
         totals[arm][1] += hours(finished, "wall_seconds")
@@ -137,11 +145,71 @@ def search_table(studies: dict, starts: dict[tuple[str, str], float]) -> list[st
         start_text, above = ("-", "-") if start is None else \
             (f"{100 * start:.2f}", f"{sum(beat_start(t, start) for t in finished)}/{len(finished)}")
         moved = f"{sum((t.user_attrs.get('epoch') or 0) > 0 for t in complete)}/{len(complete)}" if complete else "-"
-        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(complete)} + {len(pruned)}{f' ({other})' if other else ''} "
+        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {len(complete)} + {len(pruned)}{f' ({aside})' if aside else ''} "
                      f"| {hours(finished, 'cpu_seconds'):.2f} | {hours(finished, 'wall_seconds'):.2f} | {best_text} "
                      f"| {start_text} | {above} | {moved} |")
     for arm, (cpu, wall) in sorted(totals.items()):
         lines.append(f"| **all** | | {arm} | | {cpu:.2f} | {wall:.2f} | | | | |")
+    return lines
+
+
+def last_heartbeats(path: Path) -> dict[int, Any]:
+    """Trial number → its last heartbeat (Optuna's ``trial_heartbeats`` table: a running trial writes one every 15 s),
+    read from the SQLite file itself (Optuna has no public reader); nothing for a file without the table."""
+    import datetime
+
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        try:
+            rows = connection.execute("SELECT t.number, h.heartbeat FROM trial_heartbeats h JOIN trials t ON t.trial_id = h.trial_id")
+        except sqlite3.OperationalError:
+            return {}
+        return {number: datetime.datetime.fromisoformat(beat) for number, beat in rows.fetchall()}
+
+
+def failure_of(trial: Any, study: Any) -> str:
+    """What the study records of why ``trial`` ended in FAIL."""
+    if trial.user_attrs.get("stopped"):
+        return f"marked FAIL by hand: \"{trial.user_attrs['stopped']}\"; its parameters were not retried"
+    retries = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == trial.number]
+    if retries:
+        retry = retries[0]
+        return (f"its process stopped (no heartbeat for over a minute); the search's next start failed it as stale and "
+                f"retried its parameters as trial {retry.number} ({retry.state.name.lower()})")
+    return "no reason recorded"
+
+
+def failed_table(studies: dict, search: Path) -> list[str]:
+    """Every trial that ended in state FAIL: when it ran, its wall time up to its last heartbeat, and why."""
+    rows = []
+    for (cell, arm), study in in_order(studies):
+        failed = trials_of(study, "FAIL")
+        if not failed:
+            continue
+        beats = last_heartbeats(search / f"{cell[1]}-{cell[0]}-{arm}.db")
+        for trial in failed:
+            beat = beats.get(trial.number)
+            # a heartbeat is stored to the second at times, the start to the microsecond: 0, not −0.7 s
+            alive = max(0.0, (beat - trial.datetime_start).total_seconds()) if beat and trial.datetime_start else None
+            rows.append((cell, arm, trial, alive, failure_of(trial, study)))
+    if not rows:
+        return []
+    lines = [
+        f"{len(rows)} trials ended in state FAIL. They are not among the finished trials above, and no hour of the table "
+        "counts their time: a failed trial records no CPU or wall seconds. Its wall time up to its last heartbeat (written "
+        "every 15 s while it runs) bounds that time from below, to within 15 s. Each one, with what its SQLite file "
+        "records of why:",
+        "",
+        "| network | data set | arm | trial | started | failed at | wall seconds to its last heartbeat | what the file records |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    when = lambda moment: moment.strftime("%Y-%m-%d %H:%M:%S") if moment else "-"  # noqa: E731
+    for cell, arm, trial, alive, why in rows:
+        lines.append(f"| {cell[0]} | {cell[1]} | {arm} | {trial.number} | {when(trial.datetime_start)} | "
+                     f"{when(trial.datetime_complete)} | {'-' if alive is None else f'{alive:.0f}'} | {why} |")
+    known = [alive for *_, alive, _ in rows if alive is not None]
+    if known:
+        lines += ["", f"In all, {sum(known) / 60:.1f} minutes of wall time to their last heartbeats ({len(known)} of "
+                      f"{len(rows)} trials have one)."]
     return lines
 
 
@@ -292,29 +360,104 @@ def test_tables(runs: dict) -> list[str]:
                 a = test_accuracy(runs[reference[0]].get(cell, {}).get(seed), *reference[1:])
                 b = test_accuracy(runs[ours[0]].get(cell, {}).get(seed), *ours[1:])
                 if a is not None and b is not None:
-                    pairs.append((a, b))
-            comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
+                    pairs.append((seed, a, b))
+            comparison = paired_comparison([a for _, a, _ in pairs], [b for *_, b in pairs])
+            later = paired_comparison([a for seed, a, _ in pairs if seed != 0], [b for seed, _, b in pairs if seed != 0])
             entries.append({"key": cell, "n": comparison.n, "diff": list(comparison.differences), "p": comparison.p,
-                            "spread": comparison.spread})
+                            "spread": comparison.spread, "without_seed_0": list(later.differences)})
         for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
             entry["holm"] = adjusted
         lines += regime.comparison_lines(title, entries)
         lines += over_the_cells([entry["diff"] for entry in entries])
+        # the answer without seed 0; not against the untuned runs, whose few same-network seeds leave too little
+        if reference[0] != "untuned" and any(0 in runs["drga"][cell] for cell in cells):
+            lines += over_the_cells([entry["without_seed_0"] for entry in entries], without="seed 0 (the search's own seed and network)")
     return lines
 
 
-def over_the_cells(differences: list[list[float]]) -> list[str]:
+def over_the_cells(differences: list[list[float]], without: str | None = None) -> list[str]:
     """The average difference over the cells, each weighted equally, and its 95% interval (what bounds the
-    effect over the study); nothing with fewer than two cells of two seeds or more."""
+    effect over the study); nothing with fewer than two cells of two seeds or more. ``without``: what the
+    differences leave out, said at the line's start."""
     tested = [d for d in differences if len(d) >= 2]
     if len(tested) < 2:
         return []
     pooled = equal_weight_interval(tested)
+    head = f"Over the {len(tested)} cells" if without is None else f"Without {without}, over the {len(tested)} cells"
     if math.isnan(pooled.df):
-        return ["", f"Over the {len(tested)} cells, each weighted equally: {pooled.mean:+.2f} points (no spread in any cell)."]
-    return ["", f"Over the {len(tested)} cells, each weighted equally: {pooled.mean:+.2f} points, 95% interval "
+        return ["", f"{head}, each weighted equally: {pooled.mean:+.2f} points (no spread in any cell)."]
+    return ["", f"{head}, each weighted equally: {pooled.mean:+.2f} points, 95% interval "
                 f"[{pooled.low:+.2f}, {pooled.high:+.2f}] (t with Welch–Satterthwaite's {pooled.df:.1f} degrees of freedom; "
                 "`drga.analysis.stats.equal_weight_interval`)."]
+
+
+def seed_ranges(seeds: list[int]) -> str:
+    """``[0, 1, 2, 5]`` → ``0–2, 5``."""
+    parts: list[list[int]] = []
+    for seed in sorted(seeds):
+        if parts and seed == parts[-1][-1] + 1:
+            parts[-1].append(seed)
+        else:
+            parts.append([seed])
+    return ", ".join(f"{p[0]}–{p[-1]}" if len(p) > 2 else ", ".join(map(str, p)) for p in parts)
+
+
+def seed_zero_note(runs: dict, studies: dict, recorded: dict) -> list[str]:
+    """Whether test seed 0 repeats the search: its pretrained network is the recorded one every trial started from,
+    and its tuned runs select the best trials' epochs at their dev accuracy."""
+    cells = [cell for cell in regime.order(sorted(runs["drga"])) if 0 in runs["drga"][cell]]
+    if not cells:
+        return []
+    same_network = [cell for cell in cells if (recorded.get(f"{cell[1]}-{cell[0]}") or {}).get("checksum")
+                    == (runs["pretrain"].get(cell, {}).get(0) or {}).get("pretrain_checksum")]
+    repeated, compared = 0, 0
+    for cell in cells:
+        for arm, row, mode in (("drga", DRGA, "with-agent"), ("baseline", BASELINE, "net-only")):
+            best, result = best_of(studies[(cell, arm)]) if (cell, arm) in studies else None, runs[arm].get(cell, {}).get(0)
+            if best is None or result is None or row not in result["rows"]:
+                continue
+            compared += 1
+            chosen = result["rows"][row][mode]
+            repeated += chosen["dev"] == best.value and chosen["epoch"] == best.user_attrs.get("epoch")
+    return [
+        f"**Seed 0 is the search's own.** Test seed 0 is the seed every trial ran at, and its pretrained network is the one "
+        f"every trial started from (the checksum `tuned-search/pretrained.json` records) in {len(same_network)} of "
+        f"{len(cells)} cells; its tuned runs select the best trial's epoch at the best trial's dev accuracy in {repeated} of "
+        f"{compared} (cell, arm) pairs. So seed 0 repeats the search rather than testing its choice on a new seed; each "
+        "comparison below is given without it as well.",
+        "",
+    ]
+
+
+def code_table(runs: dict) -> list[str]:
+    """Per cell the code each study's result files name (seeds per commit), and per seed whether the main study's
+    pretrained network is the tuned study's: the same checksum, or another one whose pretraining history (every
+    recorded number of every pretraining epoch but its seconds) is the same."""
+    def pretraining(result: dict) -> list[dict]:
+        return [{k: v for k, v in entry.items() if k != "seconds"} for entry in result.get("history", [])
+                if entry.get("phase") == "pretrain"]
+
+    def commits(seeds: dict[int, dict]) -> str:
+        by_commit: dict[str, list[int]] = defaultdict(list)
+        for seed, result in seeds.items():
+            by_commit[str(result.get("commit", "?"))[:7]].append(seed)
+        return "; ".join(f"{commit} ({seed_ranges(found)})" for commit, found in sorted(by_commit.items(), key=lambda c: min(c[1])))
+
+    lines = [
+        "| network | data set | tuned study's code (seeds) | main study's code (seeds) | seeds whose main-study network is the tuned "
+        "one (same checksum) | other checksum, same pretraining history as recorded |",
+        "|---|---|---|---|---|---|",
+    ]
+    for cell in regime.order(sorted(runs["pretrain"])):
+        tuned = {seed: result for kind in KINDS for seed, result in runs[kind].get(cell, {}).items()}
+        main = runs["untuned"].get(cell, {})
+        shared = sorted(seed for seed in runs["pretrain"][cell] if same_network(runs, cell, seed))
+        other = sorted(seed for seed in runs["pretrain"][cell] if seed in main and seed not in shared)
+        alike = [seed for seed in other if pretraining(main[seed]) == pretraining(runs["pretrain"][cell][seed])]
+        shared_text = f"{len(shared)} ({seed_ranges(shared)})" if shared else "0"
+        alike_text = f"{len(alike)} of {len(other)}" + (f" ({seed_ranges(alike)})" if alike else "") if other else "-"
+        lines.append(f"| {cell[0]} | {cell[1]} | {commits(tuned)} | {commits(main) if main else '-'} | {shared_text} | {alike_text} |")
+    return lines
 
 
 def time_table(runs: dict) -> list[str]:
@@ -360,7 +503,10 @@ def page(results: Path, out: Path, figures: Path, command: str) -> str:
     lines += [f"- {name}: network checksum {entry['checksum'][:12]} (pretrained at {entry['commit']})"
               for name, entry in sorted(recorded.items())]
     starts = start_accuracies(runs)
-    lines += ["", *search_table(studies, starts), "", "### The best configurations", "", *best_table(studies), ""]
+    lines += ["", *search_table(studies, starts), ""]
+    failed = failed_table(studies, results / "tuned-search")
+    lines += [*failed, ""] if failed else []
+    lines += ["### The best configurations", "", *best_table(studies), ""]
     if studies:
         curves, bars = figures / "dev-curves.png", figures / "importance.png"
         dev_curves(studies, starts, curves)
@@ -370,7 +516,17 @@ def page(results: Path, out: Path, figures: Path, command: str) -> str:
                   f"![each knob's importance per cell and arm]({Path(os.path.relpath(bars, out.parent)).as_posix()})", "",
                   f"![dev accuracy of each arm's best trials]({Path(os.path.relpath(curves, out.parent)).as_posix()})", ""]
     if runs["drga"]:
-        lines += ["### The test (test accuracy %)", "", *test_tables(runs), ""]
+        lines += ["### The test (test accuracy %)", "", *seed_zero_note(runs, studies, recorded), *test_tables(runs), ""]
+    if runs["pretrain"]:
+        lines += ["### Code and pretrained networks", "",
+                  "The commit each result file names (its `commit`), and how many test seeds share their pretrained network "
+                  "with the main study's run of the same seed. Both studies pretrain with `experiments/configs/paper_regime.toml`: "
+                  "their result files' configs differ only in the phases after pretraining (the main study's runs go on to the "
+                  "baseline, the agent and co-training) and in options added since, at their defaults. Where the checksums differ, "
+                  "the last "
+                  "column says in how many seeds the two pretraining histories are still the same in every number the result "
+                  "files record (to 5 digits), so the networks differ below what the files record. The files do not say why "
+                  "they differ.", "", *code_table(runs), ""]
     if runs["time-matched"]:
         lines += ["### Time: the time-matched baseline", "", *time_table(runs), ""]
     counts = start_counts_by_cell(merged_runs(runs))

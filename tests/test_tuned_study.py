@@ -78,11 +78,14 @@ def write_study(path: Path, name: str, trials: list[dict]) -> None:
     storage = f"sqlite:///{path}"
     made = optuna.create_study(study_name=name, storage=storage, direction="maximize")
     for trial in trials:
+        finished = trial.get("state", "COMPLETE") != "FAIL"  # a failed trial records no seconds
         made.add_trial(optuna.trial.create_trial(
             state=getattr(optuna.trial.TrialState, trial.get("state", "COMPLETE")), value=trial.get("value"),
             params=trial["params"], distributions=trial["distributions"], intermediate_values=trial["curve"],
-            user_attrs={"cpu_seconds": 600.0, "wall_seconds": 900.0, "epoch": trial.get("epoch", 1),
-                        **({"selection_key": [trial["value"], -1.0]} if trial.get("value") is not None else {})},
+            user_attrs={**({"cpu_seconds": 600.0, "wall_seconds": 900.0, "epoch": trial.get("epoch", 1)} if finished else {}),
+                        **({"selection_key": [trial["value"], -1.0]} if trial.get("value") is not None else {}),
+                        **trial.get("user_attrs", {})},
+            system_attrs=trial.get("system_attrs"),
         ))
 
 
@@ -108,11 +111,18 @@ def hand_made_study(results: Path) -> None:
                                        (0.05, "closeness", 0.81, 0))]
     drga += [{"params": {"reward.gamma": 0.3, "variant": "paper"}, "distributions": {"reward.gamma": gamma, "variant": variant},
               "state": "PRUNED", "curve": {1: 0.7}}] * 2
+    # trial 6 failed, marked by hand (not retried): in no count or hour
+    drga += [{"params": {"reward.gamma": 0.2, "variant": "paper"}, "distributions": {"reward.gamma": gamma, "variant": variant},
+              "state": "FAIL", "curve": {}, "user_attrs": {"stopped": "killed with the session"}}]
     write_study(search / "mr-lstm-sa-drga.db", "mr-lstm-sa-drga", drga)
     baseline = [{"params": {"train.lr": x}, "distributions": {"train.lr": lr}, "value": v, "curve": {1: v}}
                 for x, v in ((2e-4, 0.78), (1e-3, 0.80), (2e-3, 0.79), (5e-4, 0.77))]
+    # trial 4 failed when its heartbeat went stale and was retried as trial 5, pruned (drga tune's retry)
+    baseline += [{"params": {"train.lr": 3e-4}, "distributions": {"train.lr": lr}, "state": "FAIL", "curve": {}},
+                 {"params": {"train.lr": 3e-4}, "distributions": {"train.lr": lr}, "state": "PRUNED", "curve": {1: 0.7},
+                  "system_attrs": {"failed_trial": 4, "retry_history": [4]}}]
     write_study(search / "mr-lstm-sa-baseline.db", "mr-lstm-sa-baseline", baseline)
-    (search / "pretrained.json").write_text(json.dumps({"mr-lstm-sa": {"seed": 0, "checkpoint": "x.pt", "checksum": "net0" * 8,
+    (search / "pretrained.json").write_text(json.dumps({"mr-lstm-sa": {"seed": 0, "checkpoint": "x.pt", "checksum": "net0",
                                                                        "commit": "abc", "result_file": "y.json"}}))
     regime, main = results / "tuned-regime", results / "paper-regime"
     pretrain, drga_row, baseline_row = "baseline (pretrain only)", "DRGA (co-trained)", "baseline (equal budget)"
@@ -146,8 +156,17 @@ def test_the_page_from_a_hand_made_study(tables, tmp_path):
     search = "### The search"
     # above the start (80.50) at some epoch: DRGA's curves (0.81, 0.82) and (0.80, 0.81), not 0.79–0.80, 0.78–0.79 or the
     # pruned 0.70s; none of the baseline's single epochs (0.78, 0.80, 0.79, 0.77)
-    assert row_of(text, search, "| lstm-sa | mr | drga |")[3:] == ["4 + 2", "1.00", "1.50", "82.00 (1)", "80.50", "2/6", "2/4"]
-    assert row_of(text, search, "| lstm-sa | mr | baseline |")[3:] == ["4 + 0", "0.67", "1.00", "80.00 (1)", "80.50", "0/4", "4/4"]
+    assert row_of(text, search, "| lstm-sa | mr | drga |")[3:] == ["4 + 2 (1 failed)", "1.00", "1.50", "82.00 (1)", "80.50", "2/6", "2/4"]
+    assert row_of(text, search, "| lstm-sa | mr | baseline |")[3:] == ["4 + 1 (1 failed)", "0.83", "1.25", "80.00 (1)", "80.50", "0/5",
+                                                                       "4/4"]
+    # the failed trials, each with what its file records of why (these files have no heartbeats: no wall time)
+    assert "2 trials ended in state FAIL" in text
+    failed = "| network | data set | arm | trial | started |"
+    drga_failure, baseline_failure = row_of(text, failed, "| lstm-sa | mr | drga |"), row_of(text, failed, "| lstm-sa | mr | baseline |")
+    assert drga_failure[3] == "6" and drga_failure[6] == "-"
+    assert drga_failure[7] == 'marked FAIL by hand: "killed with the session"; its parameters were not retried'
+    assert baseline_failure[3] == "4" and baseline_failure[6] == "-"
+    assert baseline_failure[7].endswith("retried its parameters as trial 5 (pruned)")
     assert row_of(text, "### The best configurations", "| lstm-sa | mr | drga |")[3:] == ["1", "reward.gamma = 0.5, variant = closeness"]
     importance = row_of(text, "### What mattered", "| lstm-sa | mr | drga |")
     assert importance[3] == "4" and "reward.gamma" in importance[4] and "variant" in importance[4]
@@ -155,6 +174,11 @@ def test_the_page_from_a_hand_made_study(tables, tmp_path):
     assert "![each knob's importance per cell and arm](tuned/importance.png)" in text
     assert (tmp_path / "docs" / "tuned" / "importance.png").stat().st_size > 0
     test = "### The test"
+    # seed 0's network is the recorded one; its runs (dev 0.50) do not repeat the best trials (0.82, 0.80)
+    assert "every trial started from (the checksum `tuned-search/pretrained.json` records) in 1 of 1 cells" in text
+    assert "at the best trial's dev accuracy in 0 of 2 (cell, arm) pairs" in text
+    # every file names commit abc; the main study's seeds 0-1 share the network, seed 2 another one trained the same as recorded
+    assert row_of(text, "### Code and pretrained networks", "| lstm-sa | mr |")[2:] == ["abc (0–2)", "abc (0–2)", "2 (0, 1)", "1 of 1 (2)"]
     # means: tuned baseline 80, 81, 82; tuned DRGA 81, 83, 85; the untuned study's three seeds (79 ×3; 80.5, 82, 84: sd 1.76),
     # on seeds 0-1 only where the networks are the same (79, 79; 80.5, 82)
     assert row_of(text, test, "| lstm-sa | mr |")[2:] == ["3", "80.1 → 82.4 (+2.3)", "79.00 ± 0.00, 82.17 ± 1.76 (3 seeds)",
@@ -186,6 +210,9 @@ def test_the_average_over_the_cells(tables):
     assert line.startswith(f"Over the 2 cells, each weighted equally: +3.00 points, 95% interval [{3 - half:+.2f}, {3 + half:+.2f}]")
     assert "2.9 degrees of freedom" in line
     assert tables.over_the_cells([[1.0, 2.0, 3.0], [5.0]]) == []  # one cell: its own table says it all
+    without = tables.over_the_cells([[2.0, 3.0], [4.0, 6.0]], without="seed 0 (the search's)")[1]
+    assert without.startswith("Without seed 0 (the search's), over the 2 cells, each weighted equally: +3.75 points")
+    assert tables.seed_ranges([0, 1, 2, 5, 7, 8]) == "0–2, 5, 7, 8"
     no_spread = tables.over_the_cells([[1.0, 1.0], [2.0, 2.0]])[1]
     assert no_spread == "Over the 2 cells, each weighted equally: +1.50 points (no spread in any cell)."
 
