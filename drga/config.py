@@ -695,9 +695,10 @@ def tsv_implies_dataset(args: Any) -> None:
 
 #: Settings that say where a run's files are, how it shows its progress or how its data are checked, not what it computes:
 #: left out of its settings fingerprint (the data's own fingerprint stands for the files they came from; train.init_from's
-#: network for the pretrained checkpoint, which results record as pretrain_checksum).
+#: network for the pretrained checkpoint, which results record as pretrain_checksum). reward.per_dataset is a table of
+#: values for several data sets: those of the run's own are applied to reward.sqrt_l0 and reward.delta, which count.
 UNFINGERPRINTED = frozenset({
-    "data.data_dir", "data.tsv_path", "data.rare_labels", "train.init_from", "train.track_examples",
+    "data.data_dir", "data.tsv_path", "data.rare_labels", "train.init_from", "train.track_examples", "reward.per_dataset",
     "run.logdir", "run.run_name", "run.progress", "run.report_to",
     "nmt.train_files", "nmt.dev_files", "nmt.test_files",
 })
