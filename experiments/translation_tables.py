@@ -38,6 +38,8 @@ tables need, is refused with one line naming it.
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import math
 import os
 import statistics
@@ -59,6 +61,17 @@ PAGE = "docs/results/nmt-regime.md"
 FIGURES = "docs/results/nmt-regime"
 #: The study's first stage (every seed's network pretrained alone), inside the study's folder.
 PRETRAINING = "pretrain"
+#: The runs' test translations, inside the study's folder: ``<run>/test.<phase>.<mode>.<search>.de.gz`` (stage 1's under
+#: ``pretrain/``) and the references they were scored against, ``references.test.de.gz`` (experiments/translation_gpu.py unpack).
+TRANSLATIONS = "hypotheses"
+REFERENCES = "references.test.de.gz"
+#: The GPU calls' manifests (experiments/translation_gpu.py), inside the study's folder.
+MANIFESTS = "manifests"
+#: The phase whose checkpoint a row reads: the translation file's name (drga/tasks/translation/task.py, final_report).
+ROW_PHASES = {"baseline (pretrain only)": "pretrain", "baseline (equal budget)": "baseline", "agent on frozen network": "agent",
+              "DRGA (co-trained)": "cotrain"}
+#: What the tables print of a search's scores, each recomputed from the committed translations.
+RECOMPUTED = ("bleu", "chrf", "brevity_penalty", "hypothesis_length", "reference_length")
 DATASET = "multi30k-en-de"
 PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
 #: Every (results.json row, evaluation mode) a run of the study reports, in the tables' order.
@@ -502,6 +515,68 @@ def dev_curves(stage1: dict[str, dict[int, dict]], runs: dict[str, dict[int, dic
     save_png(figure, path, reproducible=True)
 
 
+def read_lines(path: Path) -> list[str]:
+    """A gzip'd file of one sentence per line (its last line ends with a newline)."""
+    text = gzip.decompress(path.read_bytes()).decode("utf-8")
+    return text[:-1].split("\n") if text else []
+
+
+def check_translations(folder: Path, runs: dict[str, dict[int, dict]], stage1: dict[str, dict[int, dict]]) -> int | None:
+    """Every test score the tables print (BLEU, chrF, the brevity penalty and lengths), recomputed with sacrebleu from the
+    committed translations and compared with the run's own; the number of translation files checked, None where no
+    translations are committed. A file missing, or a score that differs, is refused naming it."""
+    root = folder / TRANSLATIONS
+    if not root.is_dir():
+        return None
+    from drga.tasks.translation.metrics import score_translations  # here: sacrebleu only where translations are checked
+
+    if not (root / REFERENCES).is_file():
+        raise UserError(f"{root}: translations without the references they were scored against ({REFERENCES})")
+    references = read_lines(root / REFERENCES)
+    checked = 0
+    for prefix, files in (("", runs), (f"{PRETRAINING}/", stage1)):
+        for net, seeds in files.items():
+            for seed, result in seeds.items():
+                beam = ((result.get("config") or {}).get("nmt") or {}).get("beam_size")
+                for row, cells in result["rows"].items():
+                    for mode, cell in cells.items():
+                        for key, search in (("test", "greedy"), ("test_beam", f"beam{beam}")):
+                            if not cell.get(key):
+                                continue
+                            path = root / f"{prefix}{DATASET}-{net}-seed{seed}" / f"test.{ROW_PHASES[row]}.{mode}.{search}.de.gz"
+                            if not path.is_file():
+                                raise UserError(f"{path}: missing: the translations of {net} seed {seed}, {row} / {mode}, {search}")
+                            scores = score_translations(read_lines(path), references).as_dict()
+                            differ = [f"{name} {cell[key].get(name)} in the result file, {scores[name]} recomputed" for name in RECOMPUTED
+                                      if cell[key].get(name) is not None and not math.isclose(cell[key][name], scores[name], abs_tol=1e-9)]
+                            if differ:
+                                raise UserError(f"{path}: its scores are not the run's: {'; '.join(differ)}")
+                            checked += 1
+    return checked
+
+
+def translations_line(checked: int | None) -> str:
+    if checked is None:
+        return "No test translations are committed beside these result files: the scores are the runs' own."
+    return (f"Every BLEU, chrF, brevity penalty and length below was recomputed with sacrebleu from the committed test translations "
+            f"(`{TRANSLATIONS}/`, {checked} files, against the references there) and equals the run's own.")
+
+
+def provenance_line(folder: Path) -> str:
+    """How the runs were made: the GPU calls' manifests (experiments/translation_gpu.py), else the CPU study's script."""
+    manifests = [json.loads(path.read_text(encoding="utf-8")) for path in sorted((folder / MANIFESTS).glob("*.json"))]
+    if not manifests:
+        return "The runs: `bash experiments/translation_regime.sh`."
+    def call(m: dict) -> str:
+        budget = f"of a {m['budget_seconds']:.0f} s budget" if m["budget_seconds"] else "with no budget"
+        return (f"commit {m['commit']}, {m['machine'].get('gpu') or 'CPU'}, torch {m['machine'].get('torch')}, MPS {m.get('mps')}, "
+                f"{m['seconds']:.0f} s {budget}, {len(m['finished'])} of {len(m['planned'])} runs finished"
+                + (", a rehearsal (SMOKE=1)" if m.get("smoke") else ""))
+
+    calls = "; ".join(call(m) for m in manifests)
+    return f"The runs: `bash experiments/translation_gpu.sh` in {len(manifests)} call(s) ({calls})."
+
+
 def settings_line(runs: dict[str, dict[int, dict]]) -> str:
     """The decoding settings and sacrebleu signatures the files record (several if the runs differ)."""
     beams = sorted({(r.get("config") or {}).get("nmt", {}).get("beam_size") for s in runs.values() for r in s.values()} - {None})
@@ -525,7 +600,8 @@ def stage_one_lines(stage1: dict[str, dict[int, dict]], curves: str) -> list[str
     return [*lines, f"![dev BLEU per epoch: pretraining, and after it]({curves})", ""]
 
 
-def page(runs: dict[str, dict[int, dict]], stage1: dict[str, dict[int, dict]], command: str, curves: str) -> str:
+def page(runs: dict[str, dict[int, dict]], stage1: dict[str, dict[int, dict]], command: str, curves: str,
+         provenance: str = "The runs: `bash experiments/translation_regime.sh`.", translations: str = "") -> str:
     everything = {**stage1, **runs}
     lines = [
         f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->",
@@ -534,8 +610,9 @@ def page(runs: dict[str, dict[int, dict]], stage1: dict[str, dict[int, dict]], c
         "",
         f"Multi30k task 1 test2016 ({test_sentences(everything)} sentences). BLEU and chrF are sacrebleu's on detokenized, cased output "
         "against the raw references; perplexity is per target subword under teacher forcing. Mean ± sample std over seeds. "
-        f"{settings_line(everything)} The runs: `bash experiments/translation_regime.sh`.",
+        f"{settings_line(everything)} {provenance}",
         "",
+        *([translations, ""] if translations else []),
         *stage_one_lines(stage1, curves),
     ]
     if not runs:
@@ -611,7 +688,9 @@ def main(argv: list[str] | None = None) -> int:
         curves = args.figures / "dev-curves.png"
         # printed (--out -), the page is a preview of the default page: its link is the one that page has, and no PNG is written
         relative = Path(os.path.relpath(curves, Path(PAGE if args.out == "-" else args.out).parent))
-        text = page(runs, stage1, command_line(args.folder, args.out, args.figures), relative.as_posix())
+        checked = check_translations(args.folder, runs, stage1)
+        text = page(runs, stage1, command_line(args.folder, args.out, args.figures), relative.as_posix(), provenance_line(args.folder),
+                    translations_line(checked) if checked is not None else "")
         if args.out != "-":
             args.figures.mkdir(parents=True, exist_ok=True)
             dev_curves(stage1, runs, curves)
