@@ -45,6 +45,8 @@ SENTIMENT_DATASETS = ("mr", "sst", "sst2")
 DELTA_ALPHA_EDGES = [round(0.05 * k, 2) for k in range(21)]
 #: Occurrences a word needs in the test split to enter the most-modified words.
 MIN_COUNT = 10
+#: Random rankings per sentence of the ERASER reference (``--random-draws``); the committed analyses made one.
+RANDOM_DRAWS = 5
 
 
 @dataclass
@@ -80,7 +82,8 @@ def _rounded(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def attention_measures(attention: Attention, inputs: Any, records: Any, sample: list[int], seed: int, ig_steps: int) -> dict[str, Any]:
+def attention_measures(attention: Attention, inputs: Any, records: Any, sample: list[int], seed: int, ig_steps: int,
+                       random_draws: int = 1) -> dict[str, Any]:
     """Every measure of one attention on the test split (records: ``compute_records`` of its network)."""
     import numpy as np
 
@@ -105,7 +108,8 @@ def attention_measures(attention: Attention, inputs: Any, records: Any, sample: 
     counts, means = explainability.fixed_bins([r["delta_alpha"] for r in rows], [r["delta_js"] for r in rows], DELTA_ALPHA_EDGES)
     result["erasure"] = {**explainability.summarize(rows)[key], "curve": {"count": counts, "mean_delta_js": means}}
     sentences = faithfulness.faithfulness_rows(
-        attention.network, inputs.examples, sample, attention.policy, attention.beta, seed, steps=ig_steps, modes=[attention.mode]
+        attention.network, inputs.examples, sample, attention.policy, attention.beta, seed, steps=ig_steps, modes=[attention.mode],
+        random_draws=random_draws,
     )
     result["faithfulness"] = faithfulness.summarize(sentences)[attention.mode]
     tokens = polarity.snapshot(attention.network, inputs.data.train, inputs.examples, model.vocab, len(model.label_names),
@@ -136,7 +140,7 @@ def modified_words(tokens: list[list[str]], pairs: dict[str, tuple[list[Any], li
     return _rounded(result, 4)  # per word: what the figure needs, to 4 digits
 
 
-def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, commit: str, log=print) -> dict[str, Any]:
+def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, commit: str, log=print, random_draws: int = 1) -> dict[str, Any]:
     """The per-run JSON of one finished run folder."""
     import numpy as np
     import torch
@@ -171,6 +175,7 @@ def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, commit: s
         "sentences": len(inputs.examples),
         "faithfulness_sentences": count,
         "ig_steps": ig_steps,
+        "random_draws": random_draws,  # of the ERASER random ranking, per sentence
         "analysis_seed": seed,
         "delta": model.config.reward.delta,
         "label_names": list(model.label_names),
@@ -179,7 +184,7 @@ def analyze_run(run: Path, sample_size: int, seed: int, ig_steps: int, commit: s
     }
     for name, attention in attentions.items():
         began = time.perf_counter()
-        result["attentions"][name] = attention_measures(attention, inputs, records[name], sample, seed, ig_steps)
+        result["attentions"][name] = attention_measures(attention, inputs, records[name], sample, seed, ig_steps, random_draws)
         log(f"  {run.name} {name}: {time.perf_counter() - began:.0f} s")
     tokens = [r.tokens for r in records["drga-with-agent"]]
     revised = [r.revised for r in records["drga-with-agent"]]
@@ -230,7 +235,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             print(f"{run.name}: not finished (no results.json or a checkpoint missing), skipped")
             continue
         print(f"{run.name}: analysing")
-        result = analyze_run(run, args.faithfulness_sentences, args.seed, args.ig_steps, commit)
+        result = analyze_run(run, args.faithfulness_sentences, args.seed, args.ig_steps, commit, random_draws=args.random_draws)
         target.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"{run.name}: {target} ({result['cost']['wall_seconds']:.0f} s wall, {result['cost']['cpu_seconds']:.0f} s CPU)")
     return 0
@@ -245,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     analyze.add_argument("--faithfulness-sentences", type=int, default=200, help="test sentences of the ERASER measures (default 200)")
     analyze.add_argument("--ig-steps", type=int, default=20, help="integrated-gradients steps (default 20)")
     analyze.add_argument("--seed", type=int, default=0, help="seed of the sentence sample and the random tokens (default 0)")
+    analyze.add_argument("--random-draws", type=int, default=RANDOM_DRAWS,
+                         help=f"random rankings per sentence of the ERASER reference, averaged (default {RANDOM_DRAWS}; "
+                              "the committed analyses made 1)")
     analyze.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     tables = commands.add_parser("tables", help="docs/EXPLAINABILITY.md and its pictures from the per-run JSON alone")
     tables.add_argument("--results", default="experiments/results/explain-analysis", help="folder of the per-run JSON")

@@ -2,8 +2,10 @@
 
 Run through ``python experiments/explain_study.py tables``. Per data set: every measure as mean ± std over
 seeds for the three attentions, the paired t-test over seeds of DRGA (each mode) against the equal-budget
-baseline with Cohen's d_z, Holm's correction over every test of the data set, and the paper's number beside
-ours; pictures of the ERASER curves, the erasure test and the polarity view. The same JSON gives the same
+baseline with Cohen's d_z, Holm's correction over every test of the data set (the family said on the page) and,
+beside it, within the focus or faithfulness question's own tests, and the paper's number beside ours; the
+random ranking's draws per sentence, the code each analysis names; pictures of the ERASER curves, the erasure
+test and the polarity view. The same JSON gives the same
 bytes (the PNGs carry no software version; nothing depends on the time or the machine's paths).
 """
 
@@ -123,6 +125,8 @@ MEASURES = (
     Measure("accuracy", "test accuracy (all sentences; as results.json)", "Test accuracy (context)", ("accuracy",), 0, tested=False),
 )
 GROUPS = tuple(dict.fromkeys(m.group for m in MEASURES))
+#: The page's two questions, each answered by the measures whose ``answers`` it is.
+QUESTIONS = ("focus", "faithfulness")
 
 
 def load(results: Path) -> dict[str, list[dict[str, Any]]]:
@@ -170,7 +174,40 @@ def comparisons(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     family = [test for row in rows for test in row["tests"].values()]
     for test, adjusted in zip(family, holm_adjust([t["p"] for t in family])):
         test["holm"] = adjusted
+    # beside it, Holm within each question's own family: the data set's tests of the measures that answer it
+    for question in QUESTIONS:
+        own = [test for row in rows if row["measure"].answers == question for test in row["tests"].values()]
+        for test, adjusted in zip(own, holm_adjust([t["p"] for t in own])):
+            test["question_holm"], test["question_family"] = adjusted, len(own)
     return rows
+
+
+def families(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Holm's family of a data set as :func:`comparisons` forms it: its size, and the measures in it by the question
+    they answer (``focus``, ``faithfulness``, or None: a side measure)."""
+    tested = [row for row in rows if row["tests"]]
+    by_question: dict[str | None, list[str]] = {}
+    for row in tested:
+        by_question.setdefault(row["measure"].answers, []).append(row["measure"].label)
+    return {"tests": sum(len(row["tests"]) for row in tested), "measures": by_question}
+
+
+def families_note(computed: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """What Holm's correction is over, per data set, said as it is."""
+    parts = []
+    for dataset, rows in computed.items():
+        found = families(rows)
+        counts = ", ".join(f"{len(found['measures'].get(q, []))} {q}" for q in QUESTIONS)
+        parts.append(f"{DATASETS.get(dataset, dataset)} {found['tests']} tests ({counts} and {len(found['measures'].get(None, []))} "
+                     "side measures)")
+    side = list(dict.fromkeys(label for rows in computed.values() for label in families(rows)["measures"].get(None, [])))
+    return [
+        "**Holm's families, as they are.** Each data set's p-values are corrected together, every tested measure in both DRGA "
+        f"modes: {'; '.join(parts)}. The side measures are: {'; '.join(side)}. So the focus measures are corrected together with "
+        "the faithfulness and side measures, and the verdicts below use that family. Beside each focus and faithfulness "
+        "p-value stands its Holm p within its own question's family: that question's tests of the data set, both modes.",
+        "",
+    ]
 
 
 def verdict(measure: Measure, test: dict[str, Any]) -> str:
@@ -194,11 +231,74 @@ def _test_cell(measure: Measure, test: dict[str, Any] | None) -> str:
     if test["n"] < 2:
         return f"{test['mean']:+.{measure.digits}f} (one seed: not tested)"
     d = "-" if math.isnan(test["d"]) else f"{test['d']:+.2f}"
-    return (f"{test['mean']:+.{measure.digits}f}, d = {d}, p = {_number(test['p'], 3)}, Holm {_number(test['holm'], 3)}: "
+    own = f" ({_number(test['question_holm'], 3)} in the {measure.answers} family)" if "question_holm" in test else ""
+    return (f"{test['mean']:+.{measure.digits}f}, d = {d}, p = {_number(test['p'], 3)}, Holm {_number(test['holm'], 3)}{own}: "
             f"{verdict(measure, test)}")
 
 
-def group_table(dataset: str, rows: list[dict[str, Any]], group: str) -> list[str]:
+#: The measures of the random ranking, labelled with its draws per sentence.
+RANDOM_MEASURES = ("comprehensiveness_random", "sufficiency_random")
+#: The commit b30a80f set the hand-set fields below to: the code their analysing process had loaded.
+HAND_SET_TO = "572d919"
+#: Analysis files whose ``cost.commit`` was rewritten by hand after their first commit (c2f4053 → b30a80f, one minute
+#: apart): (data set, seed) → the commit the file named first. Nothing else in them changed (``git show b30a80f``).
+HAND_SET_COMMITS = {("mr", 1): "3044793", ("mr", 2): "7c9f41f", ("mr", 3): "7c9f41f", ("mr", 4): "7c9f41f",
+                    ("subj", 0): "7c9f41f", ("subj", 1): "7c9f41f"}
+
+
+def draws_text(runs: list[dict[str, Any]]) -> str:
+    """The random ranking's draws per sentence in ``runs`` (a file without the field made one)."""
+    draws = sorted({int(run.get("random_draws", 1)) for run in runs})
+    if len(draws) == 1:
+        return f"{draws[0]} draw{'s' if draws[0] > 1 else ''} per sentence"
+    return "draws per sentence: " + ", ".join(f"{d} in {sum(int(r.get('random_draws', 1)) == d for r in runs)} seeds" for d in draws)
+
+
+def random_draws_note(runs: list[dict[str, Any]]) -> list[str]:
+    """What the random ranking is in these runs: one seeded draw per sentence, or the mean of several and their spread."""
+    spreads = {"comprehensiveness": [], "sufficiency": []}
+    for run in runs:
+        for attention in run["attentions"].values():
+            by_draw = attention.get("faithfulness", {}).get("random_by_draw")
+            for measure in spreads if by_draw else ():
+                spreads[measure].append(max(by_draw[measure]) - min(by_draw[measure]))
+    seeds = sorted({run.get("analysis_seed", 0) for run in runs})
+    text = (f"The random ranking here: {draws_text(runs)}, uniform scores seeded by (the analysis seed, the sentence's "
+            "position in the test split), so the same draw for the three attentions"
+            + (f" and, the analysis seed being {seeds[0]} in every file, for every seed and run." if len(seeds) == 1 else
+               f"; the analysis seeds are {', '.join(map(str, seeds))}."))
+    if spreads["comprehensiveness"]:
+        text += (" Its AOPC per draw (the mean over the sentences) spreads over the draws by "
+                 + ", ".join(f"{measure} {np.mean(found):.4f}" for measure, found in spreads.items())
+                 + " (max − min, mean over the runs and attentions that have several draws).")
+    else:
+        text += (" No committed analysis averages several draws: `explain_study.py analyze --random-draws 5` does (the first "
+                 "draw is this one) and records the spread over draws, but it needs the runs' checkpoints, which are not "
+                 "committed; the several-draw figure awaits that re-analysis.")
+    return [text, ""]
+
+
+def code_note(dataset: str, runs: list[dict[str, Any]]) -> list[str]:
+    """The code each analysis names (its ``cost.commit``), and which of those fields were set by hand."""
+    by_commit: dict[str, list[int]] = {}
+    for run in runs:
+        by_commit.setdefault(str(run.get("cost", {}).get("commit", "?"))[:7], []).append(run["seed"])
+    text = "Code of the analyses (each file's `cost.commit`): " + "; ".join(
+        f"{commit} (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})" for commit, seeds in by_commit.items()) + "."
+    edited = [(run["seed"], HAND_SET_COMMITS[(dataset, run["seed"])]) for run in runs
+              if (dataset, run["seed"]) in HAND_SET_COMMITS and str(run.get("cost", {}).get("commit", "")).startswith(HAND_SET_TO)]
+    if edited:
+        text += (" The field of seed" + ("s " if len(edited) > 1 else " ") + ", ".join(str(seed) for seed, _ in edited)
+                 + " was rewritten by hand one minute after the files were first committed (c2f4053, then b30a80f): they first "
+                 "named " + ", ".join(f"{first} (seed {seed})" for seed, first in edited) + ", the commit checked out when each "
+                 f"file was written, not when its analysis started, and b30a80f set them to {HAND_SET_TO}, the code the analysing "
+                 "process had loaded. Nothing else in the files changed, and the analysis code is the same at those commits "
+                 "(`git diff 572d919 7c9f41f -- drga/analysis experiments/explain_study.py` changes only how a PNG is saved "
+                 "and how the tables are imported).")
+    return [text, ""]
+
+
+def group_table(dataset: str, rows: list[dict[str, Any]], group: str, random_label: str = "") -> list[str]:
     mine = [r for r in rows if r["measure"].group == group]
     if not mine:
         return []
@@ -218,7 +318,8 @@ def group_table(dataset: str, rows: list[dict[str, Any]], group: str) -> list[st
             cells.append(f"{text} ({len(found)})" if found else "-")
         paper = measure.paper(dataset) if measure.paper else "-"
         tests = [_test_cell(measure, row["tests"].get(mode)) if measure.tested else "(not tested)" for mode in DRGA]
-        lines.append(f"| {measure.label} | {paper} | " + " | ".join(cells) + " | " + " | ".join(tests) + " |")
+        label = f"{measure.label}, {random_label}" if random_label and measure.key in RANDOM_MEASURES else measure.label
+        lines.append(f"| {label} | {paper} | " + " | ".join(cells) + " | " + " | ".join(tests) + " |")
     return lines + [""]
 
 
@@ -281,8 +382,14 @@ def answer(dataset: str, runs: list[dict[str, Any]], rows: list[dict[str, Any]],
                 summary = f"**mixed**: better on {better}, worse on {worse} of {len(tested)} measures"
             else:
                 summary = f"**no difference** on any of {len(tested)} measures after Holm"
+            own = [t["question_holm"] < ALPHA and (t["mean"] * m.better > 0) for m, t in tested if not math.isnan(t["p"])]
+            own_worse = [t["question_holm"] < ALPHA and (t["mean"] * m.better < 0) for m, t in tested if not math.isnan(t["p"])]
+            if (sum(own), sum(own_worse)) != (better, worse):
+                summary += (f" (within the {half} family alone: better on {sum(own)}, worse on {sum(own_worse)} "
+                            f"of {len(tested)})")
             detail = "; ".join(
-                f"{m.label} {t['mean']:+.{m.digits}f} (d = {_number(t['d'], 2)}, Holm p = {_number(t['holm'], 3)})" for m, t in tested
+                f"{m.label} {t['mean']:+.{m.digits}f} (d = {_number(t['d'], 2)}, Holm p = {_number(t['holm'], 3)}; "
+                f"{_number(t['question_holm'], 3)} among the {t['question_family']} {half} tests)" for m, t in tested
             )
             lines.append(f"- Is {ATTENTION_NAMES[mode].split(' α')[0]}'s attention {question} than the baseline's? {summary}. {detail}.")
     return lines + [""]
@@ -493,12 +600,14 @@ unless said otherwise:
   lexicon: it derives polarity from the network). The share of tokens in each class (the mass a uniform attention
   would give) is shown for scale. Table VII shows the shift on one sentence; here it is a number per run.
 - **Erasure test** (`explainability`, after Serrano & Smith 2019, the paper's Fig. 5): remove the most attended
-  token and a random other one (zero its weight, renormalise), ΔJS = JS(p, q_top) − JS(p, q_random); the share
+  token and a random other one (one seeded draw per sentence, the same for the three attentions; zero its weight,
+  renormalise), ΔJS = JS(p, q_top) − JS(p, q_random); the share
   with ΔJS > 0, the mean ΔJS, the decision flips (the random token's flips are the control) and the Δα above
   which the binned mean ΔJS stays positive (10 equal-count bins per run).
 - **ERASER** (`faithfulness`, DeYoung et al. 2020): comprehensiveness and sufficiency of the top-k % tokens,
   k = 1, 5, 10, 20, 50, and their mean (AOPC), for the attention ranking and two references on the same sentences
-  (a random ranking; integrated gradients from captum, 20 Gauss–Legendre steps: on 27 MR test sentences of seed 0
+  (a random ranking, whose draws per sentence each data set's ERASER table states; integrated gradients from
+  captum, 20 Gauss–Legendre steps: on 27 MR test sentences of seed 0
   their token ranking agreed with 200 steps' at mean Kendall τ 0.988 and the IG ranking's comprehensiveness AOPC
   was 0.329 against 0.330, by `python experiments/explain_ig_steps.py runs/explain/mr-lstm-sa-seed0/cotrain_best.pt`),
   removal by deletion; Kendall τ
@@ -516,8 +625,9 @@ unless said otherwise:
 **Statistics.** Each cell is mean ± std over seeds (the count in brackets). DRGA (each mode) is compared with
 the equal-budget baseline by the paired t-test over seeds (`drga.analysis.stats.paired_comparison`), with
 Cohen's d_z (mean paired difference over its std) as the effect size and Holm's correction over every tested
-measure and both modes of the data set (`holm_adjust`); references, controls and token shares are shown but not
-tested. A verdict says **better** or **worse** (as an explanation: fewer highlighted tokens, more comprehensive,
+measure and both modes of the data set (`holm_adjust`; side measures included, see *Holm's families* above), and
+beside each focus and faithfulness p its Holm p within its own question's family; references, controls and token
+shares are shown but not tested. A verdict says **better** or **worse** (as an explanation: fewer highlighted tokens, more comprehensive,
 more sufficient, ...) where Holm's p < 0.05, *no difference* otherwise; descriptive measures say higher or lower.
 With one seed nothing is tested. The *paper* column quotes `../shared/paper/tables.md`: Table VIII's drop of N
 with DRGA (LSTM+SA, per data set), Table VII's direction on its one SST sentence (a Transformer), and Fig. 5's
@@ -527,7 +637,8 @@ measure.
 **The answer** below takes the tested measures that say whether an attention is *focused* (highlighted tokens,
 N/L, mass on function and on sentiment words) or *faithful* (erasure: ΔJS > 0, mean ΔJS, flips of the top
 token; ERASER: comprehensiveness, sufficiency, τ with integrated gradients and with leave-one-out) and counts
-those where DRGA is better or worse than the baseline after Holm's correction.
+those where DRGA is better or worse than the baseline after Holm's correction over the data set's whole family
+(and, where that differs, within the question's own family).
 """
 
 
@@ -547,6 +658,7 @@ def write_page(results: Path, page: Path, folder: Path) -> str:
         ]
     lines += ["## The answer", ""]
     computed = {dataset: comparisons(r) for dataset, r in runs.items()}
+    lines += families_note(computed)
     for dataset, dataset_runs in runs.items():
         lines += answer(dataset, dataset_runs, computed[dataset], results.parent / "explain-regime")
     lines += transformer_note(results.parent / "paper-regime")
@@ -564,8 +676,11 @@ def write_page(results: Path, page: Path, folder: Path) -> str:
             f"for ERASER.{cost}",
             "",
         ]
+        lines += code_note(dataset, dataset_runs)
         for group in GROUPS:
-            lines += group_table(dataset, computed[dataset], group)
+            table = group_table(dataset, computed[dataset], group, draws_text(dataset_runs))
+            random_here = any(r["measure"].group == group and r["measure"].key in RANDOM_MEASURES for r in computed[dataset])
+            lines += table + (random_draws_note(dataset_runs) if random_here else [])
         lines += _reduction_note(dataset, dataset_runs)
         for file, caption in figures(dataset, dataset_runs, folder, edges or [0.0, 1.0]):
             relative = Path(os.path.relpath(folder / file, page.parent)).as_posix()

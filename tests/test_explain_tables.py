@@ -44,6 +44,10 @@ def test_means_tests_and_holm_by_hand(tables):
     assert n["tests"]["drga-with-agent"]["holm"] == pytest.approx(4 * 0.125666, abs=1e-5)
     for test in (n["tests"]["drga-net-only"], n_l["tests"]["drga-net-only"], n_l["tests"]["drga-with-agent"]):
         assert test["holm"] == pytest.approx(3 * 0.204833, abs=1e-5)
+    # both measures answer the focus question, so the focus family is the whole family here
+    for row in rows:
+        for test in row["tests"].values():
+            assert test["question_holm"] == test["holm"] and test["question_family"] == 4
     # d_z of (−2, −3): mean −2.5 over the sample std √0.5
     assert n["tests"]["drga-with-agent"]["d"] == pytest.approx(-2.5 / math.sqrt(0.5))
     assert n["tests"]["drga-with-agent"]["mean"] == pytest.approx(-2.5)
@@ -53,7 +57,7 @@ def test_the_page_shows_them(tables, tmp_path):
     text = tables.write_page(FIXTURE, tmp_path / "EXPLAINABILITY.md", tmp_path / "explainability")
     # baseline N: 10, 12 → 11.00 ± 1.41 (sample std √2); with-agent: 8, 9 → 8.50 ± 0.71
     assert "| mean highlighted tokens N | N −22.9 % | 11.00 ± 1.41 (2) | 9.00 ± 0.00 (2) | 8.50 ± 0.71 (2) |" in text
-    assert "-2.50, d = -3.54, p = 0.126, Holm 0.503: no difference |" in text
+    assert "-2.50, d = -3.54, p = 0.126, Holm 0.503 (0.503 in the focus family): no difference |" in text
     assert "**Partial.**" in text and "MR 2/5, SUBJ 0/5, SST-5 0/5" in text
     # N against the baseline per seed: net-only −10 %, −25 %; with-agent −20 %, −25 %
     assert "DRGA net-only α -17.5 ± 10.6 %; DRGA with-agent α* -22.5 ± 3.5 % (the paper: −22.9 %)" in text
@@ -107,3 +111,55 @@ def test_the_transformer_note_takes_its_cost_from_whole_paper_regime_runs_only(t
     # 3 seeds at their mean, 3 · 6660 s = 5.55 h → "about 6"
     assert "took 1.7–2.0 h of wall time on one thread (2 whole runs" in note
     assert "3 seeds are about 6 thread-hours" in note
+
+
+def made_run(seed: int, n: dict[str, float], tau_ig: dict[str, float], polarity: dict[str, float], **extra) -> dict:
+    """A per-run JSON with one focus measure (N), one faithfulness measure (τ with IG) and one side measure (polarity τ)."""
+    return {"run": f"mr-lstm-sa-seed{seed}", "dataset": "mr", "seed": seed, "attentions": {
+        name: {"highlighted": {"mean_n": n[name]}, "faithfulness": {"tau_attention_ig": {"mean": tau_ig[name]}},
+               "polarity": {"tau_abs_polarity_attention": polarity[name]}} for name in n}, **extra}
+
+
+def test_each_questions_own_holm_family_beside_the_data_sets_whole_one(tables):
+    values = lambda b, net, agent: {"baseline": b, "drga-net-only": net, "drga-with-agent": agent}  # noqa: E731
+    runs = [made_run(0, values(10, 9, 8), values(0.1, 0.2, 0.3), values(0.5, 0.4, 0.5)),
+            made_run(1, values(12, 9, 9), values(0.2, 0.4, 0.3), values(0.6, 0.6, 0.4))]
+    rows = {row["measure"].key: row for row in tables.comparisons(runs)}
+    tests = [test for row in rows.values() for test in row["tests"].values()]
+    assert len(tests) == 6  # three tested measures, two modes: the whole family
+    from drga.analysis.stats import holm_adjust
+
+    assert [t["holm"] for t in tests] == pytest.approx(holm_adjust([t["p"] for t in tests]))
+    for key, question in (("n", "focus"), ("tau_ig", "faithfulness")):
+        own = list(rows[key]["tests"].values())
+        assert [t["question_holm"] for t in own] == pytest.approx(holm_adjust([t["p"] for t in own]))
+        assert all(t["question_family"] == 2 for t in own) and rows[key]["measure"].answers == question
+    assert not any("question_holm" in t for t in rows["polarity_tau"]["tests"].values())  # a side measure has no question
+    found = tables.families(tables.comparisons(runs))
+    assert found["tests"] == 6 and {q: len(m) for q, m in found["measures"].items()} == {"focus": 1, "faithfulness": 1, None: 1}
+    note = tables.families_note({"mr": tables.comparisons(runs)})[0]
+    assert "MR 6 tests (1 focus, 1 faithfulness and 1 side measures)" in note and "The side measures are: Kendall τ(" in note
+
+
+def test_the_random_ranking_says_its_draws_and_their_spread(tables):
+    one = [{"seed": 0, "analysis_seed": 0, "attentions": {}}, {"seed": 1, "attentions": {}}]  # no field: one draw
+    assert tables.draws_text(one) == "1 draw per sentence"
+    note = tables.random_draws_note(one)[0]
+    assert "1 draw per sentence" in note and "for every seed and run" in note and "awaits that re-analysis" in note
+    by_draw = {"comprehensiveness": [0.03, 0.05, 0.04], "sufficiency": [0.2, 0.3, 0.25]}
+    several = [{"seed": 0, "analysis_seed": 0, "random_draws": 3,
+                "attentions": {"baseline": {"faithfulness": {"random_by_draw": by_draw}}}}]
+    assert tables.draws_text(several) == "3 draws per sentence"
+    note = tables.random_draws_note(several)[0]
+    assert "comprehensiveness 0.0200, sufficiency 0.1000 (max − min" in note and "awaits" not in note
+    assert tables.draws_text(one + several) == "draws per sentence: 1 in 2 seeds, 3 in 1 seeds"
+
+
+def test_the_code_note_names_each_analysis_commit_and_the_hand_set_ones(tables):
+    runs = [{"seed": 0, "cost": {"commit": "572d9197d3"}}, {"seed": 1, "cost": {"commit": "572d9197d3"}},
+            {"seed": 2, "cost": {"commit": "cf08b7686a"}}]
+    note = tables.code_note("mr", runs)[0]
+    assert note.startswith("Code of the analyses (each file's `cost.commit`): 572d919 (seeds 0, 1); cf08b76 (seed 2).")
+    # seed 2 is in the hand-set list but names another commit: not the file b30a80f rewrote, so not said of it
+    assert "The field of seed 1 was rewritten by hand" in note and "first named 3044793 (seed 1), the commit" in note
+    assert "rewritten" not in tables.code_note("sst", runs)[0]

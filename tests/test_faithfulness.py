@@ -145,6 +145,38 @@ def test_comprehensiveness_sufficiency_and_leave_one_out_by_hand():
     assert row.scores["random"] == pytest.approx(faithfulness.random_scores(0, 0, 4).tolist())
 
 
+def test_the_random_ranking_over_several_draws_is_their_mean_and_its_first_draw_the_single_ones():
+    assert np.array_equal(faithfulness.random_scores(0, 3, 12, draw=0), faithfulness.random_scores(0, 3, 12))
+    assert not np.array_equal(faithfulness.random_scores(0, 3, 12, draw=1), faithfulness.random_scores(0, 3, 12))
+    assert not np.array_equal(faithfulness.random_scores(0, 3, 12, draw=1), faithfulness.random_scores(0, 3, 12, draw=2))
+    (single,) = faithfulness.faithfulness_rows(EvidenceNet().eval(), [SENTENCE], [0], None, None, seed=0)
+    (row,) = faithfulness.faithfulness_rows(EvidenceNet().eval(), [SENTENCE], [0], None, None, seed=0, random_draws=3)
+
+    def by_hand(draw: int, measure: str) -> list[float]:
+        """Draw ``draw``'s curve by the formulas: p(1|x) = σ(z), z the evidence of the kept tokens."""
+        order = ranking(faithfulness.random_scores(0, 0, 4, draw))
+        curve = []
+        for k in BINS:
+            top = set(order[: rationale_size(4, k)].tolist())
+            kept = [t for t in range(4) if (t not in top) == (measure == "comprehensiveness")]
+            curve.append(sigmoid(1.5) - sigmoid(sum(EVIDENCE[SENTENCE.ids[t]] for t in kept)))
+        return curve
+
+    for measure in ("comprehensiveness", "sufficiency"):
+        curves = [by_hand(draw, measure) for draw in range(3)]
+        assert getattr(single, measure)["random"] == pytest.approx(curves[0], abs=1e-6)
+        assert getattr(row, measure)["random"] == pytest.approx(np.mean(curves, axis=0), abs=1e-6)
+        assert row.random_draws[measure] == pytest.approx([np.mean(c) for c in curves], abs=1e-6)
+        assert getattr(row, measure)["attention"] == getattr(single, measure)["attention"]  # the other rankings as before
+    assert single.random_draws is None and row.scores["random"] == single.scores["random"]  # the first draw's scores
+    summary = faithfulness.summarize([row])["net-only"]
+    assert summary["random_draws"] == 3 and summary["random_by_draw"]["sufficiency"] == pytest.approx(row.random_draws["sufficiency"])
+    one = faithfulness.summarize([single])["net-only"]
+    assert one["random_draws"] == 1 and "random_by_draw" not in one
+    with pytest.raises(faithfulness.AnalysisError):
+        faithfulness.faithfulness_rows(EvidenceNet().eval(), [SENTENCE], [0], None, None, random_draws=0)
+
+
 def test_removal_deletes_the_tokens_rather_than_zeroing_them():
     # A network that counts its tokens tells deletion from masking: p(1|x) = σ(L − 3).
     class Counter(EvidenceNet):

@@ -10,7 +10,9 @@ mode's prediction on x and p(ŷ|·) the mode's probability of ŷ:
   first). Scores: ``attention`` (the mode's α or α*, one weight per token by ``SQUASH_RULE``:
   networks with several arrays average them; documents rank all their words by ω = γ·α,
   ``DOCUMENT_RULE``), ``random`` (uniform draws seeded by (seed, the sentence's position in the
-  split): the same in both modes and on every run), ``integrated_gradients`` (see below);
+  split): the same in both modes and on every run; with ``random_draws`` D > 1, D such rankings per
+  sentence, the first of them that one, and every random number is the mean over the D),
+  ``integrated_gradients`` (see below);
 - the rationale r_k is the first n_k = max(1, ⌊k·L/100⌋) tokens of a ranking, k ∈ :data:`BINS` (%);
 - comprehensiveness_k = p(ŷ|x) − p(ŷ|x ∖ r_k) (the rationale removed; high = the rationale mattered);
 - sufficiency_k = p(ŷ|x) − p(ŷ|r_k) (only the rationale kept; low = it suffices);
@@ -48,6 +50,7 @@ from tqdm.auto import tqdm
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
     AnalysisError,
+    TextMasking,
     eval_mode,
     kept_tokens,
     length_sorted_chunks,
@@ -59,7 +62,7 @@ from drga.analysis.attention import (
     token_weights,
 )
 from drga.analysis.saliency import word_embedding
-from drga.analysis.stats import kendall_tau
+from drga.analysis.stats import Values, kendall_tau
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.data import EncodedExample, collate
 from drga.names import MODES, Mode
@@ -86,14 +89,15 @@ def rationale_size(length: int, percent: float) -> int:
     return max(1, math.floor(percent * length / 100 + 1e-9))  # 1e-9: 10·30/100 is 3, not 2.9999…
 
 
-def ranking(scores: Sequence[float]) -> np.ndarray:
+def ranking(scores: Values) -> np.ndarray:
     """Token positions by descending score; equal scores keep their order (the earlier token first)."""
     return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
 
 
-def random_scores(seed: int, index: int, length: int) -> np.ndarray:
-    """Uniform scores of the random ranking, seeded by (seed, the sentence's position ``index``)."""
-    return np.random.default_rng([seed, index]).random(length)
+def random_scores(seed: int, index: int, length: int, draw: int = 0) -> np.ndarray:
+    """Uniform scores of the random ranking, seeded by (seed, the sentence's position ``index``); draw d > 0 of a
+    sentence by (seed, index, d), so the first draw is the one a single-draw analysis makes."""
+    return np.random.default_rng([seed, index] if draw == 0 else [seed, index, draw]).random(length)
 
 
 @dataclass
@@ -111,6 +115,8 @@ class SentenceFaithfulness:
     tau_attention_ig: float
     tau_attention_loo: float
     tau_ig_loo: float
+    #: measure → the random ranking's AOPC of each of its draws (the ``random`` lists above are their mean per bin)
+    random_draws: dict[str, list[float]] | None = None
 
     def aopc(self, measure: str, name: str) -> float:
         """The mean of ``measure`` ('comprehensiveness' or 'sufficiency') of ranking ``name`` over the bins."""
@@ -128,12 +134,12 @@ def probabilities(
 ) -> np.ndarray:
     """P(·|x) [N, C] of each example in one mode (with-agent: the agent revises each example's attention)."""
     device = model_device(network)
-    result: list[np.ndarray | None] = [None] * len(examples)
+    result: dict[int, np.ndarray] = {}
     for chunk in length_sorted_chunks(examples, batch_size):
         _, output, _ = mode_output(network, collate([examples[i] for i in chunk]).to(device), mode, policy, beta)
         for row, probs in zip(chunk, torch.softmax(output, dim=-1).double().cpu().numpy()):
             result[row] = probs
-    return np.stack(result)
+    return np.stack([result[row] for row in range(len(examples))])
 
 
 @contextmanager
@@ -207,11 +213,13 @@ def integrated_gradients(
     return attributions.sum(dim=-1).detach() * batch.mask
 
 
-def _removal_sets(scores: dict[str, np.ndarray], length: int) -> list[tuple[str, int, frozenset[int], frozenset[int]]]:
-    """(ranking, bin, tokens removed for comprehensiveness, tokens removed for sufficiency) of every rationale."""
+def _removal_sets(scores: dict[str, np.ndarray], length: int, names: Sequence[str] = RANKINGS
+                  ) -> list[tuple[str, int, frozenset[int], frozenset[int]]]:
+    """(ranking, bin, tokens removed for comprehensiveness, tokens removed for sufficiency) of every rationale
+    of the rankings ``names`` (keys of ``scores``)."""
     everything = frozenset(range(length))
     sets = []
-    for name in RANKINGS:
+    for name in names:
         order = ranking(scores[name])
         for k in BINS:
             rationale = frozenset(order[: rationale_size(length, k)].tolist())
@@ -229,6 +237,7 @@ def _chunk_rows(
     seed: int,
     site: str | None,
     steps: int,
+    random_draws: int = 1,
 ) -> list[SentenceFaithfulness]:
     """The measures of a batch of sentences in one mode (one run of the network per distinct shortened input)."""
     batch = collate(list(examples)).to(model_device(network))
@@ -248,12 +257,14 @@ def _chunk_rows(
             "integrated_gradients": real_tokens(ig[row], text.mask[row]).double().cpu().numpy(),
             "random": random_scores(seed, index, length),
         }
-        sentences.append((positions, scores))
+        draws = {f"random:{d}": random_scores(seed, index, length, d) for d in range(1, random_draws)}
+        sentences.append((positions, scores, draws))
     # every distinct input to run: (sentence, text tokens removed); leave-one-out and the rationales share them
     variants: dict[tuple[int, frozenset[int]], int] = {}
-    for row, (positions, scores) in enumerate(sentences):
+    for row, (positions, scores, draws) in enumerate(sentences):
         removals = [frozenset([t]) for t in range(len(positions))]
         removals += [removed for *_, comp, suff in _removal_sets(scores, len(positions)) for removed in (comp, suff)]
+        removals += [removed for *_, comp, suff in _removal_sets(draws, len(positions), list(draws)) for removed in (comp, suff)]
         for removed in removals:
             variants.setdefault((row, removed), len(variants))
     shortened = []
@@ -265,7 +276,7 @@ def _chunk_rows(
         shortened.append(kept_tokens(examples[row], keep))
     variant_probs = probabilities(network, shortened, mode, policy, beta)
     rows = []
-    for row, (index, (positions, scores)) in enumerate(zip(indices, sentences)):
+    for row, (index, (positions, scores, draws)) in enumerate(zip(indices, sentences)):
         y = int(predicted[row])
         p = float(probs[row, y])
         drop = lambda removed, row=row, y=y, p=p: p - float(variant_probs[variants[(row, removed)], y])
@@ -275,11 +286,21 @@ def _chunk_rows(
         for name, _, comp, suff in _removal_sets(scores, len(positions)):
             comprehensiveness[name].append(drop(comp))
             sufficiency[name].append(drop(suff))
+        per_draw = None
+        if draws:  # the random ranking over its draws: each draw's curves, then their mean per bin
+            curves = {"comprehensiveness": [comprehensiveness["random"]], "sufficiency": [sufficiency["random"]]}
+            for name in draws:
+                sets = _removal_sets(draws, len(positions), [name])
+                curves["comprehensiveness"].append([drop(comp) for *_, comp, _ in sets])
+                curves["sufficiency"].append([drop(suff) for *_, suff in sets])
+            comprehensiveness["random"] = np.mean(curves["comprehensiveness"], axis=0).tolist()
+            sufficiency["random"] = np.mean(curves["sufficiency"], axis=0).tolist()
+            per_draw = {measure: [float(np.mean(curve)) for curve in found] for measure, found in curves.items()}
         taus = {key: kendall_tau(scores[a], scores[b]) for key, (a, b) in TAUS.items()}
         rows.append(SentenceFaithfulness(
             mode=mode, index=int(index), length=len(positions), predicted=y, probability=p,
             comprehensiveness=comprehensiveness, sufficiency=sufficiency,
-            scores={name: values.tolist() for name, values in scores.items()}, **taus,
+            scores={name: values.tolist() for name, values in scores.items()}, **taus, random_draws=per_draw,
         ))
     return rows
 
@@ -296,15 +317,19 @@ def faithfulness_rows(
     batch_size: int = 16,
     progress: bool = False,
     modes: Sequence[str] | None = None,
+    random_draws: int = 1,
 ) -> list[SentenceFaithfulness]:
     """The measures of the sentences at ``indices`` (those with ≥ 2 ranked tokens) in each mode.
 
     ``modes`` default to both with a policy (and β) and to net-only without one (a baseline's
     checkpoint); with-agent mode needs the policy. ``batch_size`` sentences share one
-    integrated-gradients pass of ``batch_size · steps`` inputs.
+    integrated-gradients pass of ``batch_size · steps`` inputs. ``random_draws``: random rankings per
+    sentence (the first is the single-draw analysis's); the random numbers are their mean.
     """
     if policy is not None and beta is None:
         raise ValueError("with-agent mode needs β as well as the policy")
+    if random_draws < 1:
+        raise AnalysisError(f"the random ranking needs at least one draw per sentence, got {random_draws}")
     if steps < 1:
         raise AnalysisError(f"integrated gradients need at least one step, got {steps}")
     modes = tuple(modes) if modes is not None else MODES if policy is not None else MODES[:1]
@@ -318,7 +343,8 @@ def faithfulness_rows(
         for mode in modes:
             for chunk in length_sorted_chunks([examples[i] for i in chosen], batch_size):
                 picked = [chosen[k] for k in chunk]
-                rows += _chunk_rows(network, [examples[i] for i in picked], picked, mode, policy, beta, seed, site, steps)
+                rows += _chunk_rows(network, [examples[i] for i in picked], picked, mode, policy, beta, seed, site, steps,
+                                    random_draws)
                 bar.update(len(chunk))
         bar.close()
     return sorted(rows, key=lambda r: (MODES.index(r.mode), r.index))
@@ -326,7 +352,7 @@ def faithfulness_rows(
 
 def _special_tokens(network: AttentionNetwork, example: EncodedExample) -> int:
     """How many of the example's ids are special tokens the network's attention leaves out ([CLS], [SEP])."""
-    if not hasattr(network, "text_mask"):
+    if not isinstance(network, TextMasking):
         return 0
     ids = torch.tensor([example.ids], device=model_device(network))
     return int((~network.text_mask(ids, torch.ones_like(ids, dtype=torch.bool))).sum())
@@ -339,21 +365,22 @@ def _finite(value: Any) -> Any:
 
 def _spread(values: Sequence[float]) -> dict[str, float | int]:
     """Mean, sample std, median, share > 0 and count of the finite values (NaN τ of constant scores left out)."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    n = len(values)
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    n = len(finite)
     return {
-        "mean": float(values.mean()) if n else float("nan"),
-        "std": float(values.std(ddof=1)) if n > 1 else float("nan"),
-        "median": float(np.median(values)) if n else float("nan"),
-        "share_positive": float((values > 0).mean()) if n else float("nan"),
+        "mean": float(finite.mean()) if n else float("nan"),
+        "std": float(finite.std(ddof=1)) if n > 1 else float("nan"),
+        "median": float(np.median(finite)) if n else float("nan"),
+        "share_positive": float((finite > 0).mean()) if n else float("nan"),
         "n": n,
     }
 
 
 def summarize(rows: Sequence[SentenceFaithfulness]) -> dict[str, dict[str, Any]]:
     """Per mode: sentences, mean p(ŷ|x), the mean comprehensiveness and sufficiency per ranking and bin
-    (keys '1' … '50' and 'aopc'), and the spread of each τ."""
+    (keys '1' … '50' and 'aopc'), the spread of each τ, the random ranking's draws per sentence and, with
+    more than one, its AOPC per draw (``random_by_draw``)."""
     summary: dict[str, dict[str, Any]] = {}
     for mode in MODES:
         mine = [r for r in rows if r.mode == mode]
@@ -368,11 +395,17 @@ def summarize(rows: Sequence[SentenceFaithfulness]) -> dict[str, dict[str, Any]]
                 entry[measure][name]["aopc"] = float(values.mean())
         for key in TAUS:
             entry[key] = _spread([getattr(r, key) for r in mine])
+        draws = [r.random_draws for r in mine if r.random_draws]
+        entry["random_draws"] = len(draws[0]["comprehensiveness"]) if draws else 1
+        if draws:  # the random ranking's AOPC per draw, each the mean over the sentences: its spread over draws
+            entry["random_by_draw"] = {measure: np.mean([d[measure] for d in draws], axis=0).tolist()
+                                       for measure in ("comprehensiveness", "sufficiency")}
         summary[mode] = entry
     return summary
 
 
-ATTENTION_NAMES = {Mode.NET_ONLY: "net-only (α)", Mode.WITH_AGENT: "with-agent (α*)"}
+#: A mode (its :class:`Mode` or plain string, as a summary read from JSON has it) → its name in the tables.
+ATTENTION_NAMES: dict[str, str] = {Mode.NET_ONLY: "net-only (α)", Mode.WITH_AGENT: "with-agent (α*)"}
 RANKING_NAMES = {"attention": "attention", "random": "random", "integrated_gradients": "integrated gradients"}
 
 
