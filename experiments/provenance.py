@@ -1,0 +1,104 @@
+"""Where each committed result folder's numbers come from (issue 55): docs/RESULTS.md's provenance table.
+
+    python experiments/provenance.py [--results experiments/results]
+
+Per folder of ``experiments/results/``: its files, the code they name (each file's ``commit``, or ``cost.commit``
+for an explainability analysis, with how many files name each; a file that records none is counted as such), the
+page its numbers are on, and the command that rebuilds that page (or prints the table) from the committed files
+alone. The machine a run ran on is in no result file; docs/RESULTS.md says it in words beside this table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from checkout import ROOT
+
+#: Folder → (the page its numbers are on, the command that rebuilds that page or prints the table).
+PAGES = {
+    "paper-regime": ("results/paper-regime.md", "python experiments/regime_tables.py experiments/results/paper-regime-pretrain-only "
+                     "experiments/results/paper-regime --out docs/results/paper-regime.md --curves docs/results/paper-regime-curves.png"),
+    "paper-regime-pretrain-only": ("results/paper-regime.md", "(the same command)"),
+    "paper-regime-random-unk": ("results/paper-regime-random-unk.md", "python experiments/regime_tables.py "
+                                "experiments/results/paper-regime-random-unk --out docs/results/paper-regime-random-unk.md "
+                                "--curves docs/results/paper-regime-random-unk-curves.png"),
+    "paper-regime-pilot": ("RESULTS.md (the paper-regime pilot)", "(read by hand: two files)"),
+    "transformer-sst-probes": ("RESULTS.md (the Transformer on SST-5)", "(read by hand: four files, with a README)"),
+    "families-regime": ("results/families-regime.md", "python experiments/regime_tables.py experiments/results/families-regime "
+                        "--out docs/results/families-regime.md"),
+    "hf-encoder": ("results/hf-encoder.md", "python experiments/regime_tables.py experiments/results/hf-encoder "
+                   "--out docs/results/hf-encoder.md"),
+    "variant-closeness": ("results/variants.md", "python experiments/variant_tables.py --out docs/results/variants.md"),
+    "variant-holdout": ("results/variants.md", "(the same command)"),
+    "variant-own-attention": ("results/variants.md", "(the same command)"),
+    "variant-self-critical": ("results/variants.md", "(the same command)"),
+    "variant-transformer-all-gradients": ("results/variants.md", "(the same command)"),
+    "tuned-regime": ("results/tuned.md", "python experiments/tuned_study.py tables"),
+    "tuned-search": ("results/tuned.md", "(the same command)"),
+    "explain-analysis": ("EXPLAINABILITY.md", "python experiments/explain_study.py tables"),
+    "explain-regime": ("EXPLAINABILITY.md (seeds whose net-only network is the baseline's)", "(the same command)"),
+    "reward-tuning": ("RESULTS.md, distributed.md (the reward grids)", "python experiments/tune_reward.py "
+                      "experiments/results/reward-tuning-repro/mr-lstm-sa.json "
+                      "--compare experiments/results/reward-tuning/mr-lstm-sa.json"),
+    "reward-tuning-repro": ("distributed.md (the grids reproduced)", "(the same command; subj likewise)"),
+    "brevity": ("results/nmt.md (brevity of the pilot's reproduction)", "python experiments/brevity_probe.py "
+                "--history experiments/results/brevity/pilot-repro-seed0.json"),
+}
+
+
+def commits(content: Any) -> list[str]:
+    """The commits a committed file names: its ``commit``, an analysis' ``cost.commit``, or a record's entries'."""
+    if not isinstance(content, dict):
+        return []
+    found = content.get("commit") or (content.get("cost") or {}).get("commit")
+    if found:
+        return [str(found)[:7]]
+    entries = [value for value in content.values() if isinstance(value, dict) and value.get("commit")]
+    return [str(entry["commit"])[:7] for entry in entries]
+
+
+def folder_rows(results: Path) -> list[dict[str, Any]]:
+    rows = []
+    for folder in sorted(p for p in results.iterdir() if p.is_dir()):
+        files = sorted(folder.rglob("*.json"))
+        named: Counter[str] = Counter()
+        unnamed = 0
+        for path in files:
+            found = commits(json.loads(path.read_text(encoding="utf-8")))
+            named.update(found)
+            unnamed += not found
+        others = sorted(p.name for p in folder.rglob("*") if p.is_file() and p.suffix != ".json")
+        page, command = PAGES.get(folder.name, ("-", "-"))
+        rows.append({"folder": folder.name, "files": len(files), "others": others, "commits": named, "unnamed": unnamed,
+                     "page": page, "command": command})
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| result folder | files | code (commit: files) | page | rebuilt by |", "|---|---|---|---|---|"]
+    for row in rows:
+        code = ", ".join(f"{commit}: {count}" for commit, count in sorted(row["commits"].items(), key=lambda c: (-c[1], c[0])))
+        if row["unnamed"]:
+            code += (", " if code else "") + f"none recorded: {row['unnamed']}"
+        files = f"{row['files']} JSON" + (f" + {len(row['others'])} other ({', '.join(row['others'][:3])}"
+                                           f"{', …' if len(row['others']) > 3 else ''})" if row["others"] else "")
+        command = row["command"] if row["command"].startswith(("(", "-")) else f"`{row['command']}`"
+        lines.append(f"| `{row['folder']}/` | {files} | {code or '-'} | {row['page']} | {command} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=ROOT / "experiments" / "results")
+    args = parser.parse_args(argv)
+    print(table(folder_rows(args.results)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
