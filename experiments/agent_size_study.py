@@ -68,8 +68,17 @@ def kinds() -> list[str]:
     return [BASELINE, *AGENT_SIZES]
 
 
-def settings_of(kind: str) -> list[str]:
-    return BASELINE_RUN if kind == BASELINE else [*DRGA_RUN, *AGENT_SIZES[kind]]
+def settings_of(kind: str, equal_budget: int) -> list[str]:
+    """``equal_budget``: the DRGA runs' agent and co-training epochs, which the baseline gets for the network alone
+    (given explicitly: with the agent and co-training phases off, an unset ``train.baseline_epochs`` would be 0)."""
+    return [*BASELINE_RUN, f"train.baseline_epochs={equal_budget}"] if kind == BASELINE else [*DRGA_RUN, *AGENT_SIZES[kind]]
+
+
+def equal_budget_epochs(config: str, settings: list[str]) -> int:
+    from drga.config import load_config
+
+    train = load_config(config, settings).train
+    return train.agent_epochs + train.cotrain_epochs
 
 
 def parameter_count(checkpoint: Path, entry: str) -> int:
@@ -119,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     say_plan(args, todo)
     if args.dry_run:
         return 0
-    status = 0
+    status, equal_budget = 0, equal_budget_epochs(args.config, args.set)
     for seed in args.seeds:
         if seed not in unfinished:
             record_parameters(layout, seed, args.config)  # what a finished seed's checkpoints on this disk still add
@@ -129,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if layout.size_result(kind, seed).exists():
                 continue
             print(f"[run] seed {seed}: {kind}", flush=True)
-            status = max(status, sweep(args, kind, CELL, [seed], [*settings_of(kind), f"train.init_from={network}"],
+            status = max(status, sweep(args, kind, CELL, [seed], [*settings_of(kind, equal_budget), f"train.init_from={network}"],
                                        layout.study / kind))
         record_parameters(layout, seed, args.config)
     return status

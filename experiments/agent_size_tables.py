@@ -60,6 +60,9 @@ def load(results: Path) -> dict[str, dict[int, dict[str, Any]]]:
 
 def check_starts(runs: dict[str, dict[int, dict[str, Any]]]) -> None:
     """Every run of a seed started from that seed's pretrained network: the table pairs them on it."""
+    for seed, result in runs[BASELINE].items():
+        if EQUAL_BUDGET not in result["rows"]:
+            raise SystemExit(f"agent-size/{BASELINE} seed {seed} has no '{EQUAL_BUDGET}' row: its baseline phase did not run")
     for kind, by_seed in runs.items():
         for seed, result in by_seed.items():
             start = runs["pretrain"].get(seed, {}).get("pretrain_checksum")
@@ -188,7 +191,7 @@ def provenance(runs: dict, parameters: dict[str, Any], tuned: dict[int, dict[str
         "does not train).",
         "",
         f"The pretrained network alone (before the equal-budget baseline's 8 further epochs): test "
-        f"{mean_std_text(pretrain_only)} over {len(pretrain_only)} seeds.",
+        f"{mean_std_text(pretrain_only)} over {len(pretrain_only)} seed{'s' if len(pretrain_only) != 1 else ''}.",
         "",
         f"Iterations are updates of batch {parameters.get('batch_size', '-')}: {parameters.get('steps_per_epoch', '-')} per epoch "
         f"({parameters.get('train_examples', '-')} training sentences). The paper does not say how it counts them; ours count the "

@@ -26,8 +26,9 @@ def test_the_sizes_are_the_papers_ten_and_each_run_starts_from_the_seeds_network
     assert study.AGENT_SIZES["2x400"] == ["agent.hidden_sizes=400,400"]
     assert set(tables.PAPER) == set(study.AGENT_SIZES)
     assert study.kinds()[0] == "baseline"
-    assert "train.agent_epochs=0" in study.settings_of("baseline")
-    assert "agent.hidden_sizes=100,100,100" in study.settings_of("3x100")
+    assert "train.agent_epochs=0" in study.settings_of("baseline", 8) and "train.baseline_epochs=8" in study.settings_of("baseline", 8)
+    assert "agent.hidden_sizes=100,100,100" in study.settings_of("3x100", 8)
+    assert study.equal_budget_epochs(study.CONFIG, []) == 8  # the paper regime's 3 agent and 5 co-training epochs
 
 
 def write_run(results: Path, kind: str, seed: int, rows: dict, checksum: str = "net", **extra) -> None:
@@ -92,6 +93,13 @@ def test_a_run_from_another_network_is_refused(study, tables, tmp_path):
         tables.page(tmp_path, tmp_path / "agent_size.md")
 
 
+def test_a_baseline_that_did_not_train_is_refused(study, tables, tmp_path):
+    hand_made_study(tmp_path, study, tables)
+    write_run(tmp_path, "baseline", 2, {tables.PRETRAIN_ONLY: {"net-only": (90.0, 12)}})
+    with pytest.raises(SystemExit, match="baseline seed 2 has no 'baseline \\(equal budget\\)' row"):
+        tables.page(tmp_path, tmp_path / "agent_size.md")
+
+
 def test_rebuilding_the_page_gives_the_same_bytes(study, tables, tmp_path):
     hand_made_study(tmp_path, study, tables)
     out = tmp_path / "page.md"
@@ -153,6 +161,9 @@ def test_the_study_end_to_end_on_bundled_subj(study, tables, tmp_path, monkeypat
     assert study.main(["run", *common]) == 0
     checksums = {json.loads(p.read_text())["pretrain_checksum"] for p in (tmp_path / "results").rglob("subj-lstm-sa-seed0.json")}
     assert len(checksums) == 1  # the pretrain-only run, the baseline and both sizes: one network
+    baseline = json.loads((tmp_path / "results" / "agent-size" / "baseline" / "subj-lstm-sa-seed0.json").read_text())
+    assert baseline["phases"]["baseline"]["epochs"] == 2  # as many as the sizes' agent and co-training epochs (1 + 1)
+    assert tables.EQUAL_BUDGET in baseline["rows"]
     parameters = json.loads((tmp_path / "results" / "agent-size" / "parameters.json").read_text())
     assert set(parameters["agent"]) == set(sizes) and parameters["agent"]["2x4"] > parameters["agent"]["1x4"]
     assert parameters["batch_size"] == 64 and parameters["steps_per_epoch"] == -(-parameters["train_examples"] // 64)
