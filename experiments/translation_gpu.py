@@ -76,12 +76,12 @@ PRETRAIN_ONLY = ["train.agent_epochs=0", "train.cotrain_epochs=0", "train.fair_b
 #: The rehearsal's networks and phases: tiny, on the CPU, every phase of both stages still run.
 SMOKE_SETTINGS = [
     "run.device=cpu", "network.embedding_dim=16", "network.hidden_size=16", "network.feedforward_size=32", "network.layers=1",
-    "network.heads=2", "agent.hidden_sizes=8", "nmt.vocab_size=500", "nmt.decode_length_ratio=1.0", "data.batch_size=32",
-    "train.pretrain_epochs=2", "train.patience=0", "train.agent_epochs=1", "train.cotrain_epochs=1", "nmt.warmup_steps=4",
-    "train.lr=0.003",
+    "network.heads=2", "agent.hidden_sizes=8", "nmt.vocab_size=500", "nmt.decode_length_ratio=1.0", "data.max_length=32",
+    "data.batch_size=32", "train.pretrain_epochs=2", "train.patience=0", "train.agent_epochs=1", "train.cotrain_epochs=1",
+    "nmt.warmup_steps=4", "train.lr=0.003",
 ]
 #: The rehearsal's slice of Multi30k: the first pairs of each split.
-SMOKE_PAIRS = {"train": 160, "val": 8, "test_2016_flickr": 8}
+SMOKE_PAIRS = {"train": 128, "val": 8, "test_2016_flickr": 8}
 MULTI30K_FILES = [f"{stem}.{lang}.gz" for stem in ("train", "val", "test_2016_flickr") for lang in ("en", "de")]
 ARCHIVE_LIMIT = 16 * 2**20  #: a file the GPU call brings back
 TRAVEL_LIMIT = 64 * 2**20  #: the tree and what it carries to the GPU machine
@@ -410,7 +410,7 @@ def pack(study: Study, chains: list[Chain], out: Path, manifest: dict, data_root
     })
     members["manifest.json"] = (json.dumps(manifest, indent=1) + "\n").encode("utf-8")
     out.mkdir(parents=True, exist_ok=True)
-    nets = "-".join(sorted({chain.net.split("-")[0] for chain in chains}))
+    nets = "-".join(key for key, net in NETWORKS.items() if any(chain.net == net for chain in chains))
     archive = out / f"translation-gpu-{'smoke-' if study.smoke else ''}{nets}-{manifest['ended'].replace(':', '').replace('-', '')}.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         for name, content in members.items():
@@ -448,6 +448,9 @@ def summary(manifest: dict) -> list[str]:
 
 def run_study(args: argparse.Namespace) -> int:
     started = time.time()
+    nets = [NETWORKS[n] for n in NETWORKS] if args.nets == "both" else [NETWORKS.get(args.nets, args.nets)]
+    if any(net not in CONFIGS for net in nets):
+        raise Refused(f"NETS must be luong, transformer or both, not {args.nets!r}")
     work = (ROOT / args.work).resolve() if not Path(args.work).is_absolute() else Path(args.work)
     (work / "logs").mkdir(parents=True, exist_ok=True)
     own_log = open(work / "logs" / "translation_gpu.log", "a", encoding="utf-8")
@@ -460,9 +463,6 @@ def run_study(args: argparse.Namespace) -> int:
             own_log.write(stamped + "\n")
             own_log.flush()
 
-    nets = [NETWORKS[n] for n in NETWORKS] if args.nets == "both" else [NETWORKS.get(args.nets, args.nets)]
-    if any(net not in CONFIGS for net in nets):
-        raise Refused(f"NETS must be luong, transformer or both, not {args.nets!r}")
     seeds = {net: (SMOKE_SEEDS if args.smoke else SEEDS[net]) for net in nets}
     for net, given in (("seq2seq-luong", args.luong_seeds), ("transformer-nmt", args.transformer_seeds)):
         if given and net in seeds:
