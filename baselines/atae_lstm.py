@@ -34,8 +34,10 @@ from drga.baselines.common import (
 )
 from drga.baselines.lstm_sa import AdditiveSelfAttention
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
+from drga.registry import register_network
 
 
+@register_network("atae-lstm", input="aspect")
 class ATAELSTM(AttentionNetwork):
     """ATAE-LSTM: aspect embedding appended to the inputs and to the hidden states for attention."""
 
@@ -51,7 +53,6 @@ class ATAELSTM(AttentionNetwork):
         dropout: float = 0.5,
         embeddings: Tensor | None = None,
         freeze_embeddings: bool = False,
-        **_: object,
     ):
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings, freeze_embeddings)

@@ -11,8 +11,10 @@ from torch import Tensor, nn
 from drga.baselines.common import attention_pool, check_tokens, head_dropout_masks, make_embedding, run_head
 from drga.baselines.lstm_sa import AdditiveSelfAttention
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
+from drga.registry import register_network
 
 
+@register_network("cnn-sa")
 class CNNSelfAttention(AttentionNetwork):
     """Embedding → parallel 1-D convolutions (Kim 2014) → self-attention pooling → MLP classifier.
 
@@ -36,7 +38,6 @@ class CNNSelfAttention(AttentionNetwork):
         kernel_sizes: Sequence[int] = (3, 4, 5),
         embeddings: Tensor | None = None,
         freeze_embeddings: bool = False,
-        **_: object,
     ):
         super().__init__()
         kernel_sizes = list(kernel_sizes)

@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from drga.baselines.common import attention_pool, check_tokens, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax, per_example
+from drga.registry import register_network
 
 
 class Source2TokenAttention(nn.Module):
@@ -44,6 +45,7 @@ class Source2TokenAttention(nn.Module):
         return masked_softmax(scores, mask.unsqueeze(-1), dim=-2)
 
 
+@register_network("disan")
 class DiSAN(AttentionNetwork):
     """Embedding → BiLSTM → multi-dimensional source2token attention (DiSAN) → MLP classifier."""
 
@@ -61,7 +63,6 @@ class DiSAN(AttentionNetwork):
         dropout: float = 0.5,
         embeddings: Tensor | None = None,
         freeze_embeddings: bool = False,
-        **_: object,
     ):
         super().__init__()
         half = even_hidden(hidden_size)

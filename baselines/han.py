@@ -37,8 +37,10 @@ from drga.baselines.common import (
     run_rnn,
 )
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
+from drga.registry import register_network
 
 
+@register_network("han", input="document")
 class HierarchicalAttentionNetwork(AttentionNetwork):
     """HAN: BiGRU word encoder + word attention, BiGRU sentence encoder + sentence attention."""
 
@@ -55,7 +57,6 @@ class HierarchicalAttentionNetwork(AttentionNetwork):
         dropout: float = 0.5,
         embeddings: Tensor | None = None,
         freeze_embeddings: bool = False,
-        **_: object,
     ):
         super().__init__()
         half = even_hidden(hidden_size, "two GRU directions")

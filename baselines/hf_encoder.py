@@ -58,6 +58,7 @@ from drga.baselines.lstm_sa import AdditiveSelfAttention
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 from drga.baselines.transformer import column_mean, revise_matrices
 from drga.errors import UserError
+from drga.registry import register_network
 
 __all__ = ["HFEncoderClassifier", "PretrainedModelError", "resolve_checkpoint", "load_encoder", "load_tokenizer", "models_cache_dir"]
 
@@ -212,7 +213,6 @@ class HFEncoderClassifier(AttentionNetwork):
         attention_size: int = 300,
         classifier_hidden: int = 300,
         dropout: float = 0.1,
-        **_: object,
     ):
         super().__init__()
         if model is None:
@@ -327,3 +327,13 @@ def load_tokenizer(pretrained: str | None) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(resolve_checkpoint(pretrained))
+
+
+# Fine-tuning a pretrained encoder: its own dropout rate, small learning rates with warm-up, its subword lengths.
+register_network(
+    "hf-encoder", tokenizer=load_tokenizer, runtime=("model", "tokenizer"),
+    defaults={
+        "network.pretrained": "all-minilm-l6-v2", "network.dropout": 0.1, "train.lr": 1e-3, "train.pretrained_lr": 3e-5,
+        "train.lr_schedule": "warmup-linear", "data.max_length": 64, "data.batch_size": 32,
+    },
+)(HFEncoderClassifier)

@@ -31,8 +31,10 @@ from drga.baselines.common import (
     run_rnn,
 )
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, per_example
+from drga.registry import register_network
 
 
+@register_network("ian", input="aspect")
 class IAN(AttentionNetwork):
     """IAN: context and aspect LSTMs attending to each other's pooled states (two sites)."""
 
@@ -48,7 +50,6 @@ class IAN(AttentionNetwork):
         dropout: float = 0.5,
         embeddings: Tensor | None = None,
         freeze_embeddings: bool = False,
-        **_: object,
     ):
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings, freeze_embeddings)

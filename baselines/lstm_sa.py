@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 from drga.baselines.common import attention_pool, even_hidden, head_dropout_masks, make_embedding, run_head, run_rnn
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax, per_example
+from drga.registry import register_network
 
 
 class AdditiveSelfAttention(nn.Module):
@@ -24,6 +25,7 @@ class AdditiveSelfAttention(nn.Module):
         return masked_softmax(self.score(energy).squeeze(-1), mask)
 
 
+@register_network("lstm-sa")
 class LSTMSelfAttention(AttentionNetwork):
     """Embedding → BiLSTM → self-attention with a learned query u → MLP classifier."""
 
@@ -40,7 +42,6 @@ class LSTMSelfAttention(AttentionNetwork):
         dropout: float = 0.5,
         embeddings: Tensor | None = None,
         freeze_embeddings: bool = False,
-        **_: object,
     ):
         super().__init__()
         half = even_hidden(hidden_size, "two LSTM directions")

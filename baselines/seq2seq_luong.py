@@ -47,8 +47,20 @@ from drga.baselines.nmt_common import (
     decoder_input,
 )
 from drga.baselines.protocol import Batch, masked_softmax
+from drga.registry import register_network
 
 
+# Translation defaults for the shared sections (the classification defaults, 300-unit layers, dropout
+# 0.5 and a 300-300 agent, are not what a translation model wants); the [nmt] options (encoder,
+# rerun_decoder, shared_vocab) are passed by the translation task, not [network] settings.
+@register_network(
+    "seq2seq-luong", input="parallel", runtime=("encoder", "rerun_decoder", "share_embeddings"),
+    defaults={
+        "network.embedding_dim": 256, "network.hidden_size": 256, "network.dropout": 0.3, "network.layers": 1,
+        "agent.hidden_sizes": [128, 128], "train.lr": 1e-3, "train.pretrain_epochs": 10, "train.agent_epochs": 2,
+        "train.cotrain_epochs": 5,
+    },
+)
 class LuongSeq2Seq(TranslationNetwork):
     """Luong attention encoder-decoder: BiLSTM/BiGRU encoder, LSTM decoder, 'general' global attention, input feeding."""
 
@@ -65,7 +77,6 @@ class LuongSeq2Seq(TranslationNetwork):
         encoder: str = "lstm",
         rerun_decoder: bool = False,
         share_embeddings: bool = False,
-        **_: object,
     ):
         """``vocab_size`` is the source vocabulary, ``num_classes`` the target vocabulary."""
         super().__init__()

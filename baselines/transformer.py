@@ -53,6 +53,7 @@ from torch import Tensor, nn
 from drga.baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, head_dropout_masks, make_embedding, run_head
 from drga.baselines.lstm_sa import AdditiveSelfAttention
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+from drga.registry import register_network
 
 
 def sinusoidal_positions(length: int, dim: int, device: torch.device, dtype: torch.dtype) -> Tensor:
@@ -159,6 +160,11 @@ class EncoderLayer(nn.Module):
         return x * mask.unsqueeze(-1).to(x.dtype)
 
 
+# The Transformer re-runs its layers for every action sample, which makes co-training at K = 5 with
+# eq. 12 through every sample several plain epochs' cost; two samples and the gradient through one
+# keep it within the throughput budget (the measured ratios and their command: docs/RESULTS.md,
+# "Throughput").
+@register_network("transformer", defaults={"agent.samples": 2, "train.task_loss_samples": 1})
 class TransformerClassifier(AttentionNetwork):
     """Transformer encoder (multi-head, multi-layer, sinusoidal positions) with attention pooling."""
 
@@ -178,7 +184,6 @@ class TransformerClassifier(AttentionNetwork):
         feedforward_size: int = 600,
         embeddings: Tensor | None = None,
         freeze_embeddings: bool = False,
-        **_: object,
     ):
         super().__init__()
         if layers < 1 or heads < 1:

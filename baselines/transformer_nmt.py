@@ -55,6 +55,7 @@ from drga.baselines.nmt_common import (
 )
 from drga.baselines.protocol import Batch, masked_softmax, per_example
 from drga.baselines.transformer import sinusoidal_positions
+from drga.registry import register_network
 
 #: A decoder layer's dropout keep-masks (:meth:`DecoderLayer.dropout_masks`), None where not training.
 DecoderLayerMasks = tuple[Tensor | None, Tensor | None, Tensor | None, Tensor | None]
@@ -194,6 +195,14 @@ def causal_mask(target_mask: Tensor) -> Tensor:
     return lower[None, None] & target_mask[:, None, None, :]
 
 
+@register_network(
+    "transformer-nmt", input="parallel", runtime=("share_embeddings", "kv_cache"),
+    defaults={
+        "network.hidden_size": 256, "network.dropout": 0.1, "network.layers": 3, "network.heads": 4, "network.feedforward_size": 1024,
+        "agent.hidden_sizes": [128, 128], "train.lr": 5e-4, "train.pretrain_epochs": 10, "train.agent_epochs": 2,
+        "train.cotrain_epochs": 5, "nmt.label_smoothing": 0.1, "nmt.warmup_steps": 1000,
+    },
+)
 class TransformerNMT(TranslationNetwork):
     """Transformer encoder-decoder (pre-LN, multi-head, multi-layer, tied output embedding)."""
 
@@ -210,7 +219,6 @@ class TransformerNMT(TranslationNetwork):
         feedforward_size: int = 1024,
         share_embeddings: bool = False,
         kv_cache: bool = True,
-        **_: object,
     ):
         """``vocab_size`` is the source vocabulary, ``num_classes`` the target vocabulary.
 

@@ -2,7 +2,14 @@
 
 Defaults are the paper's where it gives one (γ = 0.2, β0 = 0.4, √L0 = 0.2, δ = 0.85, a
 2-layer 300-unit agent, Adam 5e-4, dropout 0.5). A network may come with defaults of its own
-for settings a config leaves unset (``NETWORK_DEFAULTS``, applied by :func:`load_config`).
+for settings a config leaves unset (its registration's, ``drga/registry.py``; :data:`NETWORK_DEFAULTS`
+shows them, :func:`load_config` applies them).
+
+``[network]`` and ``[reward]`` also take the settings of any registered network or reward
+(``drga/registry.py``). The rule for ``[network]``: a key must be a setting of some registered
+network (else an error naming the chosen network's settings); a setting of other networks that
+the chosen one does not take is left out of its construction (one section serves a sweep over
+several networks) and the run's log says so.
 """
 
 from __future__ import annotations
@@ -12,11 +19,12 @@ import difflib
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from drga import registry
 from drga.errors import UserError
 
 if sys.version_info >= (3, 11):
@@ -110,6 +118,10 @@ class NetworkConfig:
     """hf-encoder: the agent also adjusts the self-attention heads of this many last layers (0: only the attention pooling over the last
     layer).
     """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The settings of registered networks that are not fields above (``network.KEY = value`` in TOML or ``--set``; saved as such, not
+    under this name).
+    """
 
 
 @dataclass
@@ -154,6 +166,8 @@ class AgentConfig:
 
 @dataclass
 class RewardConfig:
+    name: str = "drga"
+    """The reward the agent learns from (a registered one, docs/extending.md): drga is eq. 5's, R = log P(y|X) − γ·(N/L + L0·L/N)."""
     gamma: float = 0.2
     """γ: weight of the saliency penalty in eq. 5."""
     sqrt_l0: float = 0.2
@@ -168,6 +182,8 @@ class RewardConfig:
     """Values of sqrt_l0 and delta for particular data sets ([reward.per_dataset.mr] in TOML), tuned on dev by experiments/tune_reward.py;
     applied for the run's data set unless reward.sqrt_l0 / reward.delta are set themselves.
     """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The settings of registered rewards that are not fields above (``reward.KEY = value``; saved as such, not under this name)."""
 
 
 @dataclass
@@ -294,7 +310,10 @@ class ExperimentConfig:
     run: RunConfig = field(default_factory=RunConfig)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        return dataclasses.asdict(self)
+        values = dataclasses.asdict(self)
+        for section in PLUGIN_SECTIONS:  # a plug-in's own settings, beside the others
+            values[section].update(values[section].pop("extra"))
+        return values
 
     def flat(self) -> dict[str, Any]:
         """``section.key`` → value, for hyperparameter tables."""
@@ -380,6 +399,8 @@ def _reward_problems(reward: RewardConfig) -> list[str]:
         problems.append(f"reward.closeness must be ≥ 0, got {reward.closeness}")
     if reward.gamma < 0:
         problems.append(f"reward.gamma must be ≥ 0, got {reward.gamma}")
+    if registry.find_reward(reward.name) is None:
+        problems.append(f"reward.name: unknown reward '{reward.name}'; choose one of: {', '.join(registry.reward_names())}")
     return problems
 
 
@@ -444,6 +465,8 @@ def coerce_value(value: Any, annotation: Any, where: str) -> Any:
     sections of their own (``drga/tasks/translation/config.py``'s ``[nmt]``).
     """
     origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (tuple, Sequence):  # a plug-in's setting: read as a list
+        origin, args = list, args[:1] or (Any,)
     if origin is Literal:
         if value not in args:
             raise ConfigError(f"{where}: {value!r} is not one of {', '.join(map(repr, args))}")
@@ -485,7 +508,11 @@ def set_value(config: ExperimentConfig, dotted: str, value: Any) -> None:
     _set(config, dotted, value)
 
 
-def _set(config: ExperimentConfig, dotted: str, value: Any) -> None:
+#: The sections that also take the settings of registered plug-ins (``drga/registry.py``), kept in their ``extra``.
+PLUGIN_SECTIONS = ("network", "reward")
+
+
+def _set(config: ExperimentConfig, dotted: str, value: Any, lenient: bool = False) -> None:
     dotted = RENAMED_KEYS.get(dotted, dotted)
     if "." not in dotted:
         raise ConfigError(f"config key '{dotted}' must be section.key (sections: {', '.join(_sections())})")
@@ -494,9 +521,22 @@ def _set(config: ExperimentConfig, dotted: str, value: Any) -> None:
         raise ConfigError(f"unknown config section '{section_name}'{suggest(section_name, _sections())}")
     section = getattr(config, section_name)
     hints = get_type_hints(type(section))
-    if key not in hints:
-        raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(hints), prefix=section_name + '.')}")
-    setattr(section, key, coerce_value(value, hints[key], dotted))
+    if key in hints and not (section_name in PLUGIN_SECTIONS and key == "extra"):
+        setattr(section, key, coerce_value(value, hints[key], dotted))
+        return
+    if section_name in PLUGIN_SECTIONS:
+        declared = registry.plugin_setting(section_name, key)
+        if declared is not None:
+            section.extra[key] = coerce_value(value, declared[0], dotted)
+            return
+        if lenient:  # a saved configuration's setting of a plug-in this program has not registered: kept as it was
+            section.extra[key] = value
+            return
+        known = [name for name in hints if name != "extra"] + registry.plugin_settings(section_name)
+        chosen = registry.find_network(config.network.name) if section_name == "network" else registry.find_reward(config.reward.name)
+        takes = f" ({section_name} '{chosen.name}' takes: {', '.join(chosen.setting_names)})" if chosen is not None else ""
+        raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(dict.fromkeys(known)), prefix=section_name + '.')}{takes}")
+    raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(hints), prefix=section_name + '.')}")
 
 
 def _sections() -> list[str]:
@@ -524,31 +564,58 @@ def suggest(word: str, options: list[str], prefix: str = "") -> str:
     return f"; the nearest of the {len(options)} known: {', '.join(prefix + option for option in nearest)}"
 
 
-def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str) -> None:
-    """Apply a nested ``{section: {key: value}}`` mapping (a parsed TOML file)."""
+def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str, lenient: bool = False) -> None:
+    """Apply a nested ``{section: {key: value}}`` mapping (a parsed TOML file). ``lenient``: a saved
+    configuration, whose settings of a plug-in this program has not registered are kept as they are."""
     for section_name, values in mapping.items():
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: '{section_name}' must be a table like [{section_name}]")
         for key, value in values.items():
             try:
-                _set(config, f"{section_name}.{key}", value)
+                _set(config, f"{section_name}.{key}", value, lenient)
             except ConfigError as error:
                 raise ConfigError(f"{source}: {error}") from None
 
 
-#: Defaults of particular networks, for settings that neither the TOML file nor an override
-#: sets (those always win). The Transformer re-runs its layers for every action sample, which
-#: makes co-training at K = 5 with eq. 12 through every sample several plain epochs' cost; two
-#: samples and the gradient through one keep it within the throughput budget (the measured
-#: ratios and their command: docs/RESULTS.md, "Throughput").
-NETWORK_DEFAULTS: dict[str, dict[str, Any]] = {
-    "transformer": {"agent.samples": 2, "train.task_loss_samples": 1},
-    # Fine-tuning a pretrained encoder: its own dropout rate, small learning rates with warm-up, its subword lengths.
-    "hf-encoder": {
-        "network.pretrained": "all-minilm-l6-v2", "network.dropout": 0.1, "train.lr": 1e-3, "train.pretrained_lr": 3e-5,
-        "train.lr_schedule": "warmup-linear", "data.max_length": 64, "data.batch_size": 32,
-    },
-}
+def network_run_defaults(name: str) -> dict[str, Any]:
+    """A registered network's defaults, ``section.key`` → value: those its registration names
+    (``defaults=``), then each of its own settings whose default is not the ``[network]`` section's
+    (a setting no field of :class:`NetworkConfig` holds: always). {} for a name not registered."""
+    spec = registry.find_network(name)
+    if spec is None:
+        return {}
+    found = dict(spec.defaults)
+    shared, hints = NetworkConfig(), get_type_hints(NetworkConfig)
+    for key, value in spec.setting_defaults().items():
+        dotted = f"network.{key}"
+        if dotted in found:
+            continue
+        if key in hints and key != "extra" and coerce_value(value, hints[key], dotted) == getattr(shared, key):
+            continue
+        found[dotted] = value
+    return found
+
+
+class _NetworkDefaults(Mapping[str, dict[str, Any]]):
+    """Network name → its defaults (:func:`network_run_defaults`), for every registered network that has any."""
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        found = network_run_defaults(name)
+        if not found:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in registry.network_names() if network_run_defaults(name)])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+#: Defaults of particular networks, for settings that neither the TOML file nor an override sets
+#: (those always win): a view of the registrations (``defaults=`` of ``register_network``, e.g.
+#: the Transformer's two action samples in ``baselines/transformer.py``, and its settings' own defaults).
+NETWORK_DEFAULTS: Mapping[str, dict[str, Any]] = _NetworkDefaults()
 
 
 def load_config(
@@ -557,15 +624,18 @@ def load_config(
     """Defaults, then the TOML file, then ``section.key=value`` overrides, then the data set's tuned
     reward values (``reward.per_dataset``) and the network's own
     defaults (``NETWORK_DEFAULTS``) for what neither set, then validation. ``report`` is told
-    which network defaults were applied."""
+    which network defaults were applied, and which given ``[network]`` settings the network does not take."""
     config = ExperimentConfig()
     given: set[str] = set()
+    mapping: dict[str, Any] = {}
     if path is not None:
         path = resolve_config_path(path)
         try:
             mapping = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    _choose_plugins(config, mapping, overrides or [])
+    if path is not None:
         apply_mapping(config, mapping, str(path))
         given |= {f"{section}.{key}" for section, values in mapping.items() for key in values}
     for item in overrides or []:
@@ -585,15 +655,43 @@ def load_config(
     return config
 
 
+def _choose_plugins(config: ExperimentConfig, mapping: dict[str, Any], overrides: list[str]) -> None:
+    """Set ``network.name`` and ``reward.name`` to what the file and the overrides ask for (the last word wins)
+    before the other settings, so that an unknown setting's error names the chosen network's or reward's."""
+    for section in PLUGIN_SECTIONS:
+        table = mapping.get(section)
+        name = table.get("name") if isinstance(table, dict) else None
+        for item in overrides:
+            key, _, value = item.partition("=")
+            if key.strip() == f"{section}.name" and value.strip():
+                name = value.strip()
+        if isinstance(name, str):
+            getattr(config, section).name = name
+
+
+#: ``[network]`` keys that are the toolkit's, not a network's settings.
+FRAMEWORK_NETWORK_KEYS = ("name", "vectors")
+
+
 def apply_network_defaults(config: ExperimentConfig, given: set[str], report: Callable[[str], None] | None = None) -> None:
     """The network's own defaults (``NETWORK_DEFAULTS``) for the settings not in ``given`` (the same
-    whether the configuration came from the command line, a TOML file or the Python API)."""
-    applied = {key: value for key, value in NETWORK_DEFAULTS.get(config.network.name, {}).items() if key not in given}
+    whether the configuration came from the command line, a TOML file or the Python API); ``report``
+    is also told which given ``[network]`` settings the network does not take (other networks' settings)."""
+    sections = set(_sections())
+    applied = {key: value for key, value in network_run_defaults(config.network.name).items()
+               if key not in given and key.split(".", 1)[0] in sections}  # another task's section ([nmt]): its loader's
     for key, value in applied.items():
         _set(config, key, value)
-    if applied and report is not None:
+    if report is None:
+        return
+    if applied:
         settings = " ".join(f"{key}={value}" for key, value in applied.items())
         report(f"{config.network.name} defaults: {settings} (set them to override)")
+    spec = registry.find_network(config.network.name)
+    unused = sorted(key for key in given if key.startswith("network.") and spec is not None
+                    and key.split(".", 1)[1] not in (*spec.setting_names, *FRAMEWORK_NETWORK_KEYS))
+    if unused:
+        report(f"{config.network.name} does not take {', '.join(unused)} (settings of other networks): not used by this run")
 
 
 #: Configs that ship with the package (``drga/configs/``), found by name: ``--config demo``.
@@ -613,8 +711,10 @@ def resolve_config_path(name_or_path: str | Path) -> Path:
 
 
 def config_from_dict(mapping: dict[str, Any]) -> ExperimentConfig:
+    """A saved configuration (a checkpoint's, a result file's): every field present, a setting of a plug-in
+    this program has not registered kept as it was."""
     config = ExperimentConfig()
-    apply_mapping(config, mapping, "checkpoint")
+    apply_mapping(config, mapping, "checkpoint", lenient=True)
     return config
 
 

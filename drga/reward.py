@@ -1,12 +1,24 @@
-"""The delayed reward (eq. 5): likelihood of the label minus a saliency penalty."""
+"""The delayed reward (eq. 5): likelihood of the label minus a saliency penalty; and the ``Reward`` plug point.
+
+A :class:`Reward` turns log P(y|X) and the attention before and after the agent into
+:class:`RewardTerms`; ``reward.name`` chooses a registered one (``drga/registry.py``,
+``register_reward``) and :func:`make_reward` builds it from ``[reward]``. :func:`drga.scoring.score`
+calls it, and through it the rollout (REINFORCE's agent phase and co-training), the Gymnasium
+environment (stable-baselines3's PPO and A2C) and the evaluation: every learner learns from the
+reward the configuration chose. The paper's is :class:`DRGAReward` (eq. 5, :func:`drga_reward`);
+``reward.closeness`` > 0 adds :class:`Closeness`'s term to whichever is chosen.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import Tensor
+
+from drga.registry import register_reward, reward_spec
 
 
 def count_highlighted(attention: Tensor, mask: Tensor, delta: float) -> Tensor:
@@ -57,12 +69,22 @@ def attention_shift(original: Sequence[Tensor], revised: Sequence[Tensor], masks
 
 @dataclass
 class RewardTerms:
-    """The reward and its parts, per example ([B])."""
+    """The reward and its parts, per example ([B]).
+
+    ``reward`` is what a run reports as the reward (``dev_*_reward``, ``agent/reward``); ``objective``
+    is what the agent maximises: the reward itself, unless the :class:`Reward` adds a term that is
+    reported on its own (:class:`Closeness`: −closeness × TV(α, α′), reported as ``attention_shift``).
+    """
 
     reward: Tensor
     log_likelihood: Tensor
     penalty: Tensor
     highlighted_fraction: Tensor
+    objective: Tensor = None  # type: ignore[assignment]  # None: the reward
+
+    def __post_init__(self) -> None:
+        if self.objective is None:
+            self.objective = self.reward
 
 
 def drga_reward(
@@ -99,3 +121,59 @@ def drga_reward(
         penalty=penalty,
         highlighted_fraction=fraction_sum / arrays,
     )
+
+
+@runtime_checkable
+class Reward(Protocol):
+    """What the agent is rewarded by, per example: called with log P(y|X) [B·S] under the revised
+    attention, the network's own attention ``original`` (one [B, K, T(, H)] array per site), the revised
+    attention ``revised`` ([B·S, K, T(, H)] per site: S samples of each example in a row) and the
+    masks of the revised rows ([B·S, K, T] per site); returns :class:`RewardTerms` (no gradient is needed).
+
+    Register one with ``@register_reward(name)`` (``drga/registry.py``) and choose it with ``reward.name``.
+    """
+
+    def __call__(
+        self, log_likelihood: Tensor, original: Sequence[Tensor], revised: Sequence[Tensor], masks: Sequence[Tensor]
+    ) -> RewardTerms: ...
+
+
+@register_reward("drga")
+class DRGAReward:
+    """The paper's reward, eq. 5: R = log P(y|X) − γ·(N/L + L0·L/N) (:func:`drga_reward`)."""
+
+    def __init__(self, gamma: float = 0.2, sqrt_l0: float = 0.2, delta: float = 0.85):
+        self.gamma, self.sqrt_l0, self.delta = gamma, sqrt_l0, delta
+
+    def __call__(
+        self, log_likelihood: Tensor, original: Sequence[Tensor], revised: Sequence[Tensor], masks: Sequence[Tensor]
+    ) -> RewardTerms:
+        return drga_reward(log_likelihood, revised, masks, self.gamma, self.sqrt_l0, self.delta)
+
+
+class Closeness:
+    """Beyond the paper (``reward.closeness``): another reward's objective less ``weight`` × TV(α, α′), the
+    total-variation distance between the network's attention and the revised one (:func:`attention_shift`).
+    The reported reward stays the other's; the distance is reported as ``attention_shift``."""
+
+    def __init__(self, reward: Reward, weight: float):
+        self.reward, self.weight = reward, weight
+
+    def __call__(
+        self, log_likelihood: Tensor, original: Sequence[Tensor], revised: Sequence[Tensor], masks: Sequence[Tensor]
+    ) -> RewardTerms:
+        terms = self.reward(log_likelihood, original, revised, masks)
+        terms.objective = terms.objective - self.weight * attention_shift(original, revised, masks)
+        return terms
+
+
+def make_reward(settings: Any) -> Reward:
+    """The reward a configuration chooses: ``settings`` is a :class:`Reward` already (returned as it is), a
+    ``[reward]`` section (:class:`drga.config.RewardConfig`: ``name`` picks the registered reward, its
+    settings come from the section, ``closeness`` > 0 adds :class:`Closeness`), or any object with eq. 5's
+    ``gamma``, ``sqrt_l0`` and ``delta`` (:class:`drga.scoring.RewardConstants`: the paper's reward)."""
+    if isinstance(settings, Reward):
+        return settings
+    reward = reward_spec(getattr(settings, "name", "drga")).build(settings)
+    closeness = getattr(settings, "closeness", 0.0)
+    return Closeness(reward, closeness) if closeness > 0 else reward

@@ -15,7 +15,7 @@ from torch.distributions import Normal
 from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import AgentPolicy, gaussian_log_prob, squash
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
-from drga.reward import RewardTerms, attention_shift
+from drga.reward import Reward, RewardTerms, attention_shift
 from drga.scoring import RewardSettings, score
 from drga.state import agent_state
 
@@ -25,7 +25,7 @@ class Rollout:
     """Results for B·K (sequence, sample) pairs, ordered [seq0 × K, seq1 × K, ...]."""
 
     log_prob: Tensor  #: Σ_t log π(a_t|s_t) over every adjusted token, [B·K]
-    terms: RewardTerms  #: eq. 5 and its parts (detached), [B·K]
+    terms: RewardTerms  #: the reward and its parts (detached), [B·K]; ``terms.objective`` is what the agent maximises
     output: Tensor  #: network output under the revised attention
     original: list[Tensor]  #: α per site, [B, K_site, T(, H)]
     revised: list[Tensor]  #: α′ per site, [B·K, K_site, T(, H)]
@@ -51,14 +51,15 @@ def rollout(
     batch: Batch,
     beta: Tensor,
     *,
-    reward: RewardSettings,
+    reward: Reward | RewardSettings,
     samples: int = 1,
     deterministic: bool = False,
     encoding: NetworkEncoding | None = None,
     task_samples: int = 0,
 ) -> Rollout:
     """One DRGA pass over ``batch`` with ``samples`` = K action samples per sequence (one when
-    ``deterministic``: the mean action), rewarded by eq. 5 with ``reward``'s γ, √L0 and δ.
+    ``deterministic``: the mean action), rewarded by ``reward`` (:func:`drga.scoring.score`: the
+    reward a ``[reward]`` section chooses, or eq. 5 with given γ, √L0 and δ).
 
     ``task_samples`` (``train.task_loss_samples``; 0 = all K, the default) is an opt-in speed-up
     that changes eq. 12's estimate: when 0 < n < K, only the first n samples of each sequence

@@ -1,8 +1,10 @@
-"""Scoring an attention: predict from it, log P(y|X), and eq. 5's reward; and eq. 12's task loss.
+"""Scoring an attention: predict from it, log P(y|X), and the chosen reward; and eq. 12's task loss.
 
 :func:`score` is the one place where a (possibly revised) attention becomes a prediction and a
-reward: the batched rollout (``drga/rollout.py``), the Gymnasium environment
-(``envs/attention_retrofit.py``) and the evaluation (``drga/tasks/classification/evaluation.py``) all call it.
+reward: the batched rollout (``drga/rollout.py``: REINFORCE's agent phase and co-training), the
+Gymnasium environment (``envs/attention_retrofit.py``: stable-baselines3's PPO and A2C) and the
+evaluation (``drga/tasks/evaluation.py``) all call it, with the :class:`~drga.reward.Reward` the
+configuration chose (``reward.name``, :func:`drga.reward.make_reward`; eq. 5 by default).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import torch
 from torch import Tensor
 
 from drga.baselines.protocol import AttentionNetwork, NetworkEncoding
-from drga.reward import RewardTerms, drga_reward
+from drga.reward import Reward, RewardTerms, make_reward
 
 
 class RewardSettings(Protocol):
@@ -29,7 +31,7 @@ class RewardSettings(Protocol):
 
 @dataclass(frozen=True)
 class RewardConstants:
-    """Eq. 5's constants as a value, for callers without a ``RewardConfig``."""
+    """Eq. 5's constants as a value, for callers without a ``RewardConfig`` (the paper's reward, :class:`drga.reward.DRGAReward`)."""
 
     gamma: float
     sqrt_l0: float
@@ -50,11 +52,13 @@ def score(
     attention: Sequence[Tensor],
     labels: Tensor,
     masks: Sequence[Tensor],
-    reward: RewardSettings,
+    reward: Reward | RewardSettings,
     output: Tensor | None = None,
 ) -> Score:
-    """Predict from ``attention`` (one array per site), then log P(y|X), then eq. 5's reward.
+    """Predict from ``attention`` (one array per site), then log P(y|X), then the reward.
 
+    ``reward``: a :class:`~drga.reward.Reward`, a ``[reward]`` section (the reward it chooses) or eq. 5's
+    constants (:func:`drga.reward.make_reward`); it sees the encoding's own attention as the original.
     ``output``: a prediction the caller already made from this attention (the rollout's, which
     may carry the gradient of fewer samples); otherwise ``network.predict(encoding, attention)``.
     """
@@ -62,7 +66,8 @@ def score(
         output = network.predict(encoding, list(attention))
     with torch.no_grad():  # the reward is a number for REINFORCE: no gradient flows through it
         log_likelihood = network.log_likelihood(output, labels)
-        terms = drga_reward(log_likelihood, [a.detach() for a in attention], list(masks), reward.gamma, reward.sqrt_l0, reward.delta)
+        original = [a.detach() for a in encoding.attention]
+        terms = make_reward(reward)(log_likelihood, original, [a.detach() for a in attention], list(masks))
     return Score(output, terms)
 
 

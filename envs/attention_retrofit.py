@@ -5,13 +5,16 @@ network (arrays "adjusted one by one", in site order, then array order, then tok
 
 - observation: the state s_t of eq. 1 for the current token (``Box(-inf, inf, (S,), float32)``);
 - action: a_t ∈ [-1, 1]^A, A = 1, or H for multi-dimensional attention;
-- reward: 0 until the last token, then eq. 5 for the revised attention;
+- reward: 0 until the last token, then the reward of the revised attention: eq. 5 with the env's
+  γ, √L0 and δ, or the :class:`~drga.reward.Reward` given as ``reward`` (its objective: what the
+  agent maximises; ``info["reward"]`` is the reward as runs report it);
 - ``info`` at the end: original and revised attention per site, N per array, log P(y|X), the
   penalty, whether the prediction is correct (a sequence label: every real position, plus the
   token accuracy; see :func:`prediction_scores`) and β.
 
 The environment calls the same functions as the batched trainer (:mod:`drga.state`,
-:func:`drga.rollout.site_adjusted_attention`, :mod:`drga.reward`), so an agent trained here optimises the same objective.
+:func:`drga.rollout.site_adjusted_attention`, :func:`drga.scoring.score` with the run's :class:`~drga.reward.Reward`), so an
+agent trained here optimises the same objective.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from gymnasium import spaces
 
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
-from drga.reward import count_highlighted
+from drga.reward import Reward, count_highlighted, make_reward
 from drga.rollout import site_adjusted_attention
-from drga.scoring import RewardConstants, score
+from drga.scoring import RewardConstants, RewardSettings, score
 from drga.state import build_agent_state
 
 
@@ -62,6 +65,7 @@ class AttentionRetrofitEnv(gym.Env):
         beta: float | AdjustmentStrength = 0.4,
         order: str = "random",
         device: str | torch.device = "cpu",
+        reward: Reward | RewardSettings | None = None,
     ):
         """
         Args:
@@ -73,6 +77,9 @@ class AttentionRetrofitEnv(gym.Env):
             beta: the adjustment strength β (eq. 3), a number or an :class:`AdjustmentStrength`.
             order: "random" (examples drawn with the env's seeded RNG) or "sequential".
             device: where the network runs.
+            reward: the reward instead of eq. 5 with ``gamma``, ``sqrt_l0`` and ``delta``: a
+                :class:`~drga.reward.Reward`, or a ``[reward]`` section (the reward it chooses,
+                :func:`drga.reward.make_reward`); ``delta`` still counts ``info["highlighted"]``.
         """
         super().__init__()
         if not len(examples):
@@ -83,6 +90,7 @@ class AttentionRetrofitEnv(gym.Env):
         self.examples = examples
         self.collate = collate
         self.gamma, self.sqrt_l0, self.delta = gamma, sqrt_l0, delta
+        self.reward = make_reward(reward if reward is not None else RewardConstants(gamma, sqrt_l0, delta))
         self.beta = beta
         self.order = order
         self.device = torch.device(device)
@@ -175,16 +183,17 @@ class AttentionRetrofitEnv(gym.Env):
         for site, action in zip(encoding.sites, episode["actions"]):
             revised.append(site_adjusted_attention(site, action, beta))  # eqs. 3–4, as the rollout applies them
         masks = [site.mask for site in encoding.sites]
-        scored = score(self.network, encoding, revised, batch.labels, masks, RewardConstants(self.gamma, self.sqrt_l0, self.delta))
-        output, terms = scored.output, scored.terms  # eq. 5
+        scored = score(self.network, encoding, revised, batch.labels, masks, self.reward)
+        output, terms = scored.output, scored.terms  # eq. 5, or the reward given
         info = {
             "original_attention": [site.attention[0].cpu().numpy() for site in encoding.sites],
             "revised_attention": [alpha[0].cpu().numpy() for alpha in revised],
             "highlighted": [count_highlighted(a, m, self.delta)[0].cpu().numpy() for a, m in zip(revised, masks)],
+            "reward": float(terms.reward[0]),  # as runs report it; the step's reward is the objective
             "log_likelihood": float(terms.log_likelihood[0]),
             "penalty": float(terms.penalty[0]),
             "highlighted_fraction": float(terms.highlighted_fraction[0]),
             **prediction_scores(self.network.predictions(output)[0], batch.labels[0], getattr(self.network, "pad_id", 0)),
             "beta": float(beta),
         }
-        return float(terms.reward[0]), info
+        return float(terms.objective[0]), info

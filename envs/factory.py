@@ -10,7 +10,7 @@ from drga.tasks.classification.trained import data_for, load_trained
 def env_from_checkpoint(
     checkpoint: str, split: str = "train", data_dir: str | None = None, order: str = "random", device: str = "cpu"
 ) -> AttentionRetrofitEnv:
-    """The environment over a split of the data set the checkpoint was trained on, with its γ, √L0, δ and β."""
+    """The environment over a split of the data set the checkpoint was trained on, with its reward (``[reward]``) and β."""
     if split not in ("train", "dev", "test"):
         raise ValueError(f"split must be train, dev or test, got {split!r}")
     model = load_trained(checkpoint, device=device)
@@ -20,5 +20,5 @@ def env_from_checkpoint(
     reward = model.config.reward
     return AttentionRetrofitEnv(
         model.network, getattr(data, split), collate, reward.gamma, reward.sqrt_l0, reward.delta,
-        beta=model.strength, order=order, device=device,
+        beta=model.strength, order=order, device=device, reward=reward,
     )

@@ -17,7 +17,6 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 def test_custom_network_guide_runs_as_written(tmp_path, monkeypatch, capsys):
     require_data("subj")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setitem(baselines.NETWORKS, "placeholder", None)  # restore the registry afterwards
     blocks = python_blocks((DOCS / "custom-network.md").read_text())
     assert len(blocks) == 4
     namespace: dict = {"__name__": "docs_example"}

@@ -8,8 +8,9 @@ learned factor in the same backward pass.
 
 Beyond the paper, each off by default: ``data.agent_holdout`` (the agent learns on sentences
 the network is not trained on), ``agent.reward_baseline = "self-critical"`` (the baseline is the
-reward of the mean action), ``reward.closeness`` (a penalty on TV(α, α′)) and
-``train.original_attention_loss`` (the network also trained on its own attention).
+reward of the mean action) and ``train.original_attention_loss`` (the network also trained on its
+own attention). The agent learns from the chosen reward's objective (``terms.objective``: eq. 5, less
+``reward.closeness`` × TV(α, α′) when that is set; ``drga/reward.py``), as the SB3 learners do.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def drga_update(context: LearnerContext, cotrain: bool, batch: Any) -> dict[str,
         with torch.no_grad():
             acting_encoding = network.encode(acting_batch)
         acting = rollout(network, policy, acting_batch, beta.detach(), reward=reward, samples=k, encoding=acting_encoding)
-    agent_reward = acting.terms.reward - reward.closeness * acting.shift if reward.closeness > 0 else acting.terms.reward
+    agent_reward = acting.terms.objective  # the chosen reward's (drga/reward.py: eq. 5, less reward.closeness × TV(α, α′))
     baseline = self_critical_baseline(context, acting_batch, acting_encoding, step_beta) \
         if config.agent.reward_baseline == "self-critical" else None
     agent_loss = reinforce_loss(acting.log_prob.view(-1, k), agent_reward.view(-1, k), config.agent.normalize_advantage, baseline)
@@ -66,10 +67,10 @@ def drga_update(context: LearnerContext, cotrain: bool, batch: Any) -> dict[str,
 
 def self_critical_baseline(context: LearnerContext, batch: Any, encoding: Any, beta: Tensor) -> Tensor:
     """Beyond the paper: the reward of the agent's mean action, [B, 1], as REINFORCE's baseline."""
-    reward = context.config.reward
     with torch.no_grad():
-        greedy = rollout(context.network, context.policy, batch, beta.detach(), reward=reward, deterministic=True, encoding=encoding)
-    return (greedy.terms.reward - reward.closeness * greedy.shift).view(-1, 1)
+        greedy = rollout(context.network, context.policy, batch, beta.detach(), reward=context.config.reward, deterministic=True,
+                         encoding=encoding)
+    return greedy.terms.objective.view(-1, 1)
 
 
 def update_statistics(

@@ -5,7 +5,8 @@ only; pretraining, the equal-budget baseline, evaluation, model selection and co
 the runner's as always. Design (docs/sb3.md has the reasoning and the comparison):
 
 - Environment: :class:`envs.AttentionRetrofitEnv` over the training split, the frozen
-  pretrained network, the run's γ, √L0, δ and β; ``agent.sb3_n_envs`` copies in one SB3
+  pretrained network, the run's reward (``[reward]``: the one ``reward.name`` chooses, with
+  ``reward.closeness``'s term; ``drga/reward.py``) and β; ``agent.sb3_n_envs`` copies in one SB3
   ``DummyVecEnv`` (all share the network, so processes would only copy it).
 - Actions: SB3 acts through :class:`PreSquashActions`: its action u ∈ [-1, 1] is eq. 2's
   pre-squash x = limit·u and the env receives a = squash(x). SB3's diagonal Gaussian over u is
@@ -13,7 +14,8 @@ the runner's as always. Design (docs/sb3.md has the reasoning and the comparison
   :class:`~agents.gaussian_policy.GaussianPolicy` (:func:`agents.sb3_policy.gaussian_policy_from_sb3`):
   the same architecture (LayerNorm, tanh MLP of ``agent.hidden_sizes``), so ``rollout``,
   ``evaluate``, checkpoints, ``drga evaluate`` and ``env_from_checkpoint`` need no change.
-- Objective: SB3's discount is 1 — the episode's return is eq. 5's reward, as for REINFORCE.
+- Objective: SB3's discount is 1 — the episode's return is the chosen reward's objective, as
+  REINFORCE's. Its ``agent/reward`` curve is the reward as REINFORCE reports it (without closeness's term).
 - Budget: ``agent.sb3_total_steps`` environment steps (tokens); 0 means REINFORCE's budget,
   ``agent_epochs`` × K × (tokens in the training split), since REINFORCE's K samples of a
   sentence are K episodes. The budget is cut into ``agent_epochs`` chunks; after each, the
@@ -136,7 +138,8 @@ def make_env_factory(
 
     def make() -> gym.Env:
         env = AttentionRetrofitEnv(
-            network, list(examples), collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device
+            network, list(examples), collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device,
+            reward=reward,  # the reward the run chose, as REINFORCE learns from (drga/reward.py)
         )
         return PreSquashActions(env, config.agent.sb3_action_limit)
 
@@ -256,7 +259,7 @@ class SB3AgentPhase:
         def on_episode(info: dict[str, Any], steps: int) -> None:
             nonlocal next_log, window
             record = {key: float(info[key]) for key in EPISODE_KEYS}
-            record["reward"] = float(info["episode"]["r"])
+            record["reward"] = round(float(info["reward"]), 6)  # the reported reward, rounded as SB3's Monitor rounds a return
             episodes.append(record)
             window.append(record)
             step = start_step + int(steps / self.steps_per_batch)

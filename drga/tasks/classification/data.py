@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from drga.baselines import NETWORK_INPUTS, PRETRAINED_TOKENIZERS, build_network
+from drga.baselines import NETWORK_INPUTS, PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ConfigError, ExperimentConfig
 from drga.data import (
@@ -27,6 +27,7 @@ from drga.data import (
 )
 from drga.data.embeddings import VectorFileError
 from drga.data.pretrained_vocab import SubwordVocabulary
+from drga.registry import network_spec
 
 
 @dataclass
@@ -137,17 +138,19 @@ def build_attention_network(
     config: ExperimentConfig, vocab: Vocabulary, num_classes: int, log: Callable[[str], None] = print
 ) -> AttentionNetwork:
     net = config.network
-    embeddings = None
+    spec = network_spec(net.name)
+    arguments = spec.arguments(net)  # the network's own settings, from [network]
     if net.vectors:
+        if "embeddings" not in spec.runtime or not spec.accepts("embeddings"):
+            raise ConfigError(f"network.vectors: network '{net.name}' does not take pretrained word vectors; unset network.vectors")
         try:
             vectors = load_vectors(net.vectors, vocab, net.embedding_dim, seed=config.run.seed, data_dir=config.data.data_dir)
         except (FileNotFoundError, VectorFileError) as error:
             raise ConfigError(f"network.vectors: {error}") from None
         log(f"data  {vectors.describe()}")
-        embeddings = vectors.matrix
-    hyper = {k: v for k, v in vars(net).items() if k not in ("name", "vectors")}
+        arguments["embeddings"] = vectors.matrix
     try:
-        return build_network(net.name, len(vocab), num_classes, embeddings=embeddings, **hyper)
+        return spec.build(len(vocab), num_classes, **arguments)
     except ValueError as error:  # an impossible combination of [network] settings: say which
         raise ConfigError(f"network '{net.name}': {error}") from None
 

@@ -19,7 +19,7 @@ Fields of the shared sections that a translation run reads:
   ``select_mode``, ``fair_baseline``. ``original_attention_loss`` is not used.
 
 Before the TOML file and ``--set``, each network gets translation defaults for the shared
-sections (:data:`NETWORK_DEFAULTS`), since the classification defaults (300-unit layers, dropout
+sections (:func:`translation_defaults`, the network's registration), since the classification defaults (300-unit layers, dropout
 0.5, a 300-300 agent) are not what a translation model wants.
 """
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
-from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value, suggest
+from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value, network_run_defaults, suggest
 from drga.config import config_to_toml as experiment_toml
 
 if sys.version_info >= (3, 11):
@@ -87,20 +87,14 @@ class NMTConfig:
     """The final test report also decodes with beam search (besides greedy)."""
 
 
-#: Translation defaults for the shared sections, per network (applied before the file and --set).
-NETWORK_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
-    "seq2seq-luong": {
-        "network": {"embedding_dim": 256, "hidden_size": 256, "dropout": 0.3, "layers": 1},
-        "agent": {"hidden_sizes": [128, 128]},
-        "train": {"lr": 1e-3, "pretrain_epochs": 10, "agent_epochs": 2, "cotrain_epochs": 5},
-    },
-    "transformer-nmt": {
-        "network": {"hidden_size": 256, "dropout": 0.1, "layers": 3, "heads": 4, "feedforward_size": 1024},
-        "agent": {"hidden_sizes": [128, 128]},
-        "train": {"lr": 5e-4, "pretrain_epochs": 10, "agent_epochs": 2, "cotrain_epochs": 5},
-        "nmt": {"label_smoothing": 0.1, "warmup_steps": 1000},
-    },
-}
+def translation_defaults(name: str) -> dict[str, dict[str, Any]]:
+    """A translation network's defaults by section (its registration's ``defaults=`` and its settings' own,
+    :func:`drga.config.network_run_defaults`), applied before the file and --set."""
+    nested: dict[str, dict[str, Any]] = {}
+    for dotted, value in network_run_defaults(name).items():
+        section, key = dotted.split(".", 1)
+        nested.setdefault(section, {})[key] = value
+    return nested
 
 
 @dataclass
@@ -150,12 +144,12 @@ def _apply_nmt(nmt: NMTConfig, values: dict[str, Any], source: str) -> None:
         setattr(nmt, key, coerce_value(value, hints[key], f"nmt.{key}"))
 
 
-def _apply(config: TranslationConfig, mapping: dict[str, Any], source: str) -> None:
+def _apply(config: TranslationConfig, mapping: dict[str, Any], source: str, lenient: bool = False) -> None:
     mapping = dict(mapping)
     nmt_values = mapping.pop("nmt", {})
     if not isinstance(nmt_values, dict):
         raise ConfigError(f"{source}: 'nmt' must be a table like [nmt]")
-    apply_mapping(config.experiment, mapping, source)
+    apply_mapping(config.experiment, mapping, source, lenient)
     _apply_nmt(config.nmt, nmt_values, source)
 
 
@@ -201,7 +195,8 @@ def load_translation_config(path: str | Path | None = None, overrides: list[str]
     config.experiment.data.dataset = "multi30k-en-de"
     config.experiment.network.name = "seq2seq-luong"
     name = requested_network(path, overrides) or config.experiment.network.name
-    _apply(config, NETWORK_DEFAULTS.get(name, {}), f"translation defaults of {name}")
+    config.experiment.network.name = name  # an unknown setting's error names this network's
+    _apply(config, translation_defaults(name), f"translation defaults of {name}")
     _apply(config, file_mapping, str(path))
     _apply(config, _overrides_mapping(overrides), "--set")
     config.validate()
@@ -211,7 +206,7 @@ def load_translation_config(path: str | Path | None = None, overrides: list[str]
 def translation_config_from_dict(mapping: dict[str, Any]) -> TranslationConfig:
     """The configuration saved in a checkpoint (every field present, no defaults needed)."""
     config = TranslationConfig(ExperimentConfig(), NMTConfig())
-    _apply(config, mapping, "checkpoint")
+    _apply(config, mapping, "checkpoint", lenient=True)
     return config
 
 

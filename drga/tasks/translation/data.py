@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from drga.baselines import build_network
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelSplits, encode_pairs, load_parallel_dataset
 from drga.data.subword import SubwordTokenizer
+from drga.registry import network_spec
 from drga.tasks.translation.config import TranslationConfig
 
 
@@ -97,10 +97,11 @@ def prepare_translation_data(
 def build_translation_network(config: TranslationConfig, source_vocab: int, target_vocab: int) -> TranslationNetwork:
     """The configured network from ``[network]`` and the translation options of ``[nmt]``."""
     net, nmt = config.experiment.network, config.nmt
-    hyper = {k: v for k, v in vars(net).items() if k not in ("name", "vectors")}
-    hyper.update(encoder=nmt.encoder, rerun_decoder=nmt.rerun_decoder, share_embeddings=nmt.shared_vocab)
     try:
-        network = build_network(net.name, source_vocab, target_vocab, **hyper)
+        spec = network_spec(net.name)
+        arguments = spec.arguments(net)  # the network's own settings, from [network]; [nmt]'s below, where it takes them
+        arguments.update(encoder=nmt.encoder, rerun_decoder=nmt.rerun_decoder, share_embeddings=nmt.shared_vocab)
+        network = spec.build(source_vocab, target_vocab, **arguments)
     except ValueError as error:
         raise ConfigError(f"network '{net.name}': {error}") from None
     if not isinstance(network, TranslationNetwork):

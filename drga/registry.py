@@ -1,0 +1,420 @@
+"""The plug points: one registration for an attention network, one for a reward.
+
+- :func:`register_network` (``@register_network("my-gru", input="text")`` on the class): the
+  network's name (``network.name``, ``--net``), what it reads from a data set (``input``), its
+  settings (``settings``, a dataclass; by default the one derived from the constructor's keyword
+  parameters), the run defaults it wants (``defaults``, ``section.key`` → value) and, for a network
+  that reads a pretrained checkpoint's subwords, the loader of that tokenizer (``tokenizer``).
+- :func:`register_reward` (``@register_reward("my-reward")`` on a class or function returning a
+  :class:`drga.reward.Reward`): the reward ``reward.name`` chooses, with its settings read from
+  ``[reward]`` the same way.
+
+A registered class's settings are checked against its constructor when it registers: each must be
+one of its parameters, and each parameter without a default must be a setting (or one of the
+``runtime`` arguments the toolkit passes itself). The ``[network]`` and ``[reward]`` sections accept
+the settings of every registered network or reward (``drga/config.py``); a network is built with
+its own settings only (:meth:`NetworkSpec.build`).
+
+This module sits with the utilities, below every network and reward, so that the configuration
+can read the registries. The built-in networks and rewards register when their modules are
+imported (``drga.baselines``, ``drga.reward``); a lookup here imports them first, by name (as
+gymnasium's string entry points do), and so does it the modules named in ``$DRGA_PLUGINS``
+(comma-separated), so that a network or reward of your own is known to every ``drga`` command
+and to the processes a sweep starts.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import importlib
+import inspect
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from drga.errors import UserError
+
+__all__ = [
+    "NetworkSpec", "RewardSpec", "RegistryError", "register_network", "register_reward", "network_spec", "find_network",
+    "network_names", "reward_spec", "find_reward", "reward_names", "plugin_setting", "unregister_network", "unregister_reward",
+]
+
+#: What a network may read from a data set: token sequences; an aspect term too; the sentences of a
+#: document; source and target text (translation, trained by drga/tasks/translation).
+INPUTS = ("text", "aspect", "document", "parallel")
+#: The constructor arguments every network gets first, positionally: the vocabulary size and the number
+#: of labels (a translation network: the source and the target vocabulary sizes).
+POSITIONAL = ("vocab_size", "num_classes")
+#: Modules whose import registers the built-in networks and rewards.
+NETWORK_PLUGINS = ("drga.baselines",)
+REWARD_PLUGINS = ("drga.reward",)
+#: The environment variable naming modules of your own to import before any lookup (comma-separated).
+PLUGINS_VARIABLE = "DRGA_PLUGINS"
+
+
+class RegistryError(UserError, ValueError):
+    """A registration the toolkit cannot use, or a name or setting no registered plug-in has."""
+
+
+def derived_settings(factory: Callable[..., Any], runtime: tuple[str, ...] = (), skip: tuple[str, ...] = POSITIONAL) -> type:
+    """A frozen dataclass of ``factory``'s keyword parameters (its settings), their annotations and defaults.
+
+    ``skip`` (the positional arguments) and ``runtime`` (what the toolkit passes itself) are left out;
+    ``*args`` and ``**kwargs`` are not settings.
+    """
+    hints = _hints(factory)
+    fields = []
+    for name, parameter in _parameters(factory).items():
+        if name in skip or name in runtime or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is parameter.empty:
+            raise RegistryError(
+                f"{_describe(factory)}: parameter '{name}' has no default; give every setting one (or list it in runtime=)"
+            )
+        default = parameter.default
+        mutable = isinstance(default, (list, dict, set))
+        value = field(default_factory=lambda v=default: copy.deepcopy(v)) if mutable else field(default=default)
+        fields.append((name, hints.get(name, Any), value))
+    return dataclasses.make_dataclass(f"{getattr(factory, '__name__', 'Factory')}Settings", fields, frozen=True)
+
+
+def checked_settings(
+    factory: Callable[..., Any], settings: type, runtime: tuple[str, ...] = (), skip: tuple[str, ...] = POSITIONAL
+) -> type:
+    """``settings`` (a dataclass) checked against ``factory``'s constructor: every field is one of its
+    parameters, and every parameter without a default is a field, a positional or a runtime argument."""
+    if not dataclasses.is_dataclass(settings) or not isinstance(settings, type):
+        raise RegistryError(f"{_describe(factory)}: settings must be a dataclass, got {settings!r}")
+    parameters = _parameters(factory)
+    swallows = any(p.kind == p.VAR_KEYWORD for p in parameters.values())
+    names = {f.name for f in dataclasses.fields(settings)}
+    unknown = sorted(n for n in names if n not in parameters and not swallows)
+    if unknown:
+        raise RegistryError(f"{_describe(factory)}: settings {', '.join(unknown)} of {settings.__name__} are not parameters of its "
+                            f"constructor (it takes: {', '.join(n for n in parameters if n not in skip)})")
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    missing = sorted(
+        n for n, p in parameters.items()
+        if p.default is p.empty and p.kind not in variadic and n not in (*names, *skip, *runtime)
+    )
+    if missing:
+        raise RegistryError(f"{_describe(factory)}: its constructor needs {', '.join(missing)}, which {settings.__name__} does not have")
+    return settings
+
+
+def _parameters(factory: Callable[..., Any]) -> Mapping[str, inspect.Parameter]:
+    try:
+        return inspect.signature(factory).parameters
+    except (TypeError, ValueError) as error:
+        raise RegistryError(f"{_describe(factory)}: cannot read its constructor's parameters ({error})") from None
+
+
+def _hints(factory: Callable[..., Any]) -> dict[str, Any]:
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    try:
+        return get_type_hints(target)
+    except Exception:  # an annotation that does not resolve: its settings are read as given, unchecked
+        return {}
+
+
+def _describe(factory: Callable[..., Any]) -> str:
+    return getattr(factory, "__qualname__", repr(factory))
+
+
+def _defaults(settings: type) -> dict[str, Any]:
+    """A settings dataclass's defaults, by field."""
+    found = {}
+    for item in dataclasses.fields(settings):
+        if item.default is not dataclasses.MISSING:
+            found[item.name] = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            found[item.name] = item.default_factory()
+    return found
+
+
+def _annotations(settings: type) -> dict[str, Any]:
+    try:
+        hints = get_type_hints(settings)
+    except Exception:
+        hints = {}
+    return {item.name: hints.get(item.name, Any) for item in dataclasses.fields(settings)}
+
+
+@dataclass(frozen=True)
+class _Plugin:
+    name: str
+    factory: Callable[..., Any]
+    settings: type
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    runtime: tuple[str, ...] = ()
+
+    @property
+    def setting_names(self) -> tuple[str, ...]:
+        """The settings, in the constructor's order."""
+        return tuple(item.name for item in dataclasses.fields(self.settings))
+
+    def setting_defaults(self) -> dict[str, Any]:
+        """Each setting's default (a fresh copy of a list)."""
+        return _defaults(self.settings)
+
+    def annotations(self) -> dict[str, Any]:
+        return _annotations(self.settings)
+
+    def arguments(self, section: Any) -> dict[str, Any]:
+        """The values of this plug-in's settings in a configuration section (``[network]``, ``[reward]``):
+        its attribute of that name, else its ``extra`` entry (a plug-in's own setting), else the default."""
+        extra = getattr(section, "extra", None) or {}
+        arguments = {}
+        for name, default in self.setting_defaults().items():
+            if hasattr(section, name) and name != "extra":
+                arguments[name] = getattr(section, name)
+            elif name in extra:
+                arguments[name] = extra[name]
+            else:
+                arguments[name] = default
+        return arguments
+
+
+@dataclass(frozen=True)
+class NetworkSpec(_Plugin):
+    """A registered attention network: how to build it, what it reads, its settings and defaults."""
+
+    input: str = "text"
+    tokenizer: Callable[[str | None], Any] | None = None
+
+    def accepts(self, key: str) -> bool:
+        """Whether the constructor takes ``key`` (a setting, or a runtime argument such as ``embeddings``)."""
+        parameters = _parameters(self.factory)
+        return key in parameters or any(p.kind == p.VAR_KEYWORD for p in parameters.values())
+
+    def build(self, vocab_size: int, num_classes: int, **arguments: Any) -> Any:
+        """The network, given its settings (and runtime arguments) as keywords.
+
+        The keywords are read as a ``[network]`` section: a setting of this network is passed on, a
+        setting that only other registered networks have is left out (one section can serve a sweep
+        over several networks), and a key no registered network has is an error naming this
+        network's settings.
+        """
+        passed = {}
+        for key, value in arguments.items():
+            if key in self.setting_names or key in self.runtime:
+                if self.accepts(key):  # a runtime argument it does not take (no embeddings parameter): left out
+                    passed[key] = value
+            elif not _known_network_key(key):  # another network's setting is left out; a key no network has is an error
+                raise RegistryError(unknown_setting_message("network", key, self))
+        self.settings(**{key: value for key, value in passed.items() if key in self.setting_names})  # the dataclass's own checks
+        return self.factory(vocab_size=vocab_size, num_classes=num_classes, **passed)
+
+
+@dataclass(frozen=True)
+class RewardSpec(_Plugin):
+    """A registered reward: a class (or function) whose keyword parameters are its ``[reward]`` settings."""
+
+    def build(self, section: Any = None) -> Any:
+        """The reward with its settings read from ``section`` (a ``[reward]`` section, or any object with
+        some of them as attributes; None: the defaults)."""
+        return self.factory(**(self.arguments(section) if section is not None else self.setting_defaults()))
+
+
+_NETWORKS: dict[str, NetworkSpec] = {}
+_REWARDS: dict[str, RewardSpec] = {}
+_LOADED: set[str] = set()
+
+
+def _load(modules: tuple[str, ...]) -> None:
+    """Import the built-in plug-in modules and those of ``$DRGA_PLUGINS``, once each."""
+    extra = tuple(m.strip() for m in os.environ.get(PLUGINS_VARIABLE, "").split(",") if m.strip())
+    for module in modules + extra:
+        if module in _LOADED:
+            continue
+        _LOADED.add(module)  # before the import: the module's registrations may look names up
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            _LOADED.discard(module)
+            if module in extra:
+                raise RegistryError(f"${PLUGINS_VARIABLE} names module '{module}', which cannot be imported: {error}") from None
+            raise
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not isinstance(name, str) or not name or any(c.isspace() or c in "=,[]" for c in name):
+        raise RegistryError(f"a {kind} name must be a non-empty word without spaces, '=', ',' or brackets, got {name!r}")
+
+
+def register_network(
+    name: str,
+    *,
+    input: str = "text",
+    settings: type | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    tokenizer: Callable[[str | None], Any] | None = None,
+    runtime: tuple[str, ...] = ("embeddings",),
+    replace: bool = False,
+) -> Callable[[Any], Any]:
+    """Register an attention network under ``name``: a decorator of its class (or factory function).
+
+    Args:
+        name: ``network.name`` / ``--net``.
+        input: what it reads from a data set (:data:`INPUTS`); it must be the data set's, except that
+            a text network may read aspect data (ignoring the aspect).
+        settings: a dataclass of its ``[network]`` settings, each a constructor parameter; default: the
+            constructor's keyword parameters with their annotations and defaults.
+        defaults: run settings it wants where a configuration leaves them unset, ``"section.key"`` →
+            value (``{"agent.samples": 2}``); the defaults of its own settings apply too.
+        tokenizer: for a network that reads its pretrained checkpoint's subwords instead of the
+            toolkit's word vocabulary, the loader of that tokenizer from ``network.pretrained``.
+        runtime: constructor arguments the toolkit passes itself, not settings (``embeddings``: the
+            pretrained vectors of ``network.vectors``).
+        replace: allow replacing a registered network of that name (else an error).
+    """
+    _check_name("network", name)
+    if input not in INPUTS:
+        raise RegistryError(f"network '{name}': input must be one of {', '.join(INPUTS)}, got {input!r}")
+    for key in defaults or {}:
+        if key.count(".") != 1:
+            raise RegistryError(f"network '{name}': a default's key must be section.key, got {key!r}")
+
+    def register(factory: Any) -> Any:
+        if name in _NETWORKS and not replace and _NETWORKS[name].factory is not factory:
+            raise RegistryError(f"a network named '{name}' is registered already ({_describe(_NETWORKS[name].factory)}); "
+                                "choose another name or pass replace=True")
+        fields = checked_settings(factory, settings, runtime) if settings is not None else derived_settings(factory, runtime)
+        _NETWORKS[name] = NetworkSpec(name, factory, fields, dict(defaults or {}), tuple(runtime), input, tokenizer)
+        if inspect.isclass(factory) and getattr(factory, "net_name", "custom") == "custom":
+            factory.net_name = name  # checkpoints and retrofit() name a network by it
+        return factory
+
+    return register
+
+
+def unregister_network(name: str) -> None:
+    """Remove a registered network (tests; a registration replaced in a notebook)."""
+    _NETWORKS.pop(name, None)
+
+
+def unregister_reward(name: str) -> None:
+    """Remove a registered reward (tests; a registration replaced in a notebook)."""
+    _REWARDS.pop(name, None)
+
+
+def register_reward(
+    name: str, *, settings: type | None = None, replace: bool = False
+) -> Callable[[Any], Any]:
+    """Register a reward under ``name`` (``reward.name``): a decorator of a class, or a function, whose
+    keyword parameters are its ``[reward]`` settings and whose result (an instance) is a
+    :class:`drga.reward.Reward`: ``reward(log_likelihood, original, revised, masks) -> RewardTerms``."""
+    _check_name("reward", name)
+
+    def register(factory: Any) -> Any:
+        if name in _REWARDS and not replace and _REWARDS[name].factory is not factory:
+            raise RegistryError(f"a reward named '{name}' is registered already ({_describe(_REWARDS[name].factory)}); "
+                                "choose another name or pass replace=True")
+        fields = checked_settings(factory, settings, skip=()) if settings is not None else derived_settings(factory, skip=())
+        _REWARDS[name] = RewardSpec(name, factory, fields)
+        return factory
+
+    return register
+
+
+def find_network(name: str) -> NetworkSpec | None:
+    """The registered network of that name, or None."""
+    if name not in _NETWORKS:
+        _load(NETWORK_PLUGINS)
+    return _NETWORKS.get(name)
+
+
+def network_spec(name: str) -> NetworkSpec:
+    """The registered network of that name; an error naming the registered ones otherwise."""
+    spec = find_network(name)
+    if spec is None:
+        raise RegistryError(f"unknown network '{name}'{_closest(name, network_names())}; choose one of: "
+                            f"{', '.join(sorted(network_names()))} (a network of your own: register it, docs/extending.md)")
+    return spec
+
+
+def network_names() -> tuple[str, ...]:
+    """The registered networks, in the order they registered."""
+    _load(NETWORK_PLUGINS)
+    return tuple(_NETWORKS)
+
+
+def network_specs() -> Iterator[NetworkSpec]:
+    _load(NETWORK_PLUGINS)
+    return iter(list(_NETWORKS.values()))
+
+
+def find_reward(name: str) -> RewardSpec | None:
+    if name not in _REWARDS:
+        _load(REWARD_PLUGINS)
+    return _REWARDS.get(name)
+
+
+def reward_spec(name: str) -> RewardSpec:
+    """The registered reward of that name; an error naming the registered ones otherwise."""
+    spec = find_reward(name)
+    if spec is None:
+        raise RegistryError(f"unknown reward '{name}'{_closest(name, reward_names())}; choose one of: "
+                            f"{', '.join(sorted(reward_names()))} (a reward of your own: register it, docs/extending.md)")
+    return spec
+
+
+def reward_names() -> tuple[str, ...]:
+    _load(REWARD_PLUGINS)
+    return tuple(_REWARDS)
+
+
+def _specs(section: str) -> list[_Plugin]:
+    if section == "network":
+        return list(network_specs())
+    if section == "reward":
+        _load(REWARD_PLUGINS)
+        return list(_REWARDS.values())
+    return []
+
+
+def _setting_owners(section: str, key: str) -> list[_Plugin]:
+    return [spec for spec in _specs(section) if key in spec.setting_names]
+
+
+def _known_network_key(key: str) -> bool:
+    """Whether some registered network has ``key`` as a setting or a runtime argument."""
+    return any(key in spec.setting_names or key in spec.runtime for spec in network_specs())
+
+
+def plugin_setting(section: str, key: str) -> tuple[Any, list[str]] | None:
+    """A setting of ``[network]`` or ``[reward]`` that a registered plug-in declares: its annotation (the
+    first declaring plug-in's) and the plug-ins that have it; None when none has it."""
+    owners = _setting_owners(section, key)
+    if not owners:
+        return None
+    return owners[0].annotations()[key], [spec.name for spec in owners]
+
+
+def plugin_settings(section: str) -> list[str]:
+    """Every setting any registered network (``section="network"``) or reward (``"reward"``) declares."""
+    names: dict[str, None] = {}
+    for spec in _specs(section):
+        names.update(dict.fromkeys(spec.setting_names))
+    return list(names)
+
+
+def unknown_setting_message(section: str, key: str, chosen: _Plugin | None, known: list[str] | None = None) -> str:
+    """What to say about a ``[section]`` key that no registered plug-in has: the chosen plug-in's settings,
+    and the closest known key."""
+    known = known if known is not None else plugin_settings(section)
+    message = f"unknown config key '{section}.{key}'"
+    close = difflib.get_close_matches(key, known, n=1)
+    if close:
+        message += f"; did you mean '{section}.{close[0]}'?"
+    if chosen is not None:
+        message += f" ({section} '{chosen.name}' takes: {', '.join(chosen.setting_names) or 'no settings'})"
+    return message
+
+
+def _closest(name: str, names: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(name, names, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
