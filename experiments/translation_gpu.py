@@ -64,6 +64,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import checkout  # noqa: F401  (first: this checkout's drga)
+
+from drga.errors import UserError
+
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = Path("experiments/results/translation-regime")
 DATASET = "multi30k-en-de"
@@ -342,7 +346,6 @@ def status_line(study: Study, chain: Chain) -> str:
 
 def smoke_data(work: Path, say) -> Path:
     """The rehearsal's data root: the first pairs of each Multi30k split (:data:`SMOKE_PAIRS`), gzip'd as Multi30k's."""
-    sys.path.insert(0, str(ROOT))
     from drga.data.locate import find_dataset_dir
 
     source = find_dataset_dir("multi30k", MULTI30K_FILES)
@@ -361,7 +364,6 @@ def smoke_data(work: Path, say) -> Path:
 def references(data_root: Path | None) -> tuple[str, dict]:
     """The test references every run's translations were scored against (drga's own reading of Multi30k's
     test2016 German side), as text, and the data files' sha256."""
-    sys.path.insert(0, str(ROOT))
     from drga.data.locate import find_dataset_dir
     from drga.data.parallel import load_multi30k
 
@@ -646,7 +648,6 @@ def travelling_size(carry: Path) -> tuple[int, int]:
 
 
 def prepare(args: argparse.Namespace) -> int:
-    sys.path.insert(0, str(ROOT))
     from drga.data.locate import find_dataset_dir
 
     carry = ROOT / args.carry
@@ -713,7 +714,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return {"run": run_study, "unpack": unpack, "prepare": prepare}[args.command](args)
-    except Refused as error:
+    except (Refused, UserError) as error:
         print(f"translation_gpu.py: {error}", file=sys.stderr)
         return 2
 

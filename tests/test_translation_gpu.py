@@ -264,3 +264,25 @@ def test_an_unknown_network_is_refused_before_anything_runs(gpu, tmp_path, capsy
     assert gpu.main(["run", "lstm", "--smoke", "--work", str(tmp_path / "w")]) == 2
     assert "NETS must be luong, transformer or both, not 'lstm'" in capsys.readouterr().err
     assert not (tmp_path / "w").exists()
+
+
+def test_a_copy_without_git_names_the_commit_prepare_recorded_and_says_when_its_files_differ(gpu, tmp_path, monkeypatch):
+    """On the GPU machine the tree has no .git: the commit comes from .gpu/source.json, its files checked against it."""
+    monkeypatch.setattr(gpu, "ROOT", tmp_path)
+    (tmp_path / "drga").mkdir()
+    (tmp_path / "drga" / "a.py").write_text("a = 1\n")
+    (tmp_path / "README.md").write_text("hello\n")
+    carry = tmp_path / ".gpu"
+    carry.mkdir()
+    files = {name: gpu.sha256((tmp_path / name).read_bytes()) for name in ("drga/a.py", "README.md")}
+    record = {"commit": "ab" * 20, "dirty_paths": ["README.md"], "code_dirty_paths": [], "files": files}
+    (carry / "source.json").write_text(json.dumps(record))
+    source = gpu.running_source(carry)
+    assert source["how"] == ".gpu/source.json, files checked" and source["verified"] and source["differing_files"] == []
+    assert gpu.commit_stamp(source) == "abababab" + "ab-dirty"  # a tree that was not the commit's says so
+    assert gpu.commit_stamp({**source, "dirty_paths": []}) == "ab" * 5
+    (tmp_path / "drga" / "a.py").write_text("a = 2\n")  # changed after prepare recorded it
+    source = gpu.running_source(carry)
+    assert not source["verified"] and source["differing_files"] == ["drga/a.py"] and gpu.commit_stamp(source).endswith("-dirty")
+    (carry / "source.json").unlink()
+    assert gpu.running_source(carry)["commit"] == "unknown"
