@@ -67,6 +67,7 @@ from pathlib import Path
 import checkout  # noqa: F401  (first: this checkout's drga)
 
 from drga.errors import UserError
+from drga.sweep.results import portable_path
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = Path("experiments/results/translation-regime")
@@ -164,7 +165,7 @@ def running_source(carry: Path) -> dict:
     differ = sorted(name for name, digest in source["files"].items()
                     if not (ROOT / name).is_file() or sha256((ROOT / name).read_bytes()) != digest)
     return {"commit": source["commit"], "dirty_paths": source["dirty_paths"], "code_dirty_paths": source["code_dirty_paths"],
-            "how": f"{recorded.relative_to(ROOT) if recorded.is_relative_to(ROOT) else recorded}, files checked",
+            "how": f"{portable_path(str(recorded), ROOT)}, files checked",
             "verified": not differ, "differing_files": differ[:50]}
 
 
@@ -318,6 +319,21 @@ def stop_chains(chains: list[Chain], grace: float, say) -> None:
             process.wait()
 
 
+def stop_left_runs(study: Study, chains: list[Chain], say) -> None:
+    """SIGKILL to a run still training after its sweep has gone (it holds its folder's lock, drga/run_lock.py). A sweep
+    starts each run in a session of its own, which the GPU machine does not end with the command: one left running
+    would hold the GPU, and its folder's lock against the resuming call."""
+    from drga.run_lock import run_lock_holder
+
+    for chain in chains:
+        for stage in STAGES:
+            holder = run_lock_holder(study.run_folder(stage, chain.name))
+            if holder is not None and holder > 0:
+                say(f"[kill] {chain.name} stage {1 if stage == 'pretrain' else 2}: its run (pid {holder}) outlived its sweep")
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(holder, signal.SIGKILL)
+
+
 def epochs_of(log: Path) -> list[dict]:
     """Every epoch a run's train.log records: phase, epoch, its cap, seconds, dev BLEU (net-only), best so far."""
     if not log.is_file():
@@ -427,7 +443,7 @@ def pack(study: Study, chains: list[Chain], out: Path, manifest: dict, data_root
     return archive
 
 
-def summary(manifest: dict) -> list[str]:
+def summary(manifest: dict, study: Study) -> list[str]:
     """Every run's epochs and seconds per epoch by phase, the numbers the first GPU session learns the study's cost from."""
     lines = ["", "| run | stage | finished | epochs (phase: n, median s) | wall s | pretrain-only BLEU beam | DRGA with agent BLEU beam |",
              "|---|---|---|---|---|---|---|"]
@@ -438,7 +454,7 @@ def summary(manifest: dict) -> list[str]:
         phases = "; ".join(f"{phase}: {len(s)}, {sorted(s)[len(s) // 2]:.1f}" for phase, s in by_phase.items()) or "-"
         beams = ["-", "-"]
         if entry["finished"]:
-            rows = json.loads(Path(manifest["work"], "results", f"{name}.json").read_text(encoding="utf-8"))["rows"]
+            rows = json.loads((study.work / "results" / f"{name}.json").read_text(encoding="utf-8"))["rows"]
             for index, (row, mode) in enumerate((("baseline (pretrain only)", "net-only"), ("DRGA (co-trained)", "with-agent"))):
                 bleu = (((rows.get(row) or {}).get(mode) or {}).get("test_beam") or {}).get("bleu")
                 beams[index] = f"{bleu:.2f}" if bleu is not None else "-"
@@ -489,7 +505,8 @@ def run_study(args: argparse.Namespace) -> int:
         say(f"[source] WARNING: the code is not the commit's: {source['code_dirty_paths'][:10]} {source.get('differing_files', [])[:10]}")
     manifest = {"format": FORMAT, "study": "translation-gpu", "smoke": args.smoke, "nets": nets, "seeds": seeds, "source": source,
                 "commit": environment["DRGA_SOURCE_COMMIT"], "machine": info, "budget_seconds": args.budget,
-                "stop_margin_seconds": args.stop_margin, "threads_per_run": threads, "started": now(), "work": str(work),
+                "stop_margin_seconds": args.stop_margin, "threads_per_run": threads, "started": now(),
+                "work": portable_path(str(work), ROOT),
                 "configs": {net: {"path": CONFIGS[net], "sha256": sha256((ROOT / CONFIGS[net]).read_bytes())} for net in nets},
                 "settings": [*(SMOKE_SETTINGS if args.smoke else []), *args.set]}
     stopping = threading.Event()
@@ -506,6 +523,7 @@ def run_study(args: argparse.Namespace) -> int:
                 say(f"[budget] {args.budget - args.stop_margin:.0f} s reached: stopping the runs (they keep their last epoch) to pack")
                 stopping.set()
                 stop_chains(chains, args.grace, say)
+                stop_left_runs(study, chains, say)
             if time.time() - reported >= args.report_every:
                 reported = time.time()
                 say("[status] " + "; ".join(status_line(study, chain) for chain in chains))
@@ -513,7 +531,7 @@ def run_study(args: argparse.Namespace) -> int:
             thread.join()
     manifest.update({"ended": now(), "seconds": round(time.time() - started, 1), "stopped_at_budget": stopping.is_set()})
     archive = pack(study, chains, Path(args.out), manifest, data_root, say)
-    for line in summary(manifest):
+    for line in summary(manifest, study):
         say(line)
     say(f"[end] {time.time() - started:.0f} s; {'complete' if manifest['complete'] else 'PARTIAL'}; archive {archive}")
     own_log.close()

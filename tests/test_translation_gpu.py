@@ -85,21 +85,27 @@ def rehearsal() -> Iterator[dict]:
 
 
 def run_rehearsal(folder: Path) -> dict:
+    """Two calls, as on the GPU machine: the first stopped by its budget (15 s: the runs are stopped, the finished
+    ones packed, the archive partial), the second resuming the same run folders to the end."""
     (folder / "block").mkdir()
     (folder / "block" / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
     environment = dict(os.environ, SMOKE="1", PYTHON=sys.executable, WORK=str(folder / "work"), OUT=str(folder / "out"),
                        PYTHONPATH=os.pathsep.join([str(folder / "block"), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    done = subprocess.run(["bash", "experiments/translation_gpu.sh", "both"], cwd=ROOT, env=environment, capture_output=True,
-                          text=True, timeout=540)
-    if done.returncode != 0:  # the ends of the runs' logs say why
-        logs = "".join(f"\n--- {log}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-                       for log in sorted((folder / "work" / "runs").rglob("train.log")))
-        pytest.fail(f"the rehearsal exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}{logs[-6000:]}")
-    [archive] = sorted((folder / "out").glob("translation-gpu-smoke-*.tar.gz"))
-    with tarfile.open(archive, "r:gz") as tar:
-        members = {member.name: tar.extractfile(member).read() for member in tar.getmembers() if member.isfile()}
-    return {"folder": folder, "archive": archive, "members": members, "manifest": json.loads(members["manifest.json"]),
-            "output": done.stdout}
+    calls: dict[str, dict] = {}
+    stop_early = ["--budget", "15", "--stop-margin", "0", "--grace", "20"]
+    for call, (options, expected) in {"stopped": (stop_early, 3), "resumed": ([], 0)}.items():
+        done = subprocess.run(["bash", "experiments/translation_gpu.sh", "both", *options], cwd=ROOT, env=environment,
+                              capture_output=True, text=True, timeout=540)
+        if done.returncode != expected:  # the ends of the runs' logs say why
+            logs = "".join(f"\n--- {log}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+                           for log in sorted((folder / "work" / "runs").rglob("train.log")))
+            pytest.fail(f"the rehearsal's {call} call exited {done.returncode}, not {expected}:\n{done.stdout[-3000:]}"
+                        f"{done.stderr[-3000:]}{logs[-6000:]}")
+        [archive] = sorted(set((folder / "out").glob("translation-gpu-smoke-*.tar.gz")) - {c["archive"] for c in calls.values()})
+        with tarfile.open(archive, "r:gz") as tar:
+            members = {member.name: tar.extractfile(member).read() for member in tar.getmembers() if member.isfile()}
+        calls[call] = {"archive": archive, "members": members, "manifest": json.loads(members["manifest.json"]), "output": done.stdout}
+    return {**calls["resumed"], "stopped": calls["stopped"], "folder": folder}
 
 
 def rebuilt(archive: Path, target: Path, manifest: dict | None = None, drop: tuple[str, ...] = (),
@@ -144,7 +150,26 @@ def test_the_rehearsal_packs_every_run_its_translations_and_its_timings(rehearsa
     assert len(members["references/test.de"].decode().splitlines()) == 8
     assert manifest["files"] == {name: gpu.sha256(content) for name, content in members.items() if name != "manifest.json"}
     assert manifest["machine"]["torch"] and manifest["mps"] == "not used" and manifest["commit"] != "unknown"
+    assert not os.path.isabs(manifest["work"])  # a committed manifest names no machine's disk (tests/test_portable_paths.py)
     assert "| multi30k-en-de-seq2seq-luong-seed0 | drga | yes | baseline: 2," in rehearsal["output"]  # the seconds per epoch, printed
+
+
+def test_the_budget_stops_the_first_call_and_the_second_resumes_its_runs(rehearsal, gpu, tmp_path, capsys):
+    stopped, resumed = rehearsal["stopped"]["manifest"], rehearsal["manifest"]
+    assert stopped["stopped_at_budget"] and not stopped["complete"] and set(stopped["finished"]) < set(stopped["planned"])
+    assert "[budget] 15 s reached: stopping the runs" in rehearsal["stopped"]["output"]
+    assert resumed["complete"] and not resumed["stopped_at_budget"] and resumed["planned"] == stopped["planned"]
+    # the second call goes on in the same run folders: each run's epochs there begin with the first call's
+    for name, entry in stopped["runs"].items():
+        epochs = [(e["phase"], e["epoch"]) for e in resumed["runs"][name]["epochs"]]
+        assert [(e["phase"], e["epoch"]) for e in entry["epochs"]] == epochs[:len(entry["epochs"])]
+    # the first call's archive alone is partial; with the second's, the study is whole
+    first = rebuilt(rehearsal["stopped"]["archive"], tmp_path / "1.tar.gz", at_head(stopped))
+    second = rebuilt(rehearsal["archive"], tmp_path / "2.tar.gz", at_head(resumed))
+    assert gpu.main(["unpack", str(first), "--into", str(tmp_path / "study")]) == 2
+    assert f"partial: {len(stopped['finished'])} of 8 runs finished" in capsys.readouterr().err
+    assert gpu.main(["unpack", str(first), str(second), "--into", str(tmp_path / "study")]) == 0
+    assert len(list((tmp_path / "study").glob("*.json"))) == 4 and len(list((tmp_path / "study" / "pretrain").glob("*.json"))) == 4
 
 
 def test_it_unpacks_and_the_tables_print_the_bleu_recomputed_from_its_translations(rehearsal, gpu, tmp_path, capsys):
