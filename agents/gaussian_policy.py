@@ -91,10 +91,16 @@ class GaussianPolicy(nn.Module):
 
     def _blockwise_features(self, state: BlockwiseState) -> Tensor:
         layers = list(self.body)
-        norm = layers.pop(0) if layers and isinstance(layers[0], nn.LayerNorm) else None
+        first = layers[0] if layers else None
+        norm = first if isinstance(first, nn.LayerNorm) else None
+        if norm is not None:
+            layers.pop(0)
         if not layers:  # no hidden layer: the heads read the (normalised) state itself
             return self.body(state.dense())
-        features = state.project(layers[0], norm)
+        linear = layers[0]
+        if not isinstance(linear, nn.Linear):  # never: __init__ builds [LayerNorm,] (Linear, Tanh)*
+            raise TypeError(f"the policy's first hidden layer is a {type(linear).__name__}, not a linear layer")
+        features = state.project(linear, norm)
         for layer in layers[1:]:
             features = layer(features)
         return features

@@ -19,18 +19,32 @@ Only torch is imported here: SB3 objects are recognised by the attributes they e
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Protocol, cast
 
 import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
-from drga.agents.gaussian_policy import BlockwiseState, GaussianPolicy, squash
+from drga.agents.gaussian_policy import AgentPolicy, BlockwiseState, GaussianPolicy, squash
 
 
 def pre_squash(action: Tensor, eps: float = 1e-6) -> Tensor:
     """The inverse of :func:`squash`: x = log((1 + a) / (1 − a)), with a clipped to ±(1 − eps)."""
     a = action.clamp(-1.0 + eps, 1.0 - eps)
     return torch.log1p(a) - torch.log1p(-a)
+
+
+class _SB3MlpExtractor(Protocol):
+    policy_net: nn.Sequential  #: the actor's hidden layers
+
+
+class _SB3ActorCritic(Protocol):
+    """The members of an SB3 ``ActorCriticPolicy`` that :func:`gaussian_policy_from_sb3` reads."""
+
+    pi_features_extractor: nn.Module
+    mlp_extractor: _SB3MlpExtractor
+    action_net: nn.Module
+    log_std: Tensor
 
 
 def gaussian_policy_from_sb3(
@@ -54,16 +68,19 @@ def gaussian_policy_from_sb3(
             )
     if getattr(sb3_policy, "use_sde", False):
         raise TypeError("gSDE policies cannot be converted exactly; wrap them in SB3PolicyAdapter")
-    extractor = sb3_policy.pi_features_extractor
+    actor_critic = cast(_SB3ActorCritic, sb3_policy)  # it has the members checked above
+    extractor = actor_critic.pi_features_extractor
     norms = [m for m in extractor.modules() if isinstance(m, nn.LayerNorm)]
     extractor_params = sum(p.numel() for p in extractor.parameters())
     if len(norms) > 1 or extractor_params != sum(p.numel() for n in norms for p in n.parameters()):
         raise TypeError("only a flatten or a single-LayerNorm features extractor has a GaussianPolicy equivalent")
-    layers = list(sb3_policy.mlp_extractor.policy_net)
+    layers = list(actor_critic.mlp_extractor.policy_net)
     linears = [m for m in layers if isinstance(m, nn.Linear)]
     if any(not isinstance(m, (nn.Linear, nn.Tanh)) for m in layers):
         raise TypeError("the SB3 actor must use tanh hidden layers (activation_fn=nn.Tanh) like GaussianPolicy")
-    action_net: nn.Linear = sb3_policy.action_net
+    action_net = actor_critic.action_net
+    if not isinstance(action_net, nn.Linear):
+        raise TypeError(f"the SB3 policy's action_net must be linear like GaussianPolicy's mean head, not {type(action_net).__name__}")
     state_size = linears[0].in_features if linears else action_net.in_features
     policy = GaussianPolicy(
         state_size,
@@ -73,13 +90,14 @@ def gaussian_policy_from_sb3(
         normalize_state=bool(norms),
     ).to(action_net.weight.device)
     ours = [m for m in policy.body if isinstance(m, (nn.Linear, nn.LayerNorm))]
+    sources: list[nn.Module] = [*norms, *linears]
     with torch.no_grad():
-        for target, source in zip(ours, norms + linears):
+        for target, source in zip(ours, sources):
             target.load_state_dict(source.state_dict())
         policy.mean_head.weight.copy_(action_limit * action_net.weight)
         policy.mean_head.bias.copy_(action_limit * action_net.bias)
         policy.log_std_head.weight.zero_()
-        policy.log_std_head.bias.copy_(sb3_policy.log_std.detach().reshape(-1) + math.log(action_limit))
+        policy.log_std_head.bias.copy_(actor_critic.log_std.detach().reshape(-1) + math.log(action_limit))
     return policy
 
 
@@ -105,7 +123,7 @@ class SB3PolicyAdapter(nn.Module):
         super().__init__()
         space = getattr(sb3_policy, "action_space", None)
         low, high = getattr(space, "low", None), getattr(space, "high", None)
-        if low is None or high is None or not ((low == -1.0).all() and (high == 1.0).all()):
+        if space is None or low is None or high is None or not ((low == -1.0).all() and (high == 1.0).all()):
             raise ValueError(
                 "SB3PolicyAdapter needs a policy trained on the environment's own Box(-1, 1) actions; "
                 f"this one acts in {space}"
@@ -132,13 +150,23 @@ class SB3PolicyAdapter(nn.Module):
         if actor is not None and hasattr(actor, "get_action_dist_params"):  # SAC: tanh(u) = squash(2u)
             mean, log_std, _ = actor.get_action_dist_params(obs)
             return 2.0 * mean, 2.0 * log_std.exp().expand_as(mean)
-        if hasattr(policy, "get_distribution"):
-            normal = getattr(policy.get_distribution(obs), "distribution", None)
+        get_distribution = getattr(policy, "get_distribution", None)
+        if get_distribution is not None:
+            normal = getattr(get_distribution(obs), "distribution", None)
             if isinstance(normal, Normal):
                 mean, std = normal.mean, normal.stddev.expand_as(normal.mean)
                 if getattr(policy, "squash_output", False):
                     return 2.0 * mean, 2.0 * std
                 action = mean.clamp(-1.0, 1.0)  # SB3 clips its Gaussian's sample to the env's box
                 return pre_squash(action), std * 2.0 / (1.0 - action.square()).clamp_min(1e-6)
-        action = policy._predict(obs, deterministic=True).reshape(obs.shape[0], self.action_size).float()
+        predict = getattr(policy, "_predict", None)
+        if predict is None:
+            raise TypeError(f"{type(policy).__name__} is not an SB3 policy: it has no _predict")
+        action = predict(obs, deterministic=True).reshape(obs.shape[0], self.action_size).float()
         return pre_squash(action), torch.full_like(action, self.fallback_std)
+
+
+if TYPE_CHECKING:  # make lint's mypy checks that the adapter is a policy the rollout takes
+
+    def _adapter_is_a_policy(adapter: SB3PolicyAdapter) -> AgentPolicy:
+        return adapter

@@ -27,7 +27,7 @@ from typing import Any
 # drga/ in the wheel). Run from a checkout, they are found beside drga/ instead.
 _CHECKOUT = Path(__file__).resolve().parent.parent
 if not (Path(__file__).parent / "baselines").is_dir() and (_CHECKOUT / "baselines" / "protocol.py").is_file():
-    __path__.append(str(_CHECKOUT))  # type: ignore[name-defined]  # noqa: F821
+    __path__.append(str(_CHECKOUT))  # noqa: F821
 
 #: Exported names → their modules, imported when first used (PEP 562), so that ``import drga``
 #: and ``drga --help`` do not load torch.

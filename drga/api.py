@@ -25,10 +25,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, Protocol, get_type_hints, runtime_checkable
 
-from torch import nn
-
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
+from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
@@ -95,11 +96,11 @@ class TextData:
         an error; an empty text is dropped and counted. ``pretrained_tokenizer`` (a Hugging Face
         tokenizer, for ``HFEncoderClassifier``): the words become that tokenizer's subword ids, special
         tokens included, ``max_length`` counting subwords; the vocabulary is the tokenizer's."""
-        parts = _pair_lists(train, dev, test)
-        labels = _training_labels(parts["train"])
+        training, parts = _pair_lists(train, dev, test)
+        labels = _training_labels(training)
         examples, dropped = _text_examples(parts, {label: i for i, label in enumerate(labels)}, tokenizer)
         notes = [
-            f"python: {len(parts['train'])} training pairs"
+            f"python: {len(training)} training pairs"
             + ("" if dev is not None else f", stratified 80/10/10 with split seed {split_seed}")
         ]
         if dev is None:
@@ -118,16 +119,19 @@ class TextData:
         return cls(_encoded(splits, vocab, max_length, notes), tokenizer, max_length)
 
 
-def _pair_lists(train: Iterable[Pair], dev: Iterable[Pair] | None, test: Iterable[Pair] | None) -> dict[str, list[Pair] | None]:
-    """Each split's pairs as a list (None for dev and test when the training pairs are to be split)."""
-    parts = {
-        "train": _pairs(train),
+def _pair_lists(
+    train: Iterable[Pair], dev: Iterable[Pair] | None, test: Iterable[Pair] | None
+) -> tuple[list[Pair], dict[str, list[Pair] | None]]:
+    """The training pairs as a list, and each split's (None for dev and test when the training pairs are to be split)."""
+    training = _pairs(train)
+    parts: dict[str, list[Pair] | None] = {
+        "train": training,
         "dev": _pairs(dev) if dev is not None else None,
         "test": _pairs(test) if test is not None else None,
     }
     if (parts["dev"] is None) != (parts["test"] is None):
         raise ConfigError("give both dev and test pairs, or neither (then the training pairs are split 80/10/10)")
-    return parts
+    return training, parts
 
 
 def _training_labels(pairs: list[Pair]) -> list[Any]:
@@ -144,7 +148,8 @@ def _text_examples(
     parts: dict[str, list[Pair] | None], index: dict[Any, int], tokenizer: Callable[[str], list[str]]
 ) -> tuple[dict[str, list[TextExample]], int]:
     """Each given split's pairs tokenized, their labels as class indices; and how many empty texts were dropped."""
-    dropped, examples = 0, {}
+    dropped = 0
+    examples: dict[str, list[TextExample]] = {}
     for name, pairs in parts.items():
         if pairs is None:
             continue
@@ -177,10 +182,19 @@ def _encoded(splits: DatasetSplits, vocab: Vocabulary, max_length: int, notes: l
     return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports)
 
 
+@runtime_checkable
+class _MapStyle(Protocol):
+    """Pairs read by index up to a length, as a map-style torch ``Dataset``."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> Pair: ...
+
+
 def _pairs(items: Iterable[Pair]) -> list[Pair]:
     """A list of the pairs; a map-style torch ``Dataset`` is read by index up to its length."""
-    if not isinstance(items, (list, tuple)) and hasattr(items, "__len__") and hasattr(items, "__getitem__"):
-        return [items[index] for index in range(len(items))]  # type: ignore[index]
+    if not isinstance(items, (list, tuple)) and isinstance(items, _MapStyle):
+        return [items[index] for index in range(len(items))]
     return list(items)
 
 
@@ -204,9 +218,9 @@ class RetrofitResult:
     """What :func:`retrofit` returns: the co-trained network and agent, every row's numbers, and
     ``predict`` / ``probabilities`` / ``attention`` / ``predictions`` on new texts (as :func:`drga.load`'s model)."""
 
-    network: nn.Module  #: the DRGA network (co-training's best with-agent dev epoch)
-    policy: nn.Module  #: its agent
-    strength: nn.Module  #: β
+    network: AttentionNetwork  #: the DRGA network (co-training's best with-agent dev epoch)
+    policy: GaussianPolicy  #: its agent
+    strength: AdjustmentStrength  #: β
     rows: dict[str, dict[str, Any]]  #: results.json's rows: label → test_/dev_ numbers per mode, epochs
     history: list[dict[str, Any]] = field(repr=False)  #: one record per epoch of every phase
     run_dir: Path = Path(".")  #: checkpoints, results.json and TensorBoard logs
@@ -256,9 +270,10 @@ class RetrofitResult:
         """One dict per row: model, the test accuracy in each mode, and ``selected at`` ("" or the modes and their starting point)."""
         records = []
         for label in self.rows:
-            starts = {mode: start for mode in MODES if (start := self.starting_point(label, mode))}
+            starts: dict[Mode, str] = {mode: start for mode in MODES if (start := self.starting_point(label, mode))}
             note = "; ".join(f"{mode}: {start}" for mode, start in starts.items())
-            records.append({"model": label, **{mode: self.accuracy(label, mode) for mode in MODES}, "selected at": note})
+            record: dict[str, Any] = {"model": label, **{mode: self.accuracy(label, mode) for mode in MODES}, "selected at": note}
+            records.append(record)
         return records
 
     # ------------------------------------------------------------------ new texts (drga/prediction.py)
@@ -287,7 +302,7 @@ class RetrofitResult:
 
 
 def retrofit(
-    network: nn.Module,
+    network: AttentionNetwork,
     data: TextData,
     config: ExperimentConfig | None = None,
     *,

@@ -27,6 +27,8 @@ class AdjustmentStrength(nn.Module):
     The current step lives in a buffer so that a checkpoint restores the schedule too.
     """
 
+    step: Tensor  #: the global co-training step, a long buffer
+
     def __init__(self, beta0: float = 0.4, half_life_steps: float = 0.0, trainable: bool = True):
         super().__init__()
         if not 0.0 < beta0 <= 1.0:

@@ -27,8 +27,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from drga.names import PhaseName
 
-#: The TensorBoard run (sub-folder of ``tb/``) of each phase.
-ARMS = {PhaseName.PRETRAIN: "pretrain", PhaseName.BASELINE: "baseline", PhaseName.AGENT: "agent", PhaseName.COTRAIN: "drga"}
+#: The TensorBoard run (sub-folder of ``tb/``) of each phase, looked up by its :class:`PhaseName` or plain string.
+ARMS: dict[str, str] = {PhaseName.PRETRAIN: "pretrain", PhaseName.BASELINE: "baseline", PhaseName.AGENT: "agent", PhaseName.COTRAIN: "drga"}
 
 #: Training statistics that describe the agent: logged as ``agent/<name>``, the rest as ``train/<name>``.
 AGENT_SIGNALS = (

@@ -71,7 +71,11 @@ def rollout(
     encoding = encoding if encoding is not None else network.encode(batch)  # the encoder runs once per batch
     k = 1 if deterministic else samples
     log_prob = torch.zeros(batch.size, k, device=batch.tokens.device)
-    revised, std_sum, entropy_sum, positions = [], 0.0, 0.0, 0.0
+    revised: list[Tensor] = []
+    # Python floats until the first site's tensors are added (a float start keeps the sites' dtype under autocast)
+    std_sum: Tensor | float = 0.0
+    entropy_sum: Tensor | float = 0.0
+    positions = 0.0
     # the masks of each site for the B·k (sequence, sample) rows (the reward's N and L); α itself is
     # not repeated: eqs. 3–4 broadcast it over the samples, and the whole encoding is repeated only
     # where ``predict`` needs it
@@ -112,8 +116,9 @@ def rollout(
         output=scored.output,
         original=encoding.attention,
         revised=revised,
-        policy_std=(std_sum / positions).detach(),
-        entropy=entropy_sum / positions,
+        # as_tensor: the tensor itself (every network has at least one attention site)
+        policy_std=torch.as_tensor(std_sum / positions).detach(),
+        entropy=torch.as_tensor(entropy_sum / positions),
         network=network,
         labels=labels,
     )

@@ -13,6 +13,7 @@ of an S-wide matrix product; ``tests/test_equations.py`` checks that both give t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import torch
@@ -156,24 +157,26 @@ class AgentState:
             return x.flatten()[_group_rows(rows, k, t, x.shape[1])]
 
         hidden_mean, hidden_m2 = (at(m) for m in _mean_m2(self.hidden))
-        blocks = [(self.words.shape[-1], *(at(m) for m in _mean_m2(self.words))), (dh, hidden_mean, hidden_m2)]
+        words_mean, words_m2 = (at(m) for m in _mean_m2(self.words))
+        blocks: list[tuple[int, Tensor, Tensor]] = [(self.words.shape[-1], words_mean, words_m2), (dh, hidden_mean, hidden_m2)]
         alpha = self.attention.flatten(0, 2)[rows]
         if self.multi_dimensional:
             hidden = self.hidden.flatten(0, 2)[_group_rows(rows, k, t, self.hidden.shape[1])]
             blocks.append((dh, *_mean_m2(alpha * hidden)))
         else:  # α_t·h_t: mean α_t·mean(h_t), centred sum of squares α_t²·M2(h_t)
             blocks.append((dh, alpha * hidden_mean, alpha.square() * hidden_m2))
-        blocks.append((self.sequence.shape[-1], *(m.flatten()[rows // t] for m in _mean_m2(self.sequence))))
-        mean = sum(n * m for n, m, _ in blocks) / size
-        m2 = sum(m2 + n * (m - mean).square() for n, m, m2 in blocks)
+        sequence_mean, sequence_m2 = (m.flatten()[rows // t] for m in _mean_m2(self.sequence))
+        blocks.append((self.sequence.shape[-1], sequence_mean, sequence_m2))
+        mean = _tensor_sum(n * m for n, m, _ in blocks) / size
+        m2 = _tensor_sum(m2 + n * (m - mean).square() for n, m, m2 in blocks)
         return mean, torch.rsqrt(m2 / size + eps)
 
 
 def _fold_layer_norm(linear: nn.Linear, norm: nn.LayerNorm | None) -> tuple[Tensor, Tensor]:
     """W diag γ and W β + b: the weight and bias of ``linear`` with the LayerNorm's affine part folded in
     (its normalisation, by μ and σ of each s_t, is left to the caller)."""
-    weight = linear.weight
-    bias = linear.bias if linear.bias is not None else weight.new_zeros(weight.shape[0])
+    weight: Tensor = linear.weight
+    bias: Tensor = linear.bias if linear.bias is not None else weight.new_zeros(weight.shape[0])
     if norm is not None:
         if norm.bias is not None:
             bias = bias + weight @ norm.bias
@@ -240,6 +243,14 @@ def _per_array(x: Tensor, k: int) -> Tensor:
     if x.shape[1] == 1:
         return x.expand(x.shape[0], k, *x.shape[2:])
     return x.repeat_interleave(k // x.shape[1], dim=1)
+
+
+def _tensor_sum(terms: Iterable[Tensor]) -> Tensor:
+    """The built-in ``sum`` of tensors (0 + the first + ...: the same values), typed as the tensor it is."""
+    total = sum(terms)
+    if not isinstance(total, Tensor):
+        raise ValueError("no tensors to sum")
+    return total
 
 
 def _mean_m2(x: Tensor) -> tuple[Tensor, Tensor]:

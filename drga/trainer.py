@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from torch import nn
-
+from drga.baselines.protocol import AttentionNetwork
 from drga.config import ExperimentConfig
 from drga.runner.callbacks import Callback
 from drga.runner.loop import PhaseRunner
@@ -35,8 +34,10 @@ class Trainer(PhaseRunner):
     network instance of the user's and prepared data, instead of those the configuration names. ``callbacks``:
     told what the run does (:mod:`drga.runner.callbacks`), after the loggers of ``run.report_to``."""
 
+    task: ClassificationTask
+
     def __init__(self, config: ExperimentConfig, resume: bool = False, overwrite: bool = False,
-                 log: Callable[[str], None] = log_info, force: bool = False, network: nn.Module | None = None,
+                 log: Callable[[str], None] = log_info, force: bool = False, network: AttentionNetwork | None = None,
                  data: PreparedData | None = None, callbacks: Sequence[Callback] = ()):
         super().__init__(ClassificationTask(config, network, data), resume=resume, overwrite=overwrite, log=log, force=force,
                          callbacks=callbacks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -170,10 +170,17 @@ def token_weights(attention: Sequence[Tensor], encoding: NetworkEncoding, batch:
     return document_weights(words, gamma)
 
 
+@runtime_checkable
+class TextMasking(Protocol):
+    """A network whose sites leave out special tokens ([CLS], [SEP]: hf-encoder) and says which tokens they span."""
+
+    def text_mask(self, tokens: Tensor, mask: Tensor) -> Tensor: ...
+
+
 def text_view(network: AttentionNetwork, batch: Batch) -> Batch:
     """The batch with its mask narrowed to the text: a network whose sites leave out special tokens
     ([CLS], [SEP]: hf-encoder) says which tokens they span (``text_mask``); every other network spans them all."""
-    return replace(batch, mask=network.text_mask(batch.tokens, batch.mask)) if hasattr(network, "text_mask") else batch
+    return replace(batch, mask=network.text_mask(batch.tokens, batch.mask)) if isinstance(network, TextMasking) else batch
 
 
 def kept_tokens(example: EncodedExample, keep: Sequence[bool]) -> EncodedExample:
@@ -305,17 +312,18 @@ class AttentionRecord:
         """Documents: γ (or γ′); 1/S each when the network has no sentence-level attention."""
         if self.sentence_lengths is None or (revised and self.revised is None):
             return None
+        return self._gamma(revised, self.sentence_lengths)
+
+    def _gamma(self, revised: bool, sentence_lengths: list[int]) -> np.ndarray:
         gamma = self.sentence_revised if revised else self.sentence_original
-        if gamma is None:
-            gamma = np.full(len(self.sentence_lengths), 1.0 / len(self.sentence_lengths))
-        return gamma
+        return gamma if gamma is not None else np.full(len(sentence_lengths), 1.0 / len(sentence_lengths))
 
     def document_weights(self, revised: bool = False) -> np.ndarray | None:
         """ω_st = γ_s·α_st over all the words ([L], sums to 1); for flat text the attention itself."""
         words = self.revised if revised else self.original
         if words is None or self.sentence_lengths is None:
             return words
-        return words * np.repeat(self.sentence_weights(revised), self.sentence_lengths)
+        return words * np.repeat(self._gamma(revised, self.sentence_lengths), self.sentence_lengths)
 
 
 def model_device(network: AttentionNetwork) -> torch.device:
@@ -324,9 +332,11 @@ def model_device(network: AttentionNetwork) -> torch.device:
 
 
 def revised_attention(
-    network: AttentionNetwork, policy: GaussianPolicy, batch: Batch, beta: Tensor | float, encoding: NetworkEncoding
+    network: AttentionNetwork, policy: GaussianPolicy, batch: Batch, beta: Tensor | float | None, encoding: NetworkEncoding
 ) -> tuple[list[Tensor], Tensor]:
     """α′ per site and the output under it, with the agent's deterministic action squash(μ(s_t))."""
+    if beta is None:
+        raise ValueError("the agent's revised attention needs β as well as the policy")
     # γ, √L0 and δ only shape the reward, which the analyses do not read.
     result = rollout(
         network, policy, batch, torch.as_tensor(beta), reward=RewardConstants(0.0, 1.0, 1.0), deterministic=True, encoding=encoding
@@ -420,13 +430,14 @@ def _record(
     pick = lambda found, name: _row_values(found.get(name), row, batch, name)
     aspect_ids = example.extras.get("aspect")
     ids, tokens = list(example.ids), vocab.decode(example.ids)
-    words_original, words_revised = pick(attention.original, "words"), pick(attention.revised, "words")
+    words_original = _real_values(attention.original["words"], row, batch, "words")  # every view has the words
+    words_revised = pick(attention.revised, "words")
     if isinstance(vocab, SubwordVocabulary):  # shown as words: a word's subwords merged, their attention summed
         groups = word_groups(tokens)
         ids, tokens = [ids[g[0]] for g in groups], [word_text(tokens, g) for g in groups]
-        words_original, words_revised = (
-            None if a is None else np.array([a[g].sum() for g in groups]) for a in (words_original, words_revised)
-        )
+        merged = lambda a: np.array([a[g].sum() for g in groups])
+        words_original = merged(words_original)
+        words_revised = None if words_revised is None else merged(words_revised)
     probs_revised = attention.probs_revised
     return AttentionRecord(
         index=index,
@@ -464,8 +475,11 @@ def _views(encoding: NetworkEncoding, batch: Batch, site: str | None) -> dict[st
 
 def _row_values(values: Tensor | None, row: int, batch: Batch, name: str) -> np.ndarray | None:
     """One example's weights at its real positions, as float64 numpy (None when absent)."""
-    if values is None:
-        return None
+    return None if values is None else _real_values(values, row, batch, name)
+
+
+def _real_values(values: Tensor, row: int, batch: Batch, name: str) -> np.ndarray:
+    """One example's weights at its real positions, as float64 numpy."""
     if name == "words":
         mask = batch.mask[row]
     elif name == "sentences":

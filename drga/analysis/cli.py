@@ -25,12 +25,16 @@ DEFAULTS: dict[str, Any] = {
     "split": "test", "num_examples": 8, "seed": 0, "top_k": 15, "min_count": 10, "saliency_examples": 300,
     "faithfulness_examples": 200, "ig_steps": 50, "device": "cpu", "allow_other_dataset": False, "no_progress": False,
 }
+#: The options of ``drga analyze`` that only some runs read → what they apply to.
+_ANALYZE_SCOPED: dict[str, str] = {
+    "tsv": "the tsv data set", "allow_other_dataset": "--dataset or --tsv (a data set other than the checkpoint's)",
+    **{name: "the analyses " + ", ".join(names) for name, names in ANALYSIS_OPTIONS.items()},
+}
 #: Where each option of ``drga analyze`` and ``drga compare`` is read (see ``drga.cli.OPTION_SCOPES``).
 OPTION_SCOPES: dict[str, dict[str, str | None]] = {
     "analyze": {
         **{name: None for name in ("checkpoint", "dataset", "data_dir", "device", "out", "split", "only", "no_progress")},
-        "tsv": "the tsv data set", "allow_other_dataset": "--dataset or --tsv (a data set other than the checkpoint's)",
-        **{name: "the analyses " + ", ".join(names) for name, names in ANALYSIS_OPTIONS.items()},
+        **_ANALYZE_SCOPED,
     },
     "compare": {name: None for name in ("runs_a", "runs_b", "model_a", "model_b", "metric", "split", "bootstrap", "seed", "out")},
 }
@@ -151,12 +155,12 @@ def refuse_unread_options(args: argparse.Namespace) -> None:
     chosen = args.only or list(ANALYSES)
     for name, analyses in ANALYSIS_OPTIONS.items():
         if getattr(args, name, None) is not None and not set(analyses) & set(chosen):
-            raise refuse_option(name, OPTION_SCOPES["analyze"][name],
+            raise refuse_option(name, _ANALYZE_SCOPED[name],
                                 f"--only {','.join(chosen)} runs none of them; add one to --only, or drop the option")
     if args.examples is not None and args.num_examples is not None:
         raise refuse_option("num_examples", "random sentences, and --examples chooses them", "drop one of the two")
     if args.allow_other_dataset and args.dataset is None and args.tsv is None:
-        raise refuse_option("allow_other_dataset", OPTION_SCOPES["analyze"]["allow_other_dataset"],
+        raise refuse_option("allow_other_dataset", _ANALYZE_SCOPED["allow_other_dataset"],
                             "without them the analyses read the checkpoint's own data set; drop it")
     tsv_implies_dataset(args)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -51,6 +51,9 @@ from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend
 from drga.analysis.stats import js_divergence
 from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary, collate
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
 
 MODES = (("original", "net-only, α"), ("revised", "with-agent, α′"))
 #: Documents' sentence level (summary keys and table names).
@@ -206,11 +209,11 @@ def fixed_bins(delta_alpha: np.ndarray, delta_js: np.ndarray, edges: Sequence[fl
     Fixed edges (unlike :func:`binned`'s equal-count ones) let curves of several runs be averaged bin by bin.
     """
     delta_alpha, delta_js = np.asarray(delta_alpha, dtype=np.float64), np.asarray(delta_js, dtype=np.float64)
-    edges = np.asarray(edges, dtype=np.float64)
-    which = np.searchsorted(edges, delta_alpha, side="right") - 1
-    which[delta_alpha == edges[-1]] = len(edges) - 2
+    bounds = np.asarray(edges, dtype=np.float64)
+    which = np.searchsorted(bounds, delta_alpha, side="right") - 1
+    which[delta_alpha == bounds[-1]] = len(bounds) - 2
     counts, means = [], []
-    for k in range(len(edges) - 1):
+    for k in range(len(bounds) - 1):
         inside = which == k
         counts.append(int(inside.sum()))
         means.append(float(delta_js[inside].mean()) if inside.any() else None)
@@ -330,7 +333,7 @@ def scatter_figure(rows: Sequence[dict[str, Any]], summary: dict[str, Any]):
         axis.set_visible(False)
     for axis in axes[::columns]:
         axis.set_ylabel("ΔJS (symlog)")
-    handles = {}
+    handles: dict[str, Artist] = {}
     for axis in axes:
         for handle, label in zip(*axis.get_legend_handles_labels()):
             handles.setdefault(label, handle)

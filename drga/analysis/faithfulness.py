@@ -50,6 +50,7 @@ from tqdm.auto import tqdm
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
     AnalysisError,
+    TextMasking,
     eval_mode,
     kept_tokens,
     length_sorted_chunks,
@@ -61,7 +62,7 @@ from drga.analysis.attention import (
     token_weights,
 )
 from drga.analysis.saliency import word_embedding
-from drga.analysis.stats import kendall_tau
+from drga.analysis.stats import Values, kendall_tau
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.data import EncodedExample, collate
 from drga.names import MODES, Mode
@@ -88,7 +89,7 @@ def rationale_size(length: int, percent: float) -> int:
     return max(1, math.floor(percent * length / 100 + 1e-9))  # 1e-9: 10·30/100 is 3, not 2.9999…
 
 
-def ranking(scores: Sequence[float]) -> np.ndarray:
+def ranking(scores: Values) -> np.ndarray:
     """Token positions by descending score; equal scores keep their order (the earlier token first)."""
     return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
 
@@ -133,12 +134,12 @@ def probabilities(
 ) -> np.ndarray:
     """P(·|x) [N, C] of each example in one mode (with-agent: the agent revises each example's attention)."""
     device = model_device(network)
-    result: list[np.ndarray | None] = [None] * len(examples)
+    result: dict[int, np.ndarray] = {}
     for chunk in length_sorted_chunks(examples, batch_size):
         _, output, _ = mode_output(network, collate([examples[i] for i in chunk]).to(device), mode, policy, beta)
         for row, probs in zip(chunk, torch.softmax(output, dim=-1).double().cpu().numpy()):
             result[row] = probs
-    return np.stack(result)
+    return np.stack([result[row] for row in range(len(examples))])
 
 
 @contextmanager
@@ -351,7 +352,7 @@ def faithfulness_rows(
 
 def _special_tokens(network: AttentionNetwork, example: EncodedExample) -> int:
     """How many of the example's ids are special tokens the network's attention leaves out ([CLS], [SEP])."""
-    if not hasattr(network, "text_mask"):
+    if not isinstance(network, TextMasking):
         return 0
     ids = torch.tensor([example.ids], device=model_device(network))
     return int((~network.text_mask(ids, torch.ones_like(ids, dtype=torch.bool))).sum())
@@ -364,14 +365,14 @@ def _finite(value: Any) -> Any:
 
 def _spread(values: Sequence[float]) -> dict[str, float | int]:
     """Mean, sample std, median, share > 0 and count of the finite values (NaN τ of constant scores left out)."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    n = len(values)
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    n = len(finite)
     return {
-        "mean": float(values.mean()) if n else float("nan"),
-        "std": float(values.std(ddof=1)) if n > 1 else float("nan"),
-        "median": float(np.median(values)) if n else float("nan"),
-        "share_positive": float((values > 0).mean()) if n else float("nan"),
+        "mean": float(finite.mean()) if n else float("nan"),
+        "std": float(finite.std(ddof=1)) if n > 1 else float("nan"),
+        "median": float(np.median(finite)) if n else float("nan"),
+        "share_positive": float((finite > 0).mean()) if n else float("nan"),
         "n": n,
     }
 
@@ -403,7 +404,8 @@ def summarize(rows: Sequence[SentenceFaithfulness]) -> dict[str, dict[str, Any]]
     return summary
 
 
-ATTENTION_NAMES = {Mode.NET_ONLY: "net-only (α)", Mode.WITH_AGENT: "with-agent (α*)"}
+#: A mode (its :class:`Mode` or plain string, as a summary read from JSON has it) → its name in the tables.
+ATTENTION_NAMES: dict[str, str] = {Mode.NET_ONLY: "net-only (α)", Mode.WITH_AGENT: "with-agent (α*)"}
 RANKING_NAMES = {"attention": "attention", "random": "random", "integrated_gradients": "integrated gradients"}
 
 

@@ -150,9 +150,9 @@ def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 30):
     row_height, title_height, gap = 0.34, 0.42, 0.12
     blocks = []
     for item in items:
-        rows = 2 if item.revised is not None else 1
+        row_count = 2 if item.revised is not None else 1
         below = _rotated_label_height(item.tokens[:max_tokens])
-        blocks.append((rows, below, title_height + rows * row_height + below + gap))
+        blocks.append((row_count, below, title_height + row_count * row_height + below + gap))
     width = left + widest * cell + right
     height = sum(b[2] for b in blocks) + 0.1
     figure = new_figure(width, height)
@@ -186,6 +186,13 @@ def heatmap_figure(items: Sequence[MapItem], max_tokens: int = 30):
     return figure
 
 
+def _sentences(item: MapItem) -> list[tuple[int, int]]:
+    """A document's sentence spans in its tokens (a sentence's item has none to draw by)."""
+    if item.sentences is None:
+        raise ValueError(f"{item.title!r} has no sentence spans: document maps draw documents")
+    return item.sentences
+
+
 @styled
 def document_figure(items: Sequence[MapItem], max_tokens: int = 20, max_sentences: int = 15):
     """Per document, two grids (α above α′): one row per sentence, its words in the cells.
@@ -196,16 +203,16 @@ def document_figure(items: Sequence[MapItem], max_tokens: int = 20, max_sentence
     (the title says so).
     """
     panels = 2 if items[0].revised is not None else 1
-    widest = min(max(end - start for item in items for start, end in item.sentences[:max_sentences]), max_tokens)
+    widest = min(max(end - start for item in items for start, end in _sentences(item)[:max_sentences]), max_tokens)
     cell = 0.62  # inches: a word of up to 8 characters at ANNOTATION_SIZE
     width = widest * cell + 2.6
     heights = []
     for item in items:
-        heights += [0.32 * min(len(item.sentences), max_sentences) + 0.55] * panels
+        heights += [0.32 * min(len(_sentences(item)), max_sentences) + 0.55] * panels
     figure = new_figure(width, sum(heights) + 0.6 * len(items), layout="constrained")
     grid = figure.add_gridspec(len(items) * panels, 1, height_ratios=heights)
     for d, item in enumerate(items):
-        spans = item.sentences[:max_sentences]
+        spans = _sentences(item)[:max_sentences]
         arrays = [("original α", item.original, item.sentence_original)]
         if item.revised is not None:
             arrays.append(("revised α′", item.revised, item.sentence_revised))
@@ -231,12 +238,12 @@ def document_figure(items: Sequence[MapItem], max_tokens: int = 20, max_sentence
             axis.tick_params(length=0)
             for spine in axis.spines.values():
                 spine.set_visible(False)
-            cut = []
-            if len(item.sentences) > max_sentences:
-                cut.append(f"first {max_sentences} of {len(item.sentences)} sentences")
+            cuts = []
+            if len(_sentences(item)) > max_sentences:
+                cuts.append(f"first {max_sentences} of {len(_sentences(item))} sentences")
             if any(end - start > max_tokens for start, end in spans):
-                cut.append(f"first {max_tokens} words of a sentence")
-            note = f"  ({'; '.join(cut)})" if cut else ""
+                cuts.append(f"first {max_tokens} words of a sentence")
+            note = f"  ({'; '.join(cuts)})" if cuts else ""
             heading = f"{item.title}\n{name} per sentence; row label: sentence weight{note}" if p == 0 else f"{name} per sentence"
             axis.set_title(heading, loc="left", fontsize=FONT_SIZE)
         # one scale per document: one colour bar beside its grids

@@ -14,6 +14,7 @@ import numpy as np
 
 from drga.analysis.attention import AttentionRecord
 from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
+from drga.analysis.stats import Values
 
 
 @dataclass
@@ -33,13 +34,16 @@ def word_changes(records: Sequence[AttentionRecord], min_count: int = 1) -> list
     Records need a revised attention. Ties keep the more frequent token first, then the
     alphabetical one, so the order is fully determined.
     """
-    if any(record.revised is None for record in records):
-        raise ValueError("most-modified words need the revised attention (a checkpoint with an agent)")
-    return changes_between([(r.tokens, r.original, r.revised) for r in records], min_count)
+    sentences = []
+    for record in records:
+        if record.revised is None:
+            raise ValueError("most-modified words need the revised attention (a checkpoint with an agent)")
+        sentences.append((record.tokens, record.original, record.revised))
+    return changes_between(sentences, min_count)
 
 
 def changes_between(
-    sentences: Sequence[tuple[Sequence[str], Sequence[float], Sequence[float]]], min_count: int = 1
+    sentences: Sequence[tuple[Sequence[str], Values, Values]], min_count: int = 1
 ) -> list[WordChange]:
     """:func:`word_changes` of any two attentions over the same tokens: (tokens, before, after) per sentence.
 

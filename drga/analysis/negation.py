@@ -48,9 +48,9 @@ def modifier_view(
         if not pairs:
             right_elsewhere.append(correct)
             continue
-        weights = np.asarray(weights, dtype=np.float64)
-        cue_mass.append(float(weights[sorted({i for i, _ in pairs})].sum()))
-        word_mass.append(float(weights[sorted({j for _, j in pairs})].sum()))
+        mass = np.asarray(weights, dtype=np.float64)
+        cue_mass.append(float(mass[sorted({i for i, _ in pairs})].sum()))
+        word_mass.append(float(mass[sorted({j for _, j in pairs})].sum()))
         right.append(correct)
     mean = lambda values: float(np.mean(values)) if values else float("nan")
     return {

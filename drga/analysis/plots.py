@@ -15,12 +15,15 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 #: 100 dpi keeps a full-width figure small; with DOC_WIDTH a figure is at most 1,000 pixels wide.
 DPI = 100
@@ -34,7 +37,7 @@ ANNOTATION_SIZE = 10
 ORIGINAL_COLOR = "#4c72b0"
 REVISED_COLOR = "#dd8452"
 #: The shared matplotlib style (rcParams) of every figure.
-STYLE: dict[str, Any] = {
+STYLE: dict[RcKeyType, Any] = {
     "font.size": FONT_SIZE,
     "axes.titlesize": FONT_SIZE + 1,
     "axes.labelsize": FONT_SIZE,
@@ -70,7 +73,7 @@ def styled(function: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def new_figure(width: float, height: float, layout: str | None = None) -> Figure:
+def new_figure(width: float, height: float, layout: Literal["constrained", "compressed", "tight"] | None = None) -> Figure:
     """A figure attached to the Agg canvas (works headless, in threads, under pytest).
 
     ``layout="constrained"`` lets matplotlib make room for colour bars and for legends placed
@@ -96,6 +99,8 @@ def legend_below(figure: Figure, handles: Sequence[Any] | None = None, labels: S
             for handle, label in zip(*axis.get_legend_handles_labels()):
                 seen.setdefault(label, handle)
         handles, labels = list(seen.values()), list(seen)
+    if labels is None:  # handles without labels: each handle's own
+        labels = [handle.get_label() for handle in handles]
     count = len(handles)
     ncol = ncol or min(count, 3)
     return figure.legend(handles, labels, loc="outside lower center", ncol=ncol, **kwargs)

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -33,6 +33,7 @@ from torch import Tensor
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
+    AnalysisError,
     eval_mode,
     model_device,
     one_hot_attention,
@@ -44,6 +45,9 @@ from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, DPI, FONT_SIZE, new_
 from drga.analysis.stats import kendall_tau
 from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary, collate
+
+if TYPE_CHECKING:
+    from matplotlib.transforms import Bbox
 
 GROUPS = ("positive", "negative", "neutral")
 
@@ -202,6 +206,9 @@ def snapshot(
     scores = occurrence_scores(network, examples, occurrences, policy, beta)
     means = token_means(chosen, examples, occurrences, scores)
     which = [examples[i].ids[p] for i, p in occurrences]
+    polarity_means, attention_means, revised_means = means["polarity"], means["attention"], means["attention_revised"]
+    if polarity_means is None or attention_means is None:  # never: occurrence_scores scores both with or without an agent
+        raise AnalysisError("the occurrences were scored without their polarity or attention")
     rows = []
     for k, token in enumerate(chosen):
         seen = which.count(token.id)
@@ -210,8 +217,8 @@ def snapshot(
         rows.append(
             {
                 "token": token.token, "train_count": token.count, "rate_c_plus": round(token.rate, 4), "occurrences": seen,
-                "polarity": means["polarity"][k], "attention": means["attention"][k],
-                "attention_revised": means["attention_revised"][k] if means["attention_revised"] else float("nan"),
+                "polarity": polarity_means[k], "attention": attention_means[k],
+                "attention_revised": revised_means[k] if revised_means else float("nan"),
             }
         )
     return rows
@@ -434,8 +441,7 @@ def _name_line_ends(figure: Any, axes: np.ndarray, series: list[_Series], text_x
     figure.draw_without_rendering()
     for axis in axes.ravel():
         gap = 1.4 * FONT_SIZE / 72 * DPI / axis.get_window_extent().height
-        ends = [(_last_drawn(v), t, c) for a, v, t, c in series if a is axis]
-        ends = [e for e in ends if e[0] is not None]
+        ends = [(drawn, t, c) for a, v, t, c in series if a is axis if (drawn := _last_drawn(v)) is not None]
         if not ends:
             continue
         axis.get_xlim(), axis.get_ylim()  # settles the shared, autoscaled limits the transform reads
@@ -456,7 +462,7 @@ def drop_overlapping_labels(figure, axes) -> None:
     """Remove each text label that would overlap one placed before it (a more extreme token, named first)."""
     figure.draw_without_rendering()
     for axis in axes:
-        kept = []
+        kept: list[Bbox] = []
         for text in list(axis.texts):
             box = text.get_window_extent()
             if any(box.overlaps(other) for other in kept):

@@ -130,12 +130,12 @@ def leave_one_out(
     """TVD between the output on the sentence and on the sentence without token t, for every t."""
     device = model_device(network)
     variants = [example] + [without_token(example, t) for t in range(len(example.ids))]
-    probs = []
+    chunks = []
     for start in range(0, len(variants), batch_size):
         batch = collate(variants[start : start + batch_size]).to(device)
         output, _, _ = _output(network, batch, mode, policy, beta)
-        probs.append(torch.softmax(output, dim=-1).double().cpu().numpy())
-    probs = np.concatenate(probs)
+        chunks.append(torch.softmax(output, dim=-1).double().cpu().numpy())
+    probs = np.concatenate(chunks)
     return total_variation(probs[:1], probs[1:])
 
 

@@ -151,8 +151,9 @@ def compare_runs(
     """The markdown table ``drga compare`` prints (see the module docstring for the defaults)."""
     set_a = [load_results(p) for p in find_runs(runs_a)]
     set_b = [load_results(p) for p in find_runs(runs_b)] if runs_b else set_a
-    if model_a or model_b:
-        first = parse_model(model_a or model_b)
+    named = model_a or model_b
+    if named:
+        first = parse_model(named)
         pairs = [(first, parse_model(model_b) if model_b else first)]
     elif runs_b:
         models_a = {

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: A 1-d sample: a sequence of floats or a numpy array of them.
+Values = Sequence[float] | np.ndarray
+
 
 def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Jensen–Shannon divergence over the last axis, in nats: JS = ½KL(p‖m) + ½KL(q‖m), m = (p+q)/2.
@@ -41,20 +44,20 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return 0.5 * np.abs(np.asarray(p, dtype=np.float64) - np.asarray(q, dtype=np.float64)).sum(axis=-1)
 
 
-def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+def kendall_tau(x: Values, y: Values) -> float:
     """Kendall's τ-b (``scipy.stats.kendalltau``): (concordant − discordant) / √(pairs untied in x · pairs untied in y).
 
     NaN when fewer than two values or when either sequence is constant.
     """
     from scipy.stats import kendalltau
 
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"kendall_tau needs two 1-d sequences of one length, got {x.shape} and {y.shape}")
-    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ValueError(f"kendall_tau needs two 1-d sequences of one length, got {xs.shape} and {ys.shape}")
+    if len(xs) < 2 or np.all(xs == xs[0]) or np.all(ys == ys[0]):
         return float("nan")
-    return float(kendalltau(x, y, variant="b").statistic)
+    return float(kendalltau(xs, ys, variant="b").statistic)
 
 
 def t_two_sided_p(t: float, df: float) -> float:
@@ -64,22 +67,22 @@ def t_two_sided_p(t: float, df: float) -> float:
     return float(2.0 * student_t.sf(abs(t), df))
 
 
-def paired_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+def paired_t_test(a: Values, b: Values) -> tuple[float, float]:
     """(t, two-sided p) of the paired differences b − a (``scipy.stats.ttest_rel``); NaN with fewer than two pairs.
 
     Identical non-zero differences have no spread: t is ±inf and p is 0, as scipy says, without its precision-loss warning.
     """
     from scipy.stats import ttest_rel
 
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    d = b - a
+    before = np.asarray(a, dtype=np.float64)
+    after = np.asarray(b, dtype=np.float64)
+    d = after - before
     if len(d) < 2:
         return float("nan"), float("nan")
     if float(d.std(ddof=1)) == 0.0:
         mean = float(d.mean())
         return (float("nan"), float("nan")) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
-    result = ttest_rel(b, a)
+    result = ttest_rel(after, before)
     return float(result.statistic), float(result.pvalue)
 
 
@@ -113,7 +116,7 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], decimals: int = 9)
     return PairedComparison(differences, spread, p)
 
 
-def bootstrap_ci(values: Sequence[float], resamples: int = 10000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_ci(values: Values, resamples: int = 10000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values`` (``scipy.stats.bootstrap``).
 
     The resamples come from ``numpy.random.default_rng(seed)`` in one batch, so a seed gives the
@@ -121,11 +124,11 @@ def bootstrap_ci(values: Sequence[float], resamples: int = 10000, seed: int = 0,
     """
     from scipy.stats import bootstrap
 
-    values = np.asarray(values, dtype=np.float64)
-    if len(values) < 2:
+    sample = np.asarray(values, dtype=np.float64)
+    if len(sample) < 2:
         return float("nan"), float("nan")
     result = bootstrap(
-        (values,), np.mean, n_resamples=resamples, confidence_level=level, method="percentile", rng=np.random.default_rng(seed)
+        (sample,), np.mean, n_resamples=resamples, confidence_level=level, method="percentile", rng=np.random.default_rng(seed)
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
@@ -154,16 +157,16 @@ def t_quantile(probability: float, df: float) -> float:
     return float(student_t.ppf(probability, df))
 
 
-def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+def t_interval(values: Values, level: float = 0.95) -> tuple[float, float]:
     """The t confidence interval of the mean of ``values`` (NaN with fewer than two; the mean itself when all are equal).
 
     mean ± t-quantile · standard error, not ``scipy.stats.t.interval``, which says NaN for a zero standard error.
     """
-    values = np.asarray(values, dtype=np.float64)
-    if len(values) < 2:
+    sample = np.asarray(values, dtype=np.float64)
+    if len(sample) < 2:
         return float("nan"), float("nan")
-    half = t_quantile(0.5 + level / 2.0, len(values) - 1) * float(values.std(ddof=1)) / math.sqrt(len(values))
-    return float(values.mean()) - half, float(values.mean()) + half
+    half = t_quantile(0.5 + level / 2.0, len(sample) - 1) * float(sample.std(ddof=1)) / math.sqrt(len(sample))
+    return float(sample.mean()) - half, float(sample.mean()) + half
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,14 @@ def read_tracked(run_dir: str | Path) -> dict[str, Any]:
     return payload
 
 
-def _rounded(values: Tensor | np.ndarray | Sequence[float]) -> list[float]:
-    return [round(float(v), 5) for v in values]
+def _rounded(values: Tensor | np.ndarray | Sequence[float] | None) -> list[float] | None:
+    """The values rounded to 5 decimals (None for none: a record without the revised attention or the sentences)."""
+    return None if values is None else [round(float(v), 5) for v in values]
+
+
+def _p_gold(probs: np.ndarray | None, label: int) -> float | None:
+    """P(gold label | X), rounded to 5 decimals (None without the probabilities)."""
+    return None if probs is None else round(float(probs[label]), 5)
 
 
 class ExampleTracker:
@@ -169,8 +175,8 @@ class ExampleTracker:
             "beta": round(float(beta), 5) if policy is not None else None,
             "original": [_rounded(r.original) for r in records],
             "revised": [_rounded(r.revised) for r in records] if policy is not None else None,
-            "p_gold_original": [round(float(r.probs_original[r.label]), 5) for r in records],
-            "p_gold_revised": [round(float(r.probs_revised[r.label]), 5) for r in records] if policy is not None else None,
+            "p_gold_original": [_p_gold(r.probs_original, r.label) for r in records],
+            "p_gold_revised": [_p_gold(r.probs_revised, r.label) for r in records] if policy is not None else None,
             "polarity": None,
         }
         if self.documents:

@@ -15,6 +15,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
+from drga.beta import AdjustmentStrength
 from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
 from drga.names import Part, parse_score_key
 
@@ -23,9 +26,9 @@ from drga.names import Part, parse_score_key
 class RetrofitModules:
     """The network, the agent's policy and the adjustment strength β, with the sizes that rebuild them."""
 
-    network: nn.Module
-    policy: nn.Module
-    strength: nn.Module
+    network: AttentionNetwork
+    policy: GaussianPolicy
+    strength: AdjustmentStrength
     state_size: int
     action_size: int
 

@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import torch
-from torch import nn
 
 from drga import distributed
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
+from drga.beta import AdjustmentStrength
 from drga.config import ExperimentConfig
 from drga.learners.context import TaskLosses
 from drga.runner import checkpoints
@@ -88,15 +90,15 @@ class RunContext:
         return self._task
 
     @property
-    def network(self) -> nn.Module:
+    def network(self) -> AttentionNetwork:
         return self._modules.network
 
     @property
-    def policy(self) -> nn.Module:
+    def policy(self) -> GaussianPolicy:
         return self._modules.policy
 
     @property
-    def strength(self) -> nn.Module:
+    def strength(self) -> AdjustmentStrength:
         return self._modules.strength
 
     @property

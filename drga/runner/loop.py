@@ -32,6 +32,9 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from drga import distributed
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork
+from drga.beta import AdjustmentStrength
 from drga.building import build_policy, build_strength, seed_everything, state_and_action_size
 from drga.config import ConfigError
 from drga.learners import make_agent_learner
@@ -146,15 +149,15 @@ class PhaseRunner:
     # ------------------------------------------------------------------ the modules, by name
 
     @property
-    def network(self) -> nn.Module:
+    def network(self) -> AttentionNetwork:
         return self.modules.network
 
     @property
-    def policy(self) -> nn.Module:
+    def policy(self) -> GaussianPolicy:
         return self.modules.policy
 
     @property
-    def strength(self) -> nn.Module:
+    def strength(self) -> AdjustmentStrength:
         return self.modules.strength
 
     # ------------------------------------------------------------------ phases and epochs
@@ -181,12 +184,12 @@ class PhaseRunner:
     def run_phase(self, phase: Phase) -> None:
         """The epochs of one phase (continuing a resumed one): train, evaluate on dev, select, stop early, save."""
         train, progress, history = self.config.train, self.state.progress, self.state.history
-        resuming = self.pending_resume is not None
-        if not resuming:
+        pending = self.pending_resume
+        if pending is None:
             progress.start_step = self.state.global_step  # TensorBoard's step axis of this arm starts here
-        self.start_phase(phase, fresh=not resuming)
-        if resuming:
-            self.optimiser.load_state_dict(self.pending_resume)
+        self.start_phase(phase, fresh=pending is None)
+        if pending is not None:
+            self.optimiser.load_state_dict(pending)
             self.pending_resume = None
         elif phase.start_is_candidate:  # both network-training arms compete over the same network epochs
             scores = self.evaluate_dev(phase, epoch=0)
@@ -208,7 +211,7 @@ class PhaseRunner:
             if not improved and progress.stale % train.plateau_patience == 0:
                 self.optimiser.cut_on_plateau()
             progress.epoch = epoch
-            record = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
+            record: dict[str, Any] = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
             spent = sum(r["seconds"] for r in history if r["phase"] == phase.name) + record["seconds"]
             out_of_time = phase.out_of_time(train, spent, record["seconds"])
             progress.done = (bool(train.patience) and progress.stale >= train.patience) or out_of_time
@@ -241,8 +244,9 @@ class PhaseRunner:
                 if part == Part.NETWORK and self.config.train.continue_lr:
                     start_cuts = inherited_plateau_cuts(payload, path)
         self.network.requires_grad_(not phase.network_frozen)
-        if self.config.network.freeze_embeddings and hasattr(self.network, "embedding"):
-            self.network.embedding.weight.requires_grad_(False)
+        embedding = getattr(self.network, "embedding", None)  # every classifier's is an nn.Embedding (baselines/common.py)
+        if self.config.network.freeze_embeddings and isinstance(embedding, nn.Embedding):
+            embedding.weight.requires_grad_(False)
         self.strength.log_factor.requires_grad_(Part.BETA in phase.trains and self.config.adjust.trainable_beta)
         net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != Part.AGENT))
                       for p in module.parameters() if p.requires_grad]
@@ -305,7 +309,10 @@ class PhaseRunner:
         if phase.has_agent:
             return drga_update(self.context, not phase.network_frozen, batch)
         loss = self.task.loss(self.network, batch)  # eq. 12
-        norm = self.optimiser.step(loss, [(self.optimiser.network_optimizer, self.network.parameters())])[0]
+        optimizer = self.optimiser.network_optimizer
+        if optimizer is None:  # never: only a phase with the network frozen has none, and those are the agent's
+            raise RuntimeError(f"phase {phase.name} trains the network without its optimiser")
+        norm = self.optimiser.step(loss, [(optimizer, self.network.parameters())])[0]
         return {"task_loss": loss.detach(), "grad_norm_network": norm}
 
     # ------------------------------------------------------------------ benchmarks
@@ -327,7 +334,7 @@ class PhaseRunner:
     # ------------------------------------------------------------------ evaluation, selection, resume
 
     def evaluate_dev(self, phase: Phase, epoch: int) -> dict[str, Any]:
-        scores = {mode: self.context.evaluate_split("dev", mode) for mode in phase.dev_modes}
+        scores: dict[str, Any] = {mode: self.context.evaluate_split("dev", mode) for mode in phase.dev_modes}
         self.task.after_dev_evaluation(self.context, phase, epoch)
         return scores
 

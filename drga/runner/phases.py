@@ -130,7 +130,8 @@ PHASES: tuple[Phase, ...] = (
     ),
 )
 PHASE_NAMES = tuple(phase.name for phase in PHASES)
-BY_NAME = {phase.name: phase for phase in PHASES}
+#: A phase's name (a :class:`PhaseName` or its plain string: the enum's members are their strings) → the phase.
+BY_NAME: dict[str, Phase] = {phase.name: phase for phase in PHASES}
 
 
 def phase_named(name: str) -> Phase:

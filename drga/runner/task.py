@@ -19,7 +19,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from drga.baselines.protocol import Batch
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import ConfigError, ExperimentConfig, settings_fingerprint
 from drga.rollout import Rollout
@@ -115,7 +115,7 @@ class Task(ABC):
         """Load and encode the data (``resume_from``: the run's ``last.pt`` when resuming); the batches."""
 
     @abstractmethod
-    def build_network(self, log: Callable[[str], None]) -> nn.Module:
+    def build_network(self, log: Callable[[str], None]) -> AttentionNetwork:
         """The network the configuration names (or the caller's)."""
 
     @abstractmethod

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
@@ -49,6 +49,8 @@ def mode_pass(
         masks = [site.mask for site in encoding.sites]
         scored = score(network, encoding, encoding.attention, batch.labels, masks, reward)
         return ModePass(scored.output, scored.terms)
+    if policy is None or beta is None:
+        raise ValueError("with-agent evaluation needs a policy and β")
     acted = rollout(network, policy, batch, torch.as_tensor(beta), reward=reward, deterministic=True)
     return ModePass(acted.output, acted.terms, acted.shift)
 
@@ -57,7 +59,7 @@ def scored_batches(
     network: AttentionNetwork,
     batches: Iterable[Batch],
     reward: RewardSettings,
-    mode: Mode,
+    mode: Mode | str,
     policy: AgentPolicy | None = None,
     beta: Tensor | float | None = None,
     device: torch.device | str = "cpu",
@@ -66,9 +68,11 @@ def scored_batches(
     mode while it runs; the caller turns gradients off)."""
     if mode not in MODES:
         raise ValueError(f"unknown evaluation mode '{mode}'; choose one of {', '.join(MODES)}")
+    mode = Mode(mode)
     if mode == Mode.WITH_AGENT and (policy is None or beta is None):
         raise ValueError("with-agent evaluation needs a policy and β")
-    with eval_mode(network, policy):
+    # a policy that is a module (every policy of the toolkit's) is switched too; the AgentPolicy protocol has no modes
+    with eval_mode(network, policy if isinstance(policy, nn.Module) else None):
         for batch in batches:
             batch = batch.to(device)
             yield batch, mode_pass(network, batch, reward, mode, policy, beta)

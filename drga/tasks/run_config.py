@@ -31,17 +31,17 @@ def load_run_config(path: str | Path | None = None, overrides: list[str] | None 
     a classification network's own defaults were applied."""
     overrides = list(overrides or [])
     if translates(requested_network(path, overrides)):
-        config = load_translation_config(path, overrides)
-        data = config.experiment.data
+        translation = load_translation_config(path, overrides)
+        data = translation.experiment.data
         if data.dataset not in PARALLEL_DATASETS:
             raise ConfigError(
-                f"network '{config.experiment.network.name}' translates parallel text, but data set '{data.dataset}' is not one; "
+                f"network '{translation.experiment.network.name}' translates parallel text, but data set '{data.dataset}' is not one; "
                 f"choose one of: {', '.join(sorted(PARALLEL_DATASETS))}"
             )
-        if config.experiment.agent.algorithm != "reinforce":
-            raise ConfigError(f"agent.algorithm={config.experiment.agent.algorithm}: translation trains the agent with REINFORCE "
+        if translation.experiment.agent.algorithm != "reinforce":
+            raise ConfigError(f"agent.algorithm={translation.experiment.agent.algorithm}: translation trains the agent with REINFORCE "
                               "(eqs. 6–7) only")
-        return config
+        return translation
     config = load_config(path, overrides, report)
     if config.network.name not in NETWORKS:
         raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(sorted(NETWORKS))}")

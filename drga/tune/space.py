@@ -13,6 +13,7 @@ method that sets another key than its neighbours, an agent size that is a list).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,8 @@ class Dimension:
         """This setting's value for an Optuna trial."""
         if self.choices is not None:
             return trial.suggest_categorical(self.key, list(self.choices))
+        if self.low is None or self.high is None:
+            raise ConfigError(f"{self.key}: a range needs both bounds, or the dimension choices")
         if isinstance(self.low, int) and isinstance(self.high, int):
             return trial.suggest_int(self.key, self.low, self.high, log=self.log)
         return trial.suggest_float(self.key, float(self.low), float(self.high), log=self.log)
@@ -65,13 +68,13 @@ def parse_dimension(text: str) -> Dimension:
     key, spec = key.strip(), spec.strip()
     if not key or not spec:
         raise ConfigError(f"--search {text!r} must look like section.key=LOW:HIGH, section.key=LOW:HIGH:log or section.key=A,B,C")
+    values: list[int | float | str]
     if ":" in spec and "," not in spec:
-        parts = spec.split(":")
+        parts = spec.split(":")  # two or more: spec holds a colon
         log = len(parts) == 3 and parts[2] == "log"
-        bounds = [_number(part) for part in parts[:2]]
-        if len(parts) not in (2, 3) or (len(parts) == 3 and not log) or None in bounds:
+        low, high = _number(parts[0]), _number(parts[1])
+        if len(parts) not in (2, 3) or (len(parts) == 3 and not log) or low is None or high is None:
             raise ConfigError(f"--search {text!r}: a range is LOW:HIGH or LOW:HIGH:log with numbers for LOW and HIGH")
-        low, high = bounds
         if isinstance(low, int) != isinstance(high, int):
             low, high = float(low), float(high)
         if not low < high or (log and low <= 0):
@@ -79,7 +82,7 @@ def parse_dimension(text: str) -> Dimension:
         dimension = Dimension(key, low, high, log)
         values = [low, high]
     else:
-        values = [_number(value.strip()) if _number(value.strip()) is not None else value.strip() for value in spec.split(",")]
+        values = [number if (number := _number(value.strip())) is not None else value.strip() for value in spec.split(",")]
         if any(value == "" for value in values) or len(set(values)) != len(values):
             raise ConfigError(f"--search {text!r}: the choices must be distinct and not empty")
         dimension = Dimension(key, choices=tuple(values))
@@ -114,13 +117,14 @@ def parse_search(items: list[str]) -> list[Dimension]:
 
 def grid(dimensions: list[Dimension]) -> dict[str, list[Any]]:
     """The grid of ``--sampler grid``: every combination of the choices; a range has none."""
-    ranges = [dimension.key for dimension in dimensions if dimension.choices is None]
+    choices = {dimension.key: dimension.choices for dimension in dimensions}
+    ranges = [key for key, among in choices.items() if among is None]
     if ranges:
         raise ConfigError(f"--sampler grid needs choices (A,B,C), not ranges: {', '.join(ranges)}")
-    return {dimension.key: list(dimension.choices) for dimension in dimensions}
+    return {key: list(among) for key, among in choices.items() if among is not None}
 
 
-def overrides(params: dict[str, Any], dimensions: list[Dimension] = ()) -> list[str]:
+def overrides(params: dict[str, Any], dimensions: Sequence[Dimension] = ()) -> list[str]:
     """A trial's values as ``section.key=value`` overrides (a named choice of ``dimensions`` as its settings)."""
     named = {dimension.key: dimension for dimension in dimensions}
     return [item for key, value in params.items() for item in (named[key].overrides(value) if key in named else [f"{key}={value}"])]

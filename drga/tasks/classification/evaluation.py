@@ -33,7 +33,7 @@ def evaluate(
     network: AttentionNetwork,
     batches: Iterable[Batch],
     reward: RewardSettings,
-    mode: Mode = Mode.NET_ONLY,
+    mode: Mode | str = Mode.NET_ONLY,
     policy: AgentPolicy | None = None,
     beta: torch.Tensor | float | None = None,
     device: torch.device | str = "cpu",

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch import Tensor, nn
 
 from drga import distributed
-from drga.baselines.protocol import Batch
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
@@ -29,6 +29,9 @@ from drga.scoring import cross_entropy_loss
 from drga.tasks.classification.data import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 from drga.tasks.classification.evaluation import EvalResult, evaluate
 from drga.tasks.classification.trained import quoted
+
+if TYPE_CHECKING:
+    from drga.analysis.tracking import ExampleTracker
 
 
 def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:
@@ -54,10 +57,17 @@ class ClassificationTask(Task):
     #: change float rounding (see run.threads). The log folder is where the run lives, not what it is.
     resumable_changes = Task.resumable_changes | {"train.track_examples"}
 
-    def __init__(self, config: ExperimentConfig, network: nn.Module | None = None, data: PreparedData | None = None):
+    def __init__(self, config: ExperimentConfig, network: AttentionNetwork | None = None, data: PreparedData | None = None):
         super().__init__(config)
-        self.network, self.data = network, data
-        self.tracker = None
+        self.network, self._data = network, data
+        self.tracker: ExampleTracker | None = None
+
+    @property
+    def data(self) -> PreparedData:
+        """The run's data: the caller's, or those :meth:`prepare` loads (the runner calls it before any other hook)."""
+        if self._data is None:
+            raise RuntimeError("the task's data are not loaded yet: prepare() loads them")
+        return self._data
 
     # ------------------------------------------------------------------ configuration
 
@@ -70,8 +80,8 @@ class ClassificationTask(Task):
     # ------------------------------------------------------------------ data and network
 
     def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
-        if self.data is None:
-            self.data = prepare_data(self.config)
+        if self._data is None:
+            self._data = prepare_data(self.config)
         for line in self.data.reports:
             log(f"data  {line}")
         train, dev, test = batch_iterators(self.config, self.data)
@@ -79,7 +89,7 @@ class ClassificationTask(Task):
             if self.data.agent_train else None
         return TaskBatches(train, dev, test, agent)
 
-    def build_network(self, log: Callable[[str], None]) -> nn.Module:
+    def build_network(self, log: Callable[[str], None]) -> AttentionNetwork:
         if self.network is None:
             self.network = build_attention_network(self.config, self.data.vocab, self.data.splits.num_classes, log)
         return self.network

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
@@ -46,7 +45,7 @@ class TrainedModel:
 RAW_TEXT_DATASETS = ("tsv", "ag-news", "python")
 
 #: A network of the user's for a checkpoint: an instance, or a class (or function) called with (vocab_size, num_classes).
-NetworkSource = nn.Module | Callable[[int, int], nn.Module]
+NetworkSource = AttentionNetwork | Callable[[int, int], AttentionNetwork]
 
 
 def load_trained(
@@ -83,9 +82,11 @@ def load_trained(
     )
 
 
-def _network_for(path: str | Path, config: ExperimentConfig, vocab: Vocabulary, num_classes: int, given: NetworkSource | None) -> nn.Module:
+def _network_for(
+    path: str | Path, config: ExperimentConfig, vocab: Vocabulary, num_classes: int, given: NetworkSource | None
+) -> AttentionNetwork:
     """The module the checkpoint's network weights go into: ``given`` (built when a class or function), else the registry's."""
-    if isinstance(given, nn.Module):
+    if isinstance(given, AttentionNetwork):
         return given
     if given is not None:
         return given(len(vocab), num_classes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -116,7 +117,9 @@ def tokenizer_fingerprint(source: SubwordTokenizer, target: SubwordTokenizer) ->
     return digest.hexdigest()[:16]
 
 
-def tokenizers_from_payload(payload: dict[str, Any], source_path: object = "this checkpoint") -> tuple[SubwordTokenizer, SubwordTokenizer]:
+def tokenizers_from_payload(
+    payload: Mapping[str, Any], source_path: object = "this checkpoint"
+) -> tuple[SubwordTokenizer, SubwordTokenizer]:
     """The (source, target) tokenizers saved in a translation checkpoint (one object when shared),
     checked against the fingerprint written with them where the checkpoint has one."""
     if payload.get("task") != "translation":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -79,10 +79,24 @@ def early_stop_probability(output: torch.Tensor, labels: torch.Tensor) -> torch.
     return 1.0 - go_on.sum(dim=-1).exp()
 
 
+class TeacherForced(TypedDict):
+    """What :func:`teacher_forced_scores` measures: means per sentence, perplexity per token."""
+
+    perplexity: float
+    log_likelihood: float
+    reward: float
+    penalty: float
+    highlighted_fraction: float
+    sentences: int
+    tokens: int
+    attention_shift: float | None  #: None in net-only
+    early_stop_probability: float
+
+
 @torch.no_grad()
 def teacher_forced_scores(
     network: TranslationNetwork, batches: Iterable[Batch], config: TranslationConfig, mode: str, policy=None, beta=None, device="cpu"
-) -> dict[str, float | None]:
+) -> TeacherForced:
     """Perplexity, mean log P(y|X), reward (eq. 5) and its parts under teacher forcing; with the agent,
     how far its actions moved the attention (``attention_shift``, None in ``net-only``)."""
     nll, tokens, early_stop, sums = 0.0, 0, 0.0, RewardSums()
@@ -91,10 +105,13 @@ def teacher_forced_scores(
         nll -= scored.terms.log_likelihood.sum().item()
         tokens += int((batch.labels != PAD_ID).sum())
         sums.add(scored, batch.size)
-    n = max(sums.sequences, 1)
+    n, means = max(sums.sequences, 1), sums.means()
     return {
         "perplexity": perplexity(nll, tokens),
-        **sums.means(),
+        "log_likelihood": means["log_likelihood"],
+        "reward": means["reward"],
+        "penalty": means["penalty"],
+        "highlighted_fraction": means["highlighted_fraction"],
         "sentences": sums.sequences,
         "tokens": tokens,
         "attention_shift": sums.shift / n if mode == Mode.WITH_AGENT else None,
@@ -135,7 +152,7 @@ def evaluate_translation(
     decode: tuple[Sequence[EncodedPair], Sequence[str], SubwordTokenizer] | None = None,
     beam_size: int = 1,
     progress: bool = False,
-    forced: dict[str, float | None] | None = None,
+    forced: TeacherForced | None = None,
 ) -> tuple[TranslationEval, list[str]]:
     """Scores of one mode, and the hypotheses.
 

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.nmt_common import PAD_ID
+from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.checkpoint_format import load_checkpoint
 from drga.config import ConfigError
@@ -66,8 +66,23 @@ class TranslationTask(Task):
     def __init__(self, config: TranslationConfig):
         super().__init__(config.experiment, settings=config)
         self.translation = config
-        self.data: TranslationData | None = None
+        self._data: TranslationData | None = None
         self.dev_bleu_pairs: list[EncodedPair] = []
+
+    @property
+    def data(self) -> TranslationData:
+        """The run's data, which :meth:`prepare` loads (the runner calls it before any other hook)."""
+        if self._data is None:
+            raise RuntimeError("the task's data are not loaded yet: prepare() loads them")
+        return self._data
+
+    @staticmethod
+    def translation_network(context: RunContext) -> TranslationNetwork:
+        """The run's network, the translation network :meth:`build_network` made."""
+        network = context.network
+        if not isinstance(network, TranslationNetwork):
+            raise TypeError(f"a translation run needs a translation network, not {type(network).__name__}")
+        return network
 
     # ------------------------------------------------------------------ configuration
 
@@ -81,7 +96,7 @@ class TranslationTask(Task):
 
     def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
         saved_tokenizers = tokenizers_from_payload(load_checkpoint(resume_from), resume_from) if resume_from is not None else None
-        self.data = prepare_translation_data(self.translation, saved_tokenizers)
+        self._data = prepare_translation_data(self.translation, saved_tokenizers)
         for line in self.data.reports:
             log(f"data  {line}")
         size, nmt = self.config.data.batch_size, self.translation.nmt
@@ -93,7 +108,7 @@ class TranslationTask(Task):
         return TaskBatches(train, ParallelBatchIterator(self.data.dev, size * 2, shuffle=False),
                            ParallelBatchIterator(self.data.test, size * 2, shuffle=False))
 
-    def build_network(self, log: Callable[[str], None]) -> nn.Module:
+    def build_network(self, log: Callable[[str], None]) -> TranslationNetwork:
         return build_translation_network(self.translation, len(self.data.source_tokenizer), len(self.data.target_tokenizer))
 
     def probe_batch(self) -> Batch:
@@ -138,7 +153,7 @@ class TranslationTask(Task):
             raw = self.data.splits.dev if split == "dev" else self.data.splits.test
             decode = (pairs, [raw[p.index].target for p in pairs], self.data.target_tokenizer)
         return evaluate_translation(
-            context.network,
+            self.translation_network(context),
             batches,
             self.translation,
             mode,
@@ -158,7 +173,7 @@ class TranslationTask(Task):
     ) -> list[str]:
         """Detokenized translations of ``pairs`` in their order."""
         return decode_pairs(
-            context.network,
+            self.translation_network(context),
             pairs,
             self.data.target_tokenizer,
             decode_settings(self.translation, beam_size),
