@@ -20,6 +20,8 @@
 #   NETS=seq2seq-luong bash experiments/translation_regime.sh   # one network (one thread per network, two at a time)
 #   RESULTS=DIR LOGDIR=DIR JOBS=N bash experiments/translation_regime.sh   # e.g. from a frozen worktree of one commit
 #   PLAN_ONLY=1 bash experiments/translation_regime.sh   # the projected compute and the commands; nothing starts
+# On a GPU the whole study is one command of a few minutes instead (issue 53): experiments/translation_gpu.sh, with
+# the GPU configs nmt_gpu_{luong,transformer}.toml (docs/gpu.md, "The translation study").
 #
 # Before anything starts, the sweep's plan of each stage is printed ("[plan] ..." lines of
 # `experiments/sweep.py --dry-run`): the runs to do and, projected from the finished runs of the same
