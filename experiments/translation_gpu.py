@@ -210,7 +210,13 @@ def mps_daemon(wanted: bool, say):
         yield "not used" if not wanted else "not on this machine"
         return
     started = subprocess.run([control, "-d"], capture_output=True, text=True)
-    state = "started" if started.returncode == 0 else f"not started ({(started.stderr or started.stdout).strip()[:200]})"
+    message = (started.stderr or started.stdout).strip()[:200]
+    if started.returncode == 0:
+        state = "started"
+    elif "already running" in message.lower():  # an earlier call's, left running: the runs use it all the same
+        state = f"already running ({message})"
+    else:
+        state = f"not started ({message})"
     say(f"[mps] nvidia-cuda-mps-control -d: {state}")
     try:
         yield state
@@ -389,7 +395,7 @@ def references(data_root: Path | None) -> tuple[str, dict]:
     return text, {name: sha256((folder / name).read_bytes()) for name in MULTI30K_FILES}
 
 
-def pack(study: Study, chains: list[Chain], out: Path, manifest: dict, data_root: Path | None, say) -> Path:
+def pack(study: Study, chains: list[Chain], out: Path, manifest: dict, scored: tuple[str, dict], say) -> Path:
     """One archive of what the study has so far: its manifest, every finished run's result file and translations,
     every run's train.log and sweep log, the references and this command's own log."""
     members: dict[str, bytes] = {}
@@ -416,7 +422,7 @@ def pack(study: Study, chains: list[Chain], out: Path, manifest: dict, data_root
             elif (folder / "wall_seconds.txt").is_file():
                 entry["wall_seconds"] = float((folder / "wall_seconds.txt").read_text())
             runs[f"{prefix}{chain.name}"] = entry
-    text, data = references(data_root)
+    text, data = scored
     members["references/test.de"] = text.encode("utf-8")
     own_log = study.work / "logs" / "translation_gpu.log"
     if own_log.is_file():
@@ -461,6 +467,12 @@ def summary(manifest: dict, study: Study) -> list[str]:
         wall = entry.get("wall_seconds")
         lines.append(f"| {name.removeprefix('pretrain/')} | {entry['stage']} | {'yes' if entry['finished'] else 'NO'} | {phases} "
                      f"| {wall if wall is None else round(wall)} | {beams[0]} | {beams[1]} |")
+    lines.append("")
+    for name, entry in manifest["runs"].items():  # the dev curves, to see convergence before anything is unpacked
+        curve = " ".join(f"{e['dev_bleu']:.1f}{'*' if e['best'] else ''}" for e in entry["epochs"] if e["dev_bleu"] is not None)
+        if curve:
+            lines.append(f"dev BLEU per epoch ({'stage 1' if entry['stage'] == 'pretrain' else 'stage 2'}, * best so far) "
+                         f"{name.removeprefix('pretrain/')}: {curve}")
     return lines
 
 
@@ -493,6 +505,7 @@ def run_study(args: argparse.Namespace) -> int:
     data_root = smoke_data(work, say) if args.smoke else (Path(os.environ["DRGA_DATA"]) if os.environ.get("DRGA_DATA") else None)
     if data_root is not None:
         environment["DRGA_DATA"] = str(data_root)
+    scored = references(data_root)  # the test references, read now: a data set that is not there stops the study before it starts
     info = machine(args.python, args.smoke)
     if not args.smoke and not info.get("cuda_available"):
         raise Refused(f"no CUDA device ({info}); the study's configs run on cuda (SMOKE=1 rehearses it on the CPU)")
@@ -530,7 +543,7 @@ def run_study(args: argparse.Namespace) -> int:
         for thread in threads_:
             thread.join()
     manifest.update({"ended": now(), "seconds": round(time.time() - started, 1), "stopped_at_budget": stopping.is_set()})
-    archive = pack(study, chains, Path(args.out), manifest, data_root, say)
+    archive = pack(study, chains, Path(args.out), manifest, scored, say)
     for line in summary(manifest, study):
         say(line)
     say(f"[end] {time.time() - started:.0f} s; {'complete' if manifest['complete'] else 'PARTIAL'}; archive {archive}")
