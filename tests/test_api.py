@@ -180,7 +180,7 @@ def test_the_result_classifies_new_texts_as_the_loaded_checkpoint_does(retrofitt
 
 def test_a_network_of_ones_own_is_given_to_load_and_a_tokenizer_of_ones_own_too(retrofitted):
     result, data = retrofitted
-    with pytest.raises(CheckpointError, match="'tiny' network, which is not among this program's networks.*network=YourNetworkClass"):
+    with pytest.raises(CheckpointError, match="the network 'tiny', which is not among this program's networks.*network=YourNetworkClass"):
         drga.load(result.run_dir / "cotrain_best.pt")
     assert data.prepared.splits.tokenizer == "raw-text"
     assert TextData.from_pairs(PAIRS, tokenizer=str.split).prepared.splits.tokenizer == "custom"

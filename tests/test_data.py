@@ -95,7 +95,7 @@ def test_tsv_single_file_split_and_labels(tmp_path):
     data = load_dataset("tsv", tsv_path=path)
     assert data.label_names == ["neg", "pos"]
     assert (len(data.train), len(data.dev), len(data.test)) == (32, 4, 4)
-    assert any("skipped 1 lines with empty text" in note for note in data.notes)
+    assert any("skipped 1 line with empty text" in note for note in data.notes)
 
 
 def test_tsv_folder_with_official_splits(tmp_path):

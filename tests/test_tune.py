@@ -225,7 +225,7 @@ def test_an_interrupted_study_continues_from_its_sqlite_file_and_the_interrupted
 
     second = subprocess.run(command, capture_output=True, text=True, env=dict(environment, DRGA_TEST_EPOCH_PAUSE="0"), timeout=600)
     assert second.returncode == 0, second.stdout + second.stderr
-    assert "1 trials finished, 1 to go" in second.stdout
+    assert "1 trial finished, 1 to go" in second.stdout
     stored = optuna.load_study(study_name="tsv-lstm-sa", storage=f"sqlite:///{study / 'study.db'}")
     finished = [t for t in stored.trials if t.state.name == "COMPLETE"]
     assert len(finished) == 2  # the count grew from 1 to 2

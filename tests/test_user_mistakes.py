@@ -213,6 +213,16 @@ def test_a_label_typo_in_train_tsv_is_refused_too(tmp_path):
     assert load_tsv(tsv_path=tmp_path).label_names == ["neutral", "objective", "subjective"]
 
 
+def test_evaluate_does_not_question_a_rare_label_of_the_data_it_scores(trained, tmp_path, capsys):
+    """The check guards training: a checkpoint's labels are fixed, and a test file may hold few of one."""
+    run, _ = trained
+    lopsided = tmp_path / "lopsided.tsv"
+    lopsided.write_text("".join(f"pos\tgood film number {i}\n" for i in range(100)) + "neg\tbad film\n")
+    status, out, err = cli(["evaluate", str(run / "cotrain_best.pt"), "--tsv", str(lopsided), "--split", "dev"], capsys)
+    assert status == 0, err
+    assert "accuracy" in out
+
+
 # --- 4. a sweep never mixes settings -------------------------------------------------------------
 
 

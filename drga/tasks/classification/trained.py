@@ -108,7 +108,7 @@ def recover_label_names(path: str | Path, payload: dict[str, Any], config: Exper
     if recorded is None:
         raise CheckpointError(f"{unknown} can only be read off its training data, and it records no fingerprint of them; retrain it")
     try:
-        data = prepare_data(config, vocab=vocab)
+        data = prepare_data(replace(config, data=replace(config.data, rare_labels="keep")), vocab=vocab)
     except (UserError, OSError) as error:
         raise CheckpointError(f"{unknown} can only be read off its training data, which cannot be loaded ({error}); {advice}") from None
     if data.checksum != recorded:
@@ -156,5 +156,7 @@ def on_model_labels(data: PreparedData, model: TrainedModel, source: str | Path)
 
 
 def data_for(model: TrainedModel, source: str | Path) -> PreparedData:
-    """The data ``model.config`` names, encoded with the model's vocabulary and labelled by its label names."""
+    """The data ``model.config`` names, encoded with the model's vocabulary and labelled by its label names. A rare
+    label is not questioned here (``data.rare_labels`` guards training): the checkpoint's labels are what it knows."""
+    model.config.data.rare_labels = "keep"
     return on_model_labels(prepare_data(model.config, vocab=model.vocab), model, source)
