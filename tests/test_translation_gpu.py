@@ -311,3 +311,17 @@ def test_a_copy_without_git_names_the_commit_prepare_recorded_and_says_when_its_
     assert not source["verified"] and source["differing_files"] == ["drga/a.py"] and gpu.commit_stamp(source).endswith("-dirty")
     (carry / "source.json").unlink()
     assert gpu.running_source(carry)["commit"] == "unknown"
+
+
+def test_outside_a_git_checkout_a_sweep_stamps_its_runs_with_the_commit_it_is_given(monkeypatch):
+    """The GPU machine's copy has no .git: drga sweep then names the commit experiments/translation_gpu.py recorded."""
+    from drga.sweep import grid
+
+    def no_git(*args, **kwargs):
+        raise OSError("no git here")
+
+    monkeypatch.setattr(grid.subprocess, "run", no_git)
+    monkeypatch.delenv(grid.SOURCE_COMMIT_VARIABLE, raising=False)
+    assert grid.source_commit() == "unknown"
+    monkeypatch.setenv(grid.SOURCE_COMMIT_VARIABLE, "0123456789-dirty")
+    assert grid.source_commit() == "0123456789-dirty"
