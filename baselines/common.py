@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from drga.baselines.protocol import masked_softmax
+
+M = TypeVar("M", bound=nn.Module)
+
+
+def module_list(modules: Iterable[M]) -> Sequence[M]:
+    """``nn.ModuleList(modules)`` (its modules registered as submodules where it is assigned), typed as the sequence
+    of ``M`` it is: ``nn.ModuleList`` is not generic, so its items would type as any module."""
+    return cast("Sequence[M]", nn.ModuleList(modules))
 
 __all__ = [
     "make_embedding", "even_hidden", "run_rnn", "masked_mean", "check_tokens", "require_extras", "BilinearAttention",

@@ -201,6 +201,13 @@ class HFEncoderClassifier(AttentionNetwork):
     """
 
     net_name = "hf-encoder"
+    #: The Hugging Face model (transformers' ``PreTrainedModel``, imported only when used): its config,
+    #: embeddings and layers are read by name.
+    encoder: Any
+    dim: int
+    layers_count: int
+    heads: int
+    special_ids: Tensor  #: a buffer: the tokenizer's special token ids
 
     def __init__(
         self,
@@ -215,6 +222,7 @@ class HFEncoderClassifier(AttentionNetwork):
         dropout: float = 0.1,
     ):
         super().__init__()
+        given = model is not None
         if model is None:
             if not pretrained:
                 raise ValueError("set network.pretrained to a checkpoint directory or a packaged model (all-minilm-l6-v2)")
@@ -224,11 +232,12 @@ class HFEncoderClassifier(AttentionNetwork):
             register_attention()
             if tokenizer is None:
                 raise ValueError("pass the model's tokenizer too (tokenizer=...): it says which ids are special tokens")
-            model.set_attn_implementation(ATTENTION_IMPLEMENTATION)  # the library's documented switch
-        config = model.config
         self.encoder = model
+        if given:
+            self.encoder.set_attn_implementation(ATTENTION_IMPLEMENTATION)  # the library's documented switch
+        config = self.encoder.config
         self.dim, self.layers_count, self.heads = config.hidden_size, config.num_hidden_layers, config.num_attention_heads
-        rows = model.get_input_embeddings().num_embeddings
+        rows = self.encoder.get_input_embeddings().num_embeddings
         if vocab_size > rows:
             raise ValueError(f"the tokenizer has {vocab_size} ids but the model's embedding table only {rows}: not this model's tokenizer")
         if not 0 <= revise_layers <= self.layers_count:
@@ -271,7 +280,7 @@ class HFEncoderClassifier(AttentionNetwork):
         sites = [AttentionSite.single(words, last, query, text, pooling, name="pooling")]
         head = head_dropout_masks(self.classifier, last, training=self.training, input_dropout=self.dropout.p)
         cache: dict[str, Any] = {"last": last, "head": head}
-        if n:
+        if visitor is not None:  # n > 0
             if len(visitor.recorded) != n:
                 raise PretrainedModelError(
                     f"{type(self.encoder).__name__} does not compute its attention through transformers' AttentionInterface; "
@@ -283,6 +292,8 @@ class HFEncoderClassifier(AttentionNetwork):
             mass = (received * on_text).sum(dim=-1, keepdim=True)  # m: each head's attention on text tokens
             arrays = received * on_text / mass.clamp_min(torch.finfo(mass.dtype).tiny)  # ᾱ, a distribution over text tokens
             k = n * self.heads
+            if self.head_queries is None:  # never: __init__ makes them whenever revise_layers > 0
+                raise RuntimeError("hf-encoder: revise_layers > 0 without the heads' queries")
             sites.insert(0, AttentionSite(
                 word_vectors=words.unsqueeze(1),
                 hidden_states=torch.stack(out.hidden_states[self.layers_count - n: self.layers_count], dim=1),  # [B, n, T, D]

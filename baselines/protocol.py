@@ -98,7 +98,8 @@ class AttentionSite:
         """A site of one array (K = 1) from per-sequence tensors: word vectors [B, T, Dw], hidden
         states [B, T, Dh], query [B, Du], mask [B, T], attention [B, T] (or [B, T, H] for
         multi-dimensional attention); the K axis of size 1 is added here."""
-        return cls(*(x.unsqueeze(1) for x in (word_vectors, hidden_states, query, mask, attention)), name=name)
+        words, hidden, queries, masks, weights = (x.unsqueeze(1) for x in (word_vectors, hidden_states, query, mask, attention))
+        return cls(words, hidden, queries, masks, weights, name=name)
 
     @property
     def multi_dimensional(self) -> bool:
@@ -179,14 +180,16 @@ class RepeatedEncoding(NetworkEncoding):
         self._sites: tuple[AttentionSite, ...] | None = None
         self._cache = _RepeatedCache(base.cache, repeats)
 
-    @property  # type: ignore[override]
-    def sites(self) -> tuple[AttentionSite, ...]:
+    base: NetworkEncoding  #: the encoding it repeats (never None here)
+
+    @property
+    def sites(self) -> tuple[AttentionSite, ...]:  # type: ignore[override]  # the dataclass field, computed on first read
         if self._sites is None:
             self._sites = tuple(_map_site(site, lambda x: _repeat_rows(x, self.repeats)) for site in self.base.sites)
         return self._sites
 
-    @property  # type: ignore[override]
-    def cache(self) -> Mapping[str, Any]:
+    @property
+    def cache(self) -> Mapping[str, Any]:  # type: ignore[override]  # the dataclass field, read-only and copied lazily
         return self._cache
 
 
@@ -203,7 +206,8 @@ class _RepeatedCache(Mapping):
     """A network's cache with every entry repeated row-wise, each entry copied when first read."""
 
     def __init__(self, cache: Mapping[str, Any], repeats: int):
-        self._cache, self._repeats, self._copied = cache, repeats, {}
+        self._cache, self._repeats = cache, repeats
+        self._copied: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._copied:

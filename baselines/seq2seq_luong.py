@@ -46,7 +46,7 @@ from drga.baselines.nmt_common import (
     cross_attention_site,
     decoder_input,
 )
-from drga.baselines.protocol import Batch, masked_softmax
+from drga.baselines.protocol import Batch, NetworkEncoding, masked_softmax
 from drga.registry import register_network
 
 
@@ -168,7 +168,7 @@ class LuongSeq2Seq(TranslationNetwork):
         }
         return CrossAttentionEncoding.from_cache(cache)
 
-    def predict(self, encoding: CrossAttentionEncoding, attention: Sequence[Tensor]) -> Tensor:
+    def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         if len(attention) != 1:
             raise ValueError(f"{self.net_name}: expected 1 attention site (cross-attention), got {len(attention)}")
         cache, alpha = encoding.cache, attention[0]  # α′ [B, T_y, T_x]

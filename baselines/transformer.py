@@ -50,7 +50,15 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, head_dropout_masks, make_embedding, run_head
+from drga.baselines.common import (
+    apply_keep_mask,
+    check_tokens,
+    dropout_keep_mask,
+    head_dropout_masks,
+    make_embedding,
+    module_list,
+    run_head,
+)
 from drga.baselines.lstm_sa import AdditiveSelfAttention
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 from drga.registry import register_network
@@ -192,7 +200,7 @@ class TransformerClassifier(AttentionNetwork):
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings, freeze_embeddings)
         self.input_proj = nn.Linear(embedding_dim, hidden_size) if embedding_dim != hidden_size else nn.Identity()
         self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(EncoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
+        self.layers = module_list(EncoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
         # One learned vector per head: the u of its array, so one agent can tell the K arrays apart.
         self.head_queries = nn.Parameter(torch.randn(layers * heads, hidden_size) * 0.1)
         self.pool_query = nn.Parameter(torch.randn(hidden_size) * 0.1)

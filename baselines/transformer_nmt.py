@@ -44,7 +44,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask
+from drga.baselines.common import apply_keep_mask, check_tokens, dropout_keep_mask, module_list
 from drga.baselines.nmt_common import (
     Adjuster,
     CrossAttentionEncoding,
@@ -53,7 +53,7 @@ from drga.baselines.nmt_common import (
     cross_attention_site,
     decoder_input,
 )
-from drga.baselines.protocol import Batch, masked_softmax, per_example
+from drga.baselines.protocol import Batch, NetworkEncoding, masked_softmax, per_example
 from drga.baselines.transformer import sinusoidal_positions
 from drga.registry import register_network
 
@@ -207,6 +207,7 @@ class TransformerNMT(TranslationNetwork):
     """Transformer encoder-decoder (pre-LN, multi-head, multi-layer, tied output embedding)."""
 
     net_name = "transformer-nmt"
+    array_codes: Tensor  #: a buffer: one random code per (layer, head) array, [L, H, D]
 
     def __init__(
         self,
@@ -242,8 +243,8 @@ class TransformerNMT(TranslationNetwork):
         with torch.no_grad():
             self.target_embedding.weight[0].zero_()
             self.source_embedding.weight[0].zero_()
-        self.encoder_layers = nn.ModuleList(EncoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
+        self.encoder_layers = module_list(EncoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
+        self.decoder_layers = module_list(DecoderLayer(hidden_size, heads, feedforward_size, dropout) for _ in range(layers))
         self.encoder_norm, self.decoder_norm = nn.LayerNorm(hidden_size), nn.LayerNorm(hidden_size)
         self.output_bias = nn.Parameter(torch.zeros(num_classes))
         self.dropout = nn.Dropout(dropout)
@@ -349,7 +350,7 @@ class TransformerNMT(TranslationNetwork):
         }
         return CrossAttentionEncoding.from_cache(cache)
 
-    def predict(self, encoding: CrossAttentionEncoding, attention: Sequence[Tensor]) -> Tensor:
+    def predict(self, encoding: NetworkEncoding, attention: Sequence[Tensor]) -> Tensor:
         if len(attention) != 1:
             raise ValueError(f"{self.net_name}: expected 1 attention site (cross-attention), got {len(attention)}")
         arrays = attention[0]

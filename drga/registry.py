@@ -59,6 +59,11 @@ class RegistryError(UserError, ValueError):
     """A registration the toolkit cannot use, or a name or setting no registered plug-in has."""
 
 
+def _copies_of(value: Any) -> Callable[[], Any]:
+    """A default factory: a fresh deep copy of ``value`` for each settings object."""
+    return lambda: copy.deepcopy(value)
+
+
 def derived_settings(factory: Callable[..., Any], runtime: tuple[str, ...] = (), skip: tuple[str, ...] = POSITIONAL) -> type:
     """A frozen dataclass of ``factory``'s keyword parameters (its settings), their annotations and defaults.
 
@@ -76,7 +81,7 @@ def derived_settings(factory: Callable[..., Any], runtime: tuple[str, ...] = (),
             )
         default = parameter.default
         mutable = isinstance(default, (list, dict, set))
-        value = field(default_factory=lambda v=default: copy.deepcopy(v)) if mutable else field(default=default)
+        value = field(default_factory=_copies_of(default)) if mutable else field(default=default)
         fields.append((name, hints.get(name, Any), value))
     return dataclasses.make_dataclass(f"{getattr(factory, '__name__', 'Factory')}Settings", fields, frozen=True)
 
@@ -285,7 +290,8 @@ def register_network(
         fields = checked_settings(factory, settings, runtime) if settings is not None else derived_settings(factory, runtime)
         _NETWORKS[name] = NetworkSpec(name, factory, fields, dict(defaults or {}), tuple(runtime), input, tokenizer)
         if inspect.isclass(factory) and getattr(factory, "net_name", "custom") == "custom":
-            factory.net_name = name  # checkpoints and retrofit() name a network by it
+            network_class: Any = factory  # a network class (AttentionNetwork's net_name), not any type
+            network_class.net_name = name  # checkpoints and retrofit() name a network by it
         return factory
 
     return register

@@ -52,7 +52,8 @@ def attention_shift(original: Sequence[Tensor], revised: Sequence[Tensor], masks
     rows of ``revised`` are then S samples of each example in a row. Multi-dimensional arrays
     count each of their H dimensions as one distribution. Arrays without a real token are left out.
     """
-    total, arrays = None, None
+    total: Tensor | None = None
+    arrays: Tensor | None = None
     for alpha, alpha_revised, mask in zip(original, revised, masks, strict=True):
         rows = alpha_revised.shape[0]
         # the S samples of an example against its α broadcast, not against S copies of it
@@ -64,6 +65,8 @@ def attention_shift(original: Sequence[Tensor], revised: Sequence[Tensor], masks
         site_total, site_arrays = (distance * present).sum(dim=-1), present.sum(dim=-1)
         total = site_total if total is None else total + site_total
         arrays = site_arrays if arrays is None else arrays + site_arrays
+    if total is None or arrays is None:
+        raise ValueError("attention_shift needs at least one attention site")
     return total / arrays.clamp_min(1.0)
 
 

@@ -22,11 +22,16 @@ from drga.reward import Reward, RewardTerms, make_reward
 
 class RewardSettings(Protocol):
     """Eq. 5's constants: the penalty weight γ, the target √L0 and the highlighted mass δ
-    (``drga.config.RewardConfig`` is one)."""
+    (``drga.config.RewardConfig`` is one). Read-only: a frozen :class:`RewardConstants` is one too."""
 
-    gamma: float
-    sqrt_l0: float
-    delta: float
+    @property
+    def gamma(self) -> float: ...
+
+    @property
+    def sqrt_l0(self) -> float: ...
+
+    @property
+    def delta(self) -> float: ...
 
 
 @dataclass(frozen=True)

@@ -120,10 +120,13 @@ class AttentionRetrofitEnv(gym.Env):
         self._episode["step"] = 0
         return self._observation(), {"index": index, "steps": len(self._episode["positions"])}
 
-    def step(self, action):
+    def _current_episode(self) -> dict[str, Any]:
         if self._episode is None:
             raise RuntimeError("call reset() before step()")
-        episode = self._episode
+        return self._episode
+
+    def step(self, action):
+        episode = self._current_episode()
         if episode["step"] >= len(episode["positions"]):
             raise RuntimeError("the episode is over; call reset()")
         action = np.clip(np.asarray(action, dtype=np.float32).reshape(self.action_size), -1.0, 1.0)
@@ -170,13 +173,13 @@ class AttentionRetrofitEnv(gym.Env):
         }
 
     def _observation(self) -> np.ndarray:
-        episode = self._episode
+        episode = self._current_episode()
         step = min(episode["step"], len(episode["positions"]) - 1)
         return episode["states"][step]
 
     @torch.no_grad()
     def _finish(self) -> tuple[float, dict[str, Any]]:
-        episode = self._episode
+        episode = self._current_episode()
         encoding, batch = episode["encoding"], episode["batch"]
         beta = self.current_beta()
         revised = []

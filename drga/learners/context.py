@@ -19,7 +19,9 @@ from typing import Any, Protocol
 import torch
 from torch import Tensor, nn
 
-from drga.baselines.protocol import Batch
+from drga.agents.gaussian_policy import GaussianPolicy
+from drga.baselines.protocol import AttentionNetwork, Batch
+from drga.beta import AdjustmentStrength
 from drga.config import ExperimentConfig
 from drga.rollout import Rollout
 
@@ -27,7 +29,7 @@ from drga.rollout import Rollout
 class TaskLosses(Protocol):
     """What a learner asks of the task: eq. 12 on the network's own and on the revised attention, and the episodes."""
 
-    def loss(self, network: nn.Module, batch: Batch) -> Tensor: ...
+    def loss(self, network: AttentionNetwork, batch: Batch) -> Tensor: ...
 
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor: ...
 
@@ -58,13 +60,13 @@ class LearnerContext(Protocol):
     def task(self) -> TaskLosses: ...
 
     @property
-    def network(self) -> nn.Module: ...
+    def network(self) -> AttentionNetwork: ...
 
     @property
-    def policy(self) -> nn.Module: ...
+    def policy(self) -> GaussianPolicy: ...
 
     @property
-    def strength(self) -> nn.Module: ...
+    def strength(self) -> AdjustmentStrength: ...
 
     @property
     def device(self) -> torch.device: ...

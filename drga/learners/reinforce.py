@@ -53,16 +53,23 @@ def drga_update(context: LearnerContext, cotrain: bool, batch: Any) -> dict[str,
             loss = loss + config.train.original_attention_loss * context.task.loss(network, batch)
         optimiser = context.optimiser
         network_norm, agent_norm = optimiser.step(loss + agent_loss, [  # one backward; each part clipped on its own, then stepped
-            (optimiser.network_optimizer, list(network.parameters()) + list(context.strength.parameters())),
-            (optimiser.agent_optimizer, policy.parameters()),
+            (_present(optimiser.network_optimizer, "network"), list(network.parameters()) + list(context.strength.parameters())),
+            (_present(optimiser.agent_optimizer, "agent"), policy.parameters()),
         ])
         context.strength.advance()
     else:
         with torch.no_grad():
             task_loss = context.task.revised_loss(r, batch)  # reported only: the network is frozen
         network_norm = None
-        agent_norm = context.optimiser.step(agent_loss, [(context.optimiser.agent_optimizer, policy.parameters())])[0]
+        agent_norm = context.optimiser.step(agent_loss, [(_present(context.optimiser.agent_optimizer, "agent"), policy.parameters())])[0]
     return update_statistics(context, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
+
+
+def _present(optimizer: torch.optim.Optimizer | None, part: str) -> torch.optim.Optimizer:
+    """The phase's optimiser of ``part``, which a phase that trains it has (the loop makes it at the phase's start)."""
+    if optimizer is None:
+        raise RuntimeError(f"this phase trains the {part} but has no optimiser for it")
+    return optimizer
 
 
 def self_critical_baseline(context: LearnerContext, batch: Any, encoding: Any, beta: Tensor) -> Tensor:

@@ -284,7 +284,10 @@ class SB3AgentPhase:
 
     def _summarise(self, records: list[dict[str, float]]) -> dict[str, float]:
         mean = lambda key: float(np.mean([r[key] for r in records])) if records else float("nan")
-        sigma = self.agent.sb3_action_limit * float(self.model.policy.log_std.detach().exp().mean())
+        log_std = getattr(self.model.policy, "log_std", None)  # PPO's and A2C's state-independent log σ
+        if not isinstance(log_std, torch.Tensor):
+            raise TypeError(f"{type(self.model.policy).__name__} has no Gaussian log_std to report")
+        sigma = self.agent.sb3_action_limit * float(log_std.detach().exp().mean())
         return {
             "task_loss": -mean("log_likelihood"),  # −log P(y|X) under the revised attention, as REINFORCE reports it
             "reward": mean("reward"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from torch import Tensor, nn
+from torch import Tensor
 
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError, load_checkpoint
@@ -129,7 +129,7 @@ class Task(ABC):
     # ------------------------------------------------------------------ training
 
     @abstractmethod
-    def loss(self, network: nn.Module, batch: Batch) -> Tensor:
+    def loss(self, network: AttentionNetwork, batch: Batch) -> Tensor:
         """Eq. 12 on the network's own attention."""
 
     @abstractmethod

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from torch import Tensor, nn
+from torch import Tensor
 
 from drga import distributed
 from drga.baselines.protocol import AttentionNetwork, Batch
@@ -102,7 +102,7 @@ class ClassificationTask(Task):
 
     # ------------------------------------------------------------------ training
 
-    def loss(self, network: nn.Module, batch: Batch) -> Tensor:
+    def loss(self, network: AttentionNetwork, batch: Batch) -> Tensor:
         return cross_entropy_loss(network, network(batch), batch.labels)  # eq. 12
 
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
-from drga.baselines.protocol import Batch
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import load_checkpoint
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
@@ -119,7 +119,7 @@ class TranslationTask(Task):
 
     # ------------------------------------------------------------------ training
 
-    def loss(self, network: nn.Module, batch: Batch) -> Tensor:
+    def loss(self, network: AttentionNetwork, batch: Batch) -> Tensor:
         return token_cross_entropy(network(batch), batch.labels, self.translation.nmt.label_smoothing)  # eq. 12
 
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
