@@ -10,7 +10,15 @@ import sys
 
 from drga import __version__
 from drga.allocator import keep_freed_memory
-from drga.config import CLASSIFICATION_FLAGS, ExperimentConfig, flag_overrides, refuse_option, tsv_implies_dataset
+from drga.config import (
+    CLASSIFICATION_FLAGS,
+    DATA_DIR_SCOPE,
+    ExperimentConfig,
+    flag_overrides,
+    refuse_option,
+    refuse_unread_data_dir,
+    tsv_implies_dataset,
+)
 from drga.data import DATASETS
 from drga.errors import UserError
 from drga.names import MODES, Mode, counted
@@ -154,6 +162,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = load_run_config(
         args.config, overrides, report=lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None
     )
+    if isinstance(config, ExperimentConfig):
+        from drga.data.embeddings import VECTOR_SETS
+
+        refuse_unread_data_dir(args, config.data, config.network.vectors in VECTOR_SETS)
     try:  # under torchrun (docs/distributed.md) the trainer joins a process group; leave it at the end
         if isinstance(config, ExperimentConfig):
             api.train(config, resume=args.resume, overwrite=args.overwrite, force=args.force)  # the Python API's door
@@ -209,6 +221,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if getattr(args, flag) is not None:
             setattr(config.data, key, getattr(args, flag))
     config.data.train_fraction = 1.0
+    refuse_unread_data_dir(args, config.data)  # the checkpoint holds its embeddings: no vectors are found by name
     data = data_for(model, args.checkpoint)  # labels matched to the network's outputs by name
     examples = data.test if args.split == "test" else data.dev
     batches = BatchIterator(examples, config.data.batch_size * 2, shuffle=False)
@@ -352,7 +365,7 @@ def cmd_vectors(_: argparse.Namespace) -> int:
 #: anywhere else it is refused with exit 2 (a user's mistake never becomes a silently ignored option). The extensions
 #: (:data:`EXTENSIONS`) keep their own; tests/test_user_mistakes.py walks every option of every command.
 TRAIN_SCOPES: dict[str, str | None] = {
-    "dataset": None, "data_dir": None, "tsv": "the tsv data set of a classification network", "device": None, "net": None,
+    "dataset": None, "data_dir": DATA_DIR_SCOPE, "tsv": "the tsv data set of a classification network", "device": None, "net": None,
     "agent": None, "config": None, "set": None, "seed": None, "logdir": None, "run_name": None, "resume": None,
     "overwrite": "a fresh run (not --resume)", "force": "--resume", "no_progress": None, "report_to": None,
     "track_examples": "classification networks",
@@ -361,7 +374,7 @@ OPTION_SCOPES: dict[str, dict[str, str | None]] = {
     "": {"version": None, "debug": None, "quiet": None, "verbose": None},
     "train": TRAIN_SCOPES,
     "demo": TRAIN_SCOPES,
-    "evaluate": {"checkpoint": None, "dataset": None, "data_dir": None, "tsv": "the tsv data set of a classification checkpoint",
+    "evaluate": {"checkpoint": None, "dataset": None, "data_dir": DATA_DIR_SCOPE, "tsv": "the tsv data set of a classification checkpoint",
                  "device": None, "split": None, "beam": "translation checkpoints"},
     "predict": {name: None for name in ("checkpoint", "input", "mode", "probabilities", "json", "batch_size", "device")},
     "translate": {**{name: None for name in ("checkpoint", "input", "output", "mode", "beam", "batch_size", "reference", "device",

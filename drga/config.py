@@ -793,6 +793,19 @@ def tsv_implies_dataset(args: Any) -> None:
     args.dataset = "tsv"
 
 
+#: What ``--data-dir`` applies to.
+DATA_DIR_SCOPE = "finding a data set or word vectors by name"
+
+
+def refuse_unread_data_dir(args: Any, data: DataConfig, vectors_by_name: bool = False) -> None:
+    """``--data-dir`` is where a data set, or word vectors, are found by name: beside the tsv data set whose file is named
+    (``--tsv``, or ``data.tsv_path``) and without vectors found by name (``vectors_by_name``), nothing reads it."""
+    if getattr(args, "data_dir", None) is None or data.dataset != "tsv" or not data.tsv_path or vectors_by_name:
+        return
+    raise refuse_option("data_dir", f"{DATA_DIR_SCOPE}, and the tsv data set's file is named ({data.tsv_path})",
+                        "the file is read from there; drop --data-dir")
+
+
 #: Settings that say where a run's files are, how it shows its progress or how its data are checked, not what it computes:
 #: left out of its settings fingerprint (the data's own fingerprint stands for the files they came from; train.init_from's
 #: network for the pretrained checkpoint, which results record as pretrain_checksum). reward.per_dataset is a table of

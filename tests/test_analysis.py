@@ -361,10 +361,13 @@ def test_analyze_refuses_bad_input(trained, tmp_path, capsys):
     assert code == 2 and "does not exist" in capsys.readouterr().err
     code = main(["analyze", str(run_dir / "pretrain_best.pt"), *base])
     assert code == 2 and "holds no trained agent" in capsys.readouterr().err
-    code = main(["analyze", str(run_dir / "cotrain_best.pt"), "--dataset", "subj", *base])
+    out = base[:2]  # another data set, without --tsv (which implies --dataset tsv, and is refused beside another)
+    code = main(["analyze", str(run_dir / "cotrain_best.pt"), "--dataset", "subj", *out])
     assert code == 2 and "was trained on 'tsv', not 'subj'" in capsys.readouterr().err
-    code = main(["analyze", str(run_dir / "cotrain_best.pt"), "--dataset", "imdb", *base])
+    code = main(["analyze", str(run_dir / "cotrain_best.pt"), "--dataset", "imdb", *out])
     assert code == 2 and "unknown dataset 'imdb'" in capsys.readouterr().err
+    code = main(["analyze", str(run_dir / "cotrain_best.pt"), "--dataset", "subj", *base])
+    assert code == 2 and "--tsv applies to the tsv data set" in capsys.readouterr().err
     lonely = tmp_path / "copied"
     lonely.mkdir()
     shutil.copy(run_dir / "cotrain_best.pt", lonely / "cotrain_best.pt")  # a run folder without tracked examples

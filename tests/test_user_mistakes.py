@@ -325,6 +325,9 @@ def refusals(tmp: Path, good: Path, checkpoint: Path) -> dict[tuple[str, str], l
         ("analyze", "allow_other_dataset"): [*analyze, "--allow-other-dataset"],
         ("tune", "tsv"): ["tune", "--dataset", "subj", "--tsv", str(good)],
         ("sweep", "jobs"): ["sweep", "--executor", "ray", "--jobs", "2", "--dry-run"],
+        ("evaluate", "data_dir"): ["evaluate", str(checkpoint), "--data-dir", str(tmp)],
+        ("analyze", "data_dir"): [*analyze, "--tsv", str(good), "--data-dir", str(tmp)],
+        ("tune", "data_dir"): ["tune", "--tsv", str(good), "--data-dir", str(tmp)],
     }
     for command in ("train", "demo"):
         base = [command, "--logdir", str(tmp / "runs")]
@@ -333,6 +336,7 @@ def refusals(tmp: Path, good: Path, checkpoint: Path) -> dict[tuple[str, str], l
             (command, "overwrite"): [*base, "--resume", "--overwrite"],
             (command, "force"): [*base, "--force"],
             (command, "track_examples"): [*base, "--net", "seq2seq-luong", "--track-examples", "3"],
+            (command, "data_dir"): [*base, "--tsv", str(good), "--data-dir", str(tmp), "--set", "network.vectors=none"],
         }
     from drga.analysis.cli import ANALYSES, ANALYSIS_OPTIONS
 

@@ -28,12 +28,13 @@ DEFAULTS: dict[str, Any] = {
 #: The options of ``drga analyze`` that only some runs read → what they apply to.
 _ANALYZE_SCOPED: dict[str, str] = {
     "tsv": "the tsv data set", "allow_other_dataset": "--dataset or --tsv (a data set other than the checkpoint's)",
+    "data_dir": "finding a data set by name (not a --tsv file)",
     **{name: "the analyses " + ", ".join(names) for name, names in ANALYSIS_OPTIONS.items()},
 }
 #: Where each option of ``drga analyze`` and ``drga compare`` is read (see ``drga.cli.OPTION_SCOPES``).
 OPTION_SCOPES: dict[str, dict[str, str | None]] = {
     "analyze": {
-        **{name: None for name in ("checkpoint", "dataset", "data_dir", "device", "out", "split", "only", "no_progress")},
+        **{name: None for name in ("checkpoint", "dataset", "device", "out", "split", "only", "no_progress")},
         **_ANALYZE_SCOPED,
     },
     "compare": {name: None for name in ("runs_a", "runs_b", "model_a", "model_b", "metric", "split", "bootstrap", "seed", "out")},
@@ -162,6 +163,8 @@ def refuse_unread_options(args: argparse.Namespace) -> None:
     if args.allow_other_dataset and args.dataset is None and args.tsv is None:
         raise refuse_option("allow_other_dataset", _ANALYZE_SCOPED["allow_other_dataset"],
                             "without them the analyses read the checkpoint's own data set; drop it")
+    if args.data_dir is not None and args.tsv is not None:
+        raise refuse_option("data_dir", _ANALYZE_SCOPED["data_dir"], f"--tsv names the file ({args.tsv}); drop --data-dir")
     tsv_implies_dataset(args)
 
 

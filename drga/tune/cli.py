@@ -12,14 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drga.config import flag_overrides, tsv_implies_dataset
+from drga.config import DATA_DIR_SCOPE, flag_overrides, refuse_unread_data_dir, tsv_implies_dataset
 
 #: Where each option of ``drga tune`` is read (see ``drga.cli.OPTION_SCOPES``).
 OPTION_SCOPES: dict[str, dict[str, str | None]] = {
     "tune": {
-        **{name: None for name in ("config", "set", "dataset", "net", "seed", "data_dir", "device", "search", "trials", "sampler",
+        **{name: None for name in ("config", "set", "dataset", "net", "seed", "device", "search", "trials", "sampler",
                                    "sampler_seed", "no_prune", "study", "dir", "storage", "best")},
-        "tsv": "the tsv data set",
+        "tsv": "the tsv data set", "data_dir": DATA_DIR_SCOPE,
     }
 }
 
@@ -77,6 +77,9 @@ def settings_from(args: argparse.Namespace) -> Any:
     tsv_implies_dataset(args)
     base = flag_overrides(args, interactive=True, extra=(("tsv", "data.tsv_path"),))
     config = experiment(load_run_config(args.config, base))  # checked now, not in trial 1
+    from drga.data.embeddings import VECTOR_SETS
+
+    refuse_unread_data_dir(args, config.data, config.network.vectors in VECTOR_SETS)
     dimensions = parse_search(args.search)
     trials = args.trials
     if trials is None:
