@@ -147,10 +147,10 @@ def main_table(runs: dict, parameters: dict[str, Any]) -> list[str]:
     ]
     baseline_accuracies = [v for r in runs[BASELINE].values() if (v := accuracy(r, EQUAL_BUDGET, "net-only")) is not None]
     baseline_epochs = [e * steps for r in runs[BASELINE].values() if (e := selected_epoch(r, EQUAL_BUDGET, "net-only")) is not None]
-    lines.append(f"| none: equal-budget baseline | {network / 1000:,.0f}K | {PAPER_BASELINE[0]:,}K | {mean_text(baseline_epochs)} "
-                 f"(the network's extra updates) | {PAPER_BASELINE[1]:,} | {len(baseline_accuracies)} | - "
-                 f"| {mean_std_text(baseline_accuracies)} | {PAPER_BASELINE[2]} | | | | |" if network else
-                 "| none: equal-budget baseline | - | | | | | | | | | | | |")
+    network_text = f"{network / 1000:,.0f}K" if network else "-"
+    updates = f"{mean_text(baseline_epochs)} (the network's extra updates)" if baseline_epochs and steps else "-"
+    lines.append(f"| none: equal-budget baseline | {network_text} | {PAPER_BASELINE[0]:,}K | {updates} | {PAPER_BASELINE[1]:,} "
+                 f"| {len(baseline_accuracies)} | - | {mean_std_text(baseline_accuracies)} | {PAPER_BASELINE[2]} | | | | |")
     for size in AGENT_SIZES:
         results = [runs[size][seed] for seed in sorted(runs[size])]
         agent = parameters.get("agent", {}).get(size)
