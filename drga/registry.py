@@ -20,7 +20,7 @@ can read the registries. The built-in networks and rewards register when their m
 imported (``drga.baselines``, ``drga.reward``); a lookup here imports them first, by name (as
 gymnasium's string entry points do), and so does it the modules named in ``$DRGA_PLUGINS``
 (comma-separated), so that a network or reward of your own is known to every ``drga`` command
-and to the processes a sweep starts.
+and to the processes a local sweep starts (which inherit the environment).
 """
 
 from __future__ import annotations
