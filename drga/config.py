@@ -829,9 +829,17 @@ def flatten(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+#: Settings added since runs began to record fingerprints, each with the value every run before it had: a setting at
+#: that value is left out of the fingerprint, so that an earlier run's record still matches (reward.name: the paper's
+#: reward, eq. 5, the only one before rewards were registered).
+ADDED_SETTINGS: dict[str, Any] = {"reward.name": "drga"}
+
+
 def fingerprinted(flat: dict[str, Any]) -> dict[str, Any]:
-    """The settings of a flat configuration that shape a run's numbers (:data:`UNFINGERPRINTED` left out), as JSON gives them back."""
-    return json.loads(json.dumps({key: value for key, value in sorted(flat.items()) if key not in UNFINGERPRINTED}))
+    """The settings of a flat configuration that shape a run's numbers (:data:`UNFINGERPRINTED` left out, and a setting of
+    :data:`ADDED_SETTINGS` at its earlier value), as JSON gives them back."""
+    return json.loads(json.dumps({key: value for key, value in sorted(flat.items())
+                                  if key not in UNFINGERPRINTED and not (key in ADDED_SETTINGS and ADDED_SETTINGS[key] == value)}))
 
 
 def settings_fingerprint(flat: dict[str, Any]) -> str:

@@ -350,3 +350,22 @@ def test_reinforce_learns_from_the_chosen_reward():
     plain = rollout(network, policy, batch, torch.tensor(0.4), reward=load_config(None, []).reward, samples=3)
     assert plain.terms.objective is plain.terms.reward
     assert math.isfinite(float(r.terms.objective.mean()))
+
+
+def test_a_run_recorded_before_rewards_had_names_keeps_its_settings_fingerprint():
+    # drga sweep skips a finished run only when its recorded fingerprint is what the settings give now; runs
+    # fingerprinted before reward.name existed had the paper's reward, so that value is left out of the hash
+    from drga.config import settings_fingerprint
+
+    now = load_config(None, ["network.name=cnn-sa"]).flat()
+    before = {key: value for key, value in now.items() if key != "reward.name"}
+    assert now["reward.name"] == "drga" and settings_fingerprint(now) == settings_fingerprint(before)
+
+    @register_reward("other")
+    def other():
+        return DRGAReward()
+
+    try:
+        assert settings_fingerprint(load_config(None, ["network.name=cnn-sa", "reward.name=other"]).flat()) != settings_fingerprint(before)
+    finally:
+        registry.unregister_reward("other")
