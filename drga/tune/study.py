@@ -143,6 +143,10 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
                                              log)
                     from drga.trainer import trainer_for  # the whole toolkit: only when a trial trains
 
+                    # the trial's log first: a run pruned or stopped before its first saved epoch leaves its folder as it
+                    # found it (drga/runner/run_folder.py), this log in it
+                    log(f"== trial {trial.number} {'resumed' if resume else 'started'}: "
+                        + " ".join(f"{key}={value}" for key, value in params.items()))
                     results = trainer_for(config, resume=resume, overwrite=not resume, log=log, callbacks=[pruning]).run()
             finally:  # a pruned trial's cost counts too, and an interrupted one's before it is queued again
                 record_cost(trial, wall, cpu)
