@@ -1,7 +1,7 @@
 # One command sets up and runs each job; the virtual environment is made on first use.
 #   make demo       set up, then a short real DRGA run of LSTM+SA on SUBJ (about 7 min on 2 CPU cores with set-up)
-#   make test       set up, then the linters (ruff, import-linter) and the test suite (what CI runs)
-#   make lint       ruff and the import-linter layer contract only
+#   make test       set up, then the linters (ruff, mypy, import-linter) and the test suite (what CI runs)
+#   make lint       ruff, mypy (the types and protocols) and the import-linter contracts only
 #   make docs       the documentation site with its API reference, strict (any warning fails), into site/
 #   make test-slow  the slow tests too (and the Ray tests)
 #   make test-ray   the Ray tests of drga sweep --executor ray: an embedded Ray and a two-node loopback cluster
@@ -56,13 +56,15 @@ $(TEST_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/drga train --config demo --overwrite --no-progress
 
-# import-linter reads the package from the file system: it checks a copy of drga/ with agents/,
-# baselines/ and envs/ inside it, where the installed package has them.
+# mypy and import-linter read the package from the file system: they check a copy of drga/ with agents/,
+# baselines/ and envs/ inside it, where the installed package has them (mypy's settings: [tool.mypy]
+# in pyproject.toml; its cache stays in .mypy_cache/ between runs).
 LINT_TREE := .lint-tree
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	rm -rf $(LINT_TREE) && mkdir -p $(LINT_TREE) && cp -r drga $(LINT_TREE)/
 	for part in agents baselines envs; do rm -rf $(LINT_TREE)/drga/$$part && cp -r $$part $(LINT_TREE)/drga/$$part; done
+	cd $(LINT_TREE) && ../$(BIN)/mypy --config-file ../pyproject.toml --cache-dir ../.mypy_cache
 	cd $(LINT_TREE) && PYTHONPATH=. ../$(BIN)/lint-imports --no-cache ../pyproject.toml
 	rm -rf $(LINT_TREE)
 
@@ -130,4 +132,4 @@ nmt-tables: $(STAMP)
 	$(BIN)/python experiments/translation_tables.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache $(LINT_TREE) site .api-tree
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache $(LINT_TREE) site .api-tree

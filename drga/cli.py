@@ -191,12 +191,20 @@ def _refuse_unread_train_options(args: argparse.Namespace) -> None:
     tsv_implies_dataset(args)
 
 
+def _train_scope(name: str) -> str:
+    """What ``drga train``'s option ``name``, one that some runs do not read, applies to (:data:`TRAIN_SCOPES`)."""
+    scope = TRAIN_SCOPES[name]
+    if scope is None:
+        raise KeyError(f"--{name} is read by every run: nothing refuses it")
+    return scope
+
+
 def _refuse_classification_flags(args: argparse.Namespace) -> None:
     """The options only classification reads, refused for a translation network."""
     if getattr(args, "track_examples", None) is not None:  # the tracked-sentence pictures are classification's
-        raise refuse_option("track_examples", TRAIN_SCOPES["track_examples"], "a translation network tracks no sentences; drop it")
+        raise refuse_option("track_examples", _train_scope("track_examples"), "a translation network tracks no sentences; drop it")
     if args.tsv is not None:
-        raise refuse_option("tsv", TRAIN_SCOPES["tsv"],
+        raise refuse_option("tsv", _train_scope("tsv"),
                             "translation reads parallel text (--dataset multi30k-en-de or parallel); drop --tsv")
 
 
@@ -279,10 +287,10 @@ def _input_lines(path: str | None) -> list[str]:
     from pathlib import Path
 
     stdin = getattr(sys.stdin, "buffer", None)
-    if path is None and stdin is None:  # a text stream stands in for stdin (tests, embedding)
+    raw: bytes | None = Path(path).read_bytes() if path is not None else stdin.read() if stdin is not None else None
+    if raw is None:  # a text stream stands in for stdin (tests, embedding)
         text = sys.stdin.read()
     else:
-        raw = stdin.read() if path is None else Path(path).read_bytes()
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as error:

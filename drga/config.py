@@ -645,11 +645,11 @@ def load_config(
         _set(config, key.strip(), value.strip())
         given.add(key.strip())
     tuned = config.reward.per_dataset.get(config.data.dataset, {})
-    for key, value in tuned.items():
-        if key not in ("sqrt_l0", "delta"):
-            raise ConfigError(f"reward.per_dataset.{config.data.dataset}: only sqrt_l0 and delta are tuned per data set, not '{key}'")
-        if f"reward.{key}" not in given:
-            _set(config, f"reward.{key}", value)
+    for name, coefficient in tuned.items():
+        if name not in ("sqrt_l0", "delta"):
+            raise ConfigError(f"reward.per_dataset.{config.data.dataset}: only sqrt_l0 and delta are tuned per data set, not '{name}'")
+        if f"reward.{name}" not in given:
+            _set(config, f"reward.{name}", coefficient)
     apply_network_defaults(config, given, report)
     config.validate()
     return config

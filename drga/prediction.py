@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
+from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS
+from drga.baselines.protocol import AttentionNetwork
+from drga.beta import AdjustmentStrength
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import DataConfig
 from drga.data import EncodedExample, TextExample, Vocabulary, collate, encode_examples
@@ -81,9 +84,9 @@ class Classifier:
 
     def __init__(
         self,
-        network: nn.Module,
-        policy: nn.Module,
-        strength: nn.Module,
+        network: AttentionNetwork,
+        policy: GaussianPolicy,
+        strength: AdjustmentStrength,
         vocab: Vocabulary,
         label_names: Sequence[str],
         tokenize: Callable[[str], list[str]] | None,

@@ -85,16 +85,16 @@ def encode_examples(
         extras: dict[str, list[int]] = {}
         for name in TOKEN_EXTRAS:
             if name in example.extras:
-                tokens = list(example.extras[name])  # type: ignore[arg-type]
+                tokens = list(example.extras[name])
                 if not tokens:
                     raise ValueError(f"example {position} has an empty '{name}'")
                 extras[name] = vocab.encode(tokens)
         for name in SPAN_EXTRAS:
             if name in example.extras:
-                extras[name] = [int(v) for v in example.extras[name]]  # type: ignore[union-attr]
+                extras[name] = [int(v) for v in example.extras[name]]
         sentences = None
         if "sentences" in example.extras:
-            raw = [list(s) for s in example.extras["sentences"] if s]  # type: ignore[union-attr]
+            raw = [list(s) for s in example.extras["sentences"] if s]
             if not raw:
                 raise ValueError(f"document {position} has no non-empty sentence")
             if max_sentences is not None and len(raw) > max_sentences:

@@ -30,7 +30,7 @@ import io
 import itertools
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,7 +86,7 @@ def _open_binary(path: Path):
 
 def open_text(path: str | os.PathLike) -> io.TextIOBase:
     """A UTF-8 text stream of a plain or gzip file (gzip recognised by its magic bytes, not the name)."""
-    return io.TextIOWrapper(_open_binary(Path(path)), encoding="utf-8", errors="strict", newline=None)  # type: ignore[arg-type]
+    return io.TextIOWrapper(_open_binary(Path(path)), encoding="utf-8", errors="strict", newline=None)
 
 
 def _lines(path: Path) -> Iterator[str]:
@@ -112,13 +112,13 @@ def read_parallel(source_path: str | os.PathLike, target_path: str | os.PathLike
     for line_number, (source, target) in enumerate(
         itertools.zip_longest(_lines(source_path), _lines(target_path), fillvalue=missing), start=1
     ):
-        if source is missing or target is missing:
+        if not isinstance(source, str) or not isinstance(target, str):  # zip_longest's fill: one file ended first
             longer, shorter = (target_path, source_path) if source is missing else (source_path, target_path)
             raise DataFormatError(
                 f"{longer}:{line_number}: misaligned parallel files: {shorter} ends after {line_number - 1} lines "
                 f"but {longer} goes on (line {line_number} has no partner)"
             )
-        source, target = source.strip(), target.strip()  # type: ignore[union-attr]
+        source, target = source.strip(), target.strip()
         if not source or not target:
             skipped += 1
             continue
@@ -211,7 +211,7 @@ def load_parallel(
 
 
 #: Translation data sets by name; each loader takes (data_dir, source_lang, target_lang, train_files, dev_files, test_files).
-PARALLEL_DATASETS = {
+PARALLEL_DATASETS: dict[str, Callable[..., ParallelSplits]] = {
     "multi30k-en-de": load_multi30k,
     "parallel": load_parallel,
 }
@@ -221,7 +221,7 @@ def load_parallel_dataset(name: str, **options: object) -> ParallelSplits:
     """The translation data set ``name`` (see :data:`PARALLEL_DATASETS`)."""
     if name not in PARALLEL_DATASETS:
         raise DataFormatError(f"unknown translation data set '{name}'; choose one of: {', '.join(sorted(PARALLEL_DATASETS))}")
-    return PARALLEL_DATASETS[name](**options)  # type: ignore[arg-type]
+    return PARALLEL_DATASETS[name](**options)
 
 
 # --------------------------------------------------------------------------- encoding, batching

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from drga.data.locate import DataNotFoundError, find_dataset_dir, is_bundled
 from drga.data.tokenize import raw_text_tokens, whitespace_tokens
@@ -32,7 +33,7 @@ class TextExample:
 
     tokens: list[str]
     label: int
-    extras: dict[str, object] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)  #: values of the family's own types (token lists, spans, ids)
 
 
 @dataclass
@@ -378,9 +379,9 @@ def read_tsv(path: Path, lowercase: bool, header: str = "auto", encoding: str = 
         replaced = 0
     except UnicodeDecodeError as error:
         if encoding_errors != "replace":
-            line = raw[: error.start].count(b"\n") + 1
+            bad_line = raw[: error.start].count(b"\n") + 1
             raise DataFormatError(
-                f"{path}:{line}: byte 0x{raw[error.start]:02x} at offset {error.start} is not valid {encoding}; "
+                f"{path}:{bad_line}: byte 0x{raw[error.start]:02x} at offset {error.start} is not valid {encoding}; "
                 "fix the file, or load it with data.encoding (another encoding) or data.encoding_errors=replace"
             ) from None
         text = raw.decode(codec, errors="replace")
@@ -465,10 +466,11 @@ def rare_labels(counts: Counter) -> list[str]:
     )
 
 
-def check_rare_labels(rows: Sequence[tuple[str, int]], where: str, policy: str = "refuse") -> None:
+def check_rare_labels(rows: Sequence[tuple[str, int]], where: str, policy: str = "refuse", unit: str = "line") -> None:
     """Refuse a training label that has far fewer examples than the others (:func:`rare_labels`), unless ``policy``
     is "keep" (``data.rare_labels``): name its lines and the closest other labels (difflib), for a typo such as
-    ``subjectiv`` beside ``subjective`` would otherwise train as a class of its own. ``rows``: (label, line number)."""
+    ``subjectiv`` beside ``subjective`` would otherwise train as a class of its own. ``rows``: (label, line number), or
+    another ``unit``'s number (the Python API's pairs)."""
     if policy == "keep":
         return
     counts = Counter(label for label, _ in rows)
@@ -484,13 +486,14 @@ def check_rare_labels(rows: Sequence[tuple[str, int]], where: str, policy: str =
         closest = sorted(others, key=lambda name: (-difflib.SequenceMatcher(None, label, name).ratio(), -counts[name], name))[:2]
         nearest = ", ".join(repr(name) for name in closest)
         examples = "example" if counts[label] == 1 else "examples"
-        described.append(f"label {label!r} has {counts[label]} {examples} (line{'s' if len(lines) > 1 else ''} {shown}) where "
+        described.append(f"label {label!r} has {counts[label]} {examples} ({unit}{'s' if len(lines) > 1 else ''} {shown}) where "
                          f"{commonest!r} has {counts[commonest]}; the closest other labels: {nearest}")
     first = min(line for _, line in rows)
-    header = any([line for name, line in rows if name == label] == [first] for label in rare)
+    header = unit == "line" and any([line for name, line in rows if name == label] == [first] for label in rare)
     raise DataFormatError(
         f"{where}: " + "; ".join(described) + ". A misspelt label would "
-        "train as a class of its own: correct it, or, if it is a class, keep it with --set data.rare_labels=keep"
+        "train as a class of its own: correct it, or, if it is a class, keep it with "
+        + ("--set data.rare_labels=keep" if unit == "line" else "rare_labels='keep'")
         + (f" (if line {first} is a header, skip it with --set data.tsv_header=yes)" if header else "")
     )
 

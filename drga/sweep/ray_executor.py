@@ -15,6 +15,7 @@ folders local to each node (a retry on another node then starts the run afresh).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -79,12 +80,12 @@ class RayExecutor:
         self.ray, self.args = ray, args
         try:
             if args.address:
-                context = ray.init(address=args.address, logging_level="WARNING")
+                context = ray.init(address=args.address, logging_level=logging.WARNING)
             else:
                 # "local": a Ray of its own, even where `ray start` ran on this machine (a bare ray.init() would join
                 # that cluster, or fail on a stale address it left behind)
                 context = ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False if args.no_dashboard else None,
-                                   object_store_memory=OBJECT_STORE_BYTES, logging_level="WARNING")
+                                   object_store_memory=OBJECT_STORE_BYTES, logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, ValueError) as error:  # no cluster there, or not one this Ray can join
             first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
             raise UserError(f"Ray did not start{f' at {args.address}' if args.address else ''}: {first_line}") from None

@@ -274,7 +274,8 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
         "| network | data set | seed | status | " + " | ".join(titles) + " | wall (s) |",
         "|---|---|---|---|" + "---|" * len(titles) + "---|",
     ]
-    rows, groups = [], {}
+    rows: list[dict[str, Any]] = []
+    groups: dict[tuple[str, str], dict[str, list[float]]] = {}  #: (network, data set) → each title's finished values
     for run in runs:
         full = run.folder / "results.json"
         payload = json.loads(full.read_text()) if full.exists() else {}

@@ -46,11 +46,16 @@ class Dimension:
         """This setting's value for an Optuna trial."""
         if self.choices is not None:
             return trial.suggest_categorical(self.key, list(self.choices))
+        low, high = self.bounds()
+        if isinstance(low, int) and isinstance(high, int):
+            return trial.suggest_int(self.key, low, high, log=self.log)
+        return trial.suggest_float(self.key, float(low), float(high), log=self.log)
+
+    def bounds(self) -> tuple[float | int, float | int]:
+        """A range's ``low`` and ``high`` (a dimension of choices has none)."""
         if self.low is None or self.high is None:
             raise ConfigError(f"{self.key}: a range needs both bounds, or the dimension choices")
-        if isinstance(self.low, int) and isinstance(self.high, int):
-            return trial.suggest_int(self.key, self.low, self.high, log=self.log)
-        return trial.suggest_float(self.key, float(self.low), float(self.high), log=self.log)
+        return self.low, self.high
 
 
 def _number(text: str) -> int | float | None:

@@ -275,9 +275,10 @@ def distribution(dimension: Dimension) -> Any:
     optuna = optuna_module()
     if dimension.choices is not None:
         return optuna.distributions.CategoricalDistribution(list(dimension.choices))
-    if isinstance(dimension.low, int) and isinstance(dimension.high, int):
-        return optuna.distributions.IntDistribution(dimension.low, dimension.high, log=dimension.log)
-    return optuna.distributions.FloatDistribution(float(dimension.low), float(dimension.high), log=dimension.log)
+    low, high = dimension.bounds()
+    if isinstance(low, int) and isinstance(high, int):
+        return optuna.distributions.IntDistribution(low, high, log=dimension.log)
+    return optuna.distributions.FloatDistribution(float(low), float(high), log=dimension.log)
 
 
 def check_study(settings: TuneSettings, study: Any) -> None:
@@ -334,7 +335,8 @@ def tune(settings: TuneSettings) -> Any:
     def after_trial(study: Any, trial: Any) -> None:
         nonlocal best
         settings.log(describe(trial))
-        if trial.state == optuna.trial.TrialState.COMPLETE and best_trial(study).number == trial.number:
+        leader = best_trial(study) if trial.state == optuna.trial.TrialState.COMPLETE else None  # this trial at least
+        if leader is not None and leader.number == trial.number:
             best = trial
             write_best_config(settings, study, trial)
 
