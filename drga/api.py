@@ -33,7 +33,7 @@ from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
-from drga.data.text import check_label_column
+from drga.data.text import check_label_column, check_rare_labels
 from drga.data.tokenize import CUSTOM_TOKENIZER, raw_text_tokens
 from drga.names import MODES, Mode, PhaseName, Split, row_epoch, row_scores
 from drga.prediction import Classifier, Prediction, Text
@@ -89,15 +89,18 @@ class TextData:
         max_length: int = 100,
         min_freq: int = 1,
         pretrained_tokenizer: Any = None,
+        rare_labels: str = "refuse",
     ) -> TextData:
         """``(text, label)`` pairs (any iterable of them, a torch ``Dataset`` too); a text is a string,
         tokenized by ``tokenizer``, or a list of tokens. Without ``dev`` and ``test`` the pairs are
         split 80/10/10, stratified by label, by ``split_seed``. A label that only dev or test has is
         an error; an empty text is dropped and counted. ``pretrained_tokenizer`` (a Hugging Face
         tokenizer, for ``HFEncoderClassifier``): the words become that tokenizer's subword ids, special
-        tokens included, ``max_length`` counting subwords; the vocabulary is the tokenizer's."""
+        tokens included, ``max_length`` counting subwords; the vocabulary is the tokenizer's. A training label with far
+        fewer pairs than the others (a typo, as in a TSV file: ``drga.data.text.check_rare_labels``) is refused, naming its
+        pairs and the closest labels, unless ``rare_labels="keep"``."""
         training, parts = _pair_lists(train, dev, test)
-        labels = _training_labels(training)
+        labels = _training_labels(training, rare_labels)
         examples, dropped = _text_examples(parts, {label: i for i, label in enumerate(labels)}, tokenizer)
         notes = [
             f"python: {len(training)} training pairs"
@@ -134,13 +137,14 @@ def _pair_lists(
     return training, parts
 
 
-def _training_labels(pairs: list[Pair]) -> list[Any]:
-    """The training pairs' distinct labels sorted as strings (class i is the i-th)."""
+def _training_labels(pairs: list[Pair], rare_labels: str = "refuse") -> list[Any]:
+    """The training pairs' distinct labels sorted as strings (class i is the i-th); a rare one refused unless kept."""
     given = [_label(pair, "train", i) for i, pair in enumerate(pairs)]
     check_label_column([str(label) for label in given], [str(pair[0]) for pair in pairs], "the training pairs")  # (label, text)?
     labels = sorted(set(given), key=str)
     if len(labels) < 2:
         raise ConfigError(f"the training pairs need at least two distinct labels, found {labels}")
+    check_rare_labels([(str(label), position) for position, label in enumerate(given)], "the training pairs", rare_labels, unit="pair")
     return labels
 
 

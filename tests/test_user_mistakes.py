@@ -213,6 +213,16 @@ def test_a_label_typo_in_train_tsv_is_refused_too(tmp_path):
     assert load_tsv(tsv_path=tmp_path).label_names == ["neutral", "objective", "subjective"]
 
 
+def test_a_label_typo_in_python_pairs_is_refused_too():
+    from drga.api import TextData
+    from drga.data.text import DataFormatError
+
+    pairs = [(text, label) for label, text in (row.split("\t") for row in typo_rows())]
+    with pytest.raises(DataFormatError, match=r"the training pairs: label 'subjectiv' has 1 example \(pair 40\).*rare_labels='keep'"):
+        TextData.from_pairs(pairs)
+    assert TextData.from_pairs(pairs, rare_labels="keep").label_names == ["objective", "subjectiv", "subjective"]
+
+
 def test_evaluate_does_not_question_a_rare_label_of_the_data_it_scores(trained, tmp_path, capsys):
     """The check guards training: a checkpoint's labels are fixed, and a test file may hold few of one."""
     run, _ = trained
