@@ -113,7 +113,7 @@ def comparison_row(entry: dict[str, Any]) -> str:
     """Δ, its interval, p, Holm's p and the verdict of one size against the baseline."""
     if entry["n"] < 2:
         return "| - | - | - | too few seeds |"
-    mean = statistics.mean(entry["diff"])
+    mean = round(statistics.mean(entry["diff"]), 9) + 0.0  # k/n accuracies: a zero mean prints +0.00, not -0.00
     if not entry["spread"]:
         return f"| {mean:+.2f} (no spread) | - | - | no test |"
     low, high = t_interval(entry["diff"])

@@ -86,6 +86,12 @@ def test_the_page_from_a_hand_made_study(study, tables, tmp_path):
     assert "in 2 of 3 seeds every epoch's training loss and dev accuracy are equal to that study's, and in 1 the checkpoint's" in text
 
 
+def test_a_zero_mean_difference_prints_without_a_sign_of_rounding(tables):
+    # 93.1 − 93.2 and 93.3 − 93.2 in floats: a mean of about −1e-14
+    entry = {"n": 2, "diff": [93.1 - 93.2, 93.3 - 93.2], "spread": True, "p": 1.0, "holm": 1.0}
+    assert tables.comparison_row(entry).startswith("| +0.00 [")
+
+
 def test_a_run_from_another_network_is_refused(study, tables, tmp_path):
     hand_made_study(tmp_path, study, tables)
     write_run(tmp_path, "1x200", 1, {tables.DRGA: {"with-agent": (90.0, 0)}}, checksum="other")
