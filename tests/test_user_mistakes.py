@@ -297,6 +297,14 @@ def test_a_result_file_without_a_fingerprint_is_compared_by_its_config(tmp_path)
     assert check.compare_finished(run).differences == ["train.cotrain_epochs: 3 → 4"]
     run.result_file.write_text(json.dumps({"name": run.name}))  # neither: skipped as before, and said
     assert check.compare_finished(run).note == "recorded without its settings: not compared"
+    # a fingerprint another version made (another set of fingerprinted keys): the config block decides
+    run.result_file.write_text(json.dumps({"name": run.name, "config": old, "fingerprint": {"settings": "0" * 16, "data": None}}))
+    assert check.compare_finished(run).differences == ["train.cotrain_epochs: 3 → 4"]
+    args.set = ["train.cotrain_epochs=3", "network.vectors=glove-6b-50d"]
+    other_version = check.compare_finished(run)
+    assert not other_version.differs and "another version's" in other_version.note
+    run.result_file.write_text(json.dumps({"name": run.name, "fingerprint": {"settings": "0" * 16, "data": None}}))
+    assert check.compare_finished(run).differences[0].startswith("settings fingerprint: 0000000000000000 → ")
 
 
 def test_tune_refuses_to_continue_a_study_of_another_search_or_fixed_settings(tmp_path):

@@ -6,11 +6,12 @@ progress shows, :data:`drga.config.UNFINGERPRINTED`) and one of its data as read
 (``DatasetSplits.content_fingerprint``). The sweep resolves each run's configuration as its `drga train`
 command would (:func:`drga.sweep.grid.train_overrides`) and skips a finished run only when both are the
 same; where they differ it names the runs and the settings that differ, and refuses to go on (or, with
-``--rerun-changed``, trains them again). A result file written before fingerprints were recorded has its
-``config`` block compared instead, key by key, over the keys it has (a setting added to the toolkit
-since is not compared); its data are not compared. A record with neither is skipped as before, and the
-sweep says that it was not compared. An interrupted run's ``config.toml`` is compared the same way
-before it is resumed.
+``--rerun-changed``, trains them again). A settings fingerprint made by another version of the toolkit
+(another set of fingerprinted keys) does not match, and then the ``config`` block decides, as for a
+result file written before fingerprints were recorded: it is compared key by key, over the keys it
+has (a setting added to the toolkit since is not compared); such an older file's data are not
+compared. A record with neither is skipped as before, and the sweep says that it was not compared.
+An interrupted run's ``config.toml`` is compared the same way before it is resumed.
 """
 
 from __future__ import annotations
@@ -140,9 +141,12 @@ class SettingsCheck:
         recorded = flatten(recorded_config) if isinstance(recorded_config, dict) else {}
         if fingerprint.get("settings") is not None:
             if fingerprint["settings"] != settings_fingerprint(now):
-                comparison.differences = differing_keys(recorded, now) or [
+                # the config block decides: a hash made by another version (another set of fingerprinted keys) is no difference
+                comparison.differences = differing_keys(recorded, now) if recorded else [
                     f"settings fingerprint: {fingerprint['settings']} → {settings_fingerprint(now)}"]
-                return comparison
+                if comparison.differences:
+                    return comparison
+                comparison.note = "its settings fingerprint is another version's: its settings compared key by key"
         else:
             comparison.differences = differing_keys(recorded, now)
             if comparison.differences:
@@ -152,7 +156,7 @@ class SettingsCheck:
         if fingerprint.get("data") is not None:
             data, note = self.data_fingerprint(config)
             if data is None:
-                comparison.note = note
+                comparison.note = "; ".join(filter(None, (comparison.note, note)))
             elif data != fingerprint["data"]:
                 comparison.differences = [f"data as read: fingerprint {fingerprint['data']} → {data} (the files changed)"]
         return comparison
