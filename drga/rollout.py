@@ -116,9 +116,8 @@ def rollout(
         output=scored.output,
         original=encoding.attention,
         revised=revised,
-        # as_tensor: the tensor itself (every network has at least one attention site)
-        policy_std=torch.as_tensor(std_sum / positions).detach(),
-        entropy=torch.as_tensor(entropy_sum / positions),
+        policy_std=_site_tensor(std_sum / positions).detach(),
+        entropy=_site_tensor(entropy_sum / positions),
         network=network,
         labels=labels,
     )
@@ -218,3 +217,11 @@ def predict_fewer_gradients(network: AttentionNetwork, encoding: NetworkEncoding
         rest = network.predict(encoding.repeat_interleave(k - n), [rows(r, False) for r in revised])
     kept = kept.detach() + (kept - kept.detach()) * (k / n)
     return torch.cat([kept.unflatten(0, (-1, n)), rest.unflatten(0, (-1, k - n))], dim=1).flatten(0, 1)
+
+
+def _site_tensor(value: Tensor | float) -> Tensor:
+    """A sum over the attention sites, a tensor since every network has at least one site. Not ``torch.as_tensor``:
+    under another default device (a CUDA run's, or tests/test_device.py's meta) that would copy it there."""
+    if not isinstance(value, Tensor):
+        raise ValueError("the rollout saw no attention site")
+    return value

@@ -38,6 +38,10 @@ def test_a_committed_result_file_reads_through_the_typed_reader(path):
     if folder in TRANSLATION and path.parent.name == "manifests":  # a GPU call's manifest (experiments/translation_gpu.py)
         assert json.loads(path.read_text(encoding="utf-8"))["study"] == "translation-gpu"
         return
+    if folder == "agent-size" and path.name == "parameters.json":  # Table I's parameter counts (experiments/agent_size_study.py)
+        content = json.loads(path.read_text(encoding="utf-8"))
+        assert content["network"] > 0 and all(count > 0 for count in content["agent"].values())
+        return
     if folder in OTHER_KINDS:
         assert OTHER_KINDS[folder](json.loads(path.read_text(encoding="utf-8")))
         return
