@@ -39,6 +39,7 @@ PAGES = {
     "variant-self-critical": ("results/variants.md", "(the same command)"),
     "variant-transformer-all-gradients": ("results/variants.md", "(the same command)"),
     "tuned-regime": ("results/tuned.md", "python experiments/tuned_study.py tables"),
+    "agent-size": ("results/agent_size.md", "python experiments/agent_size_study.py tables"),
     "tuned-search": ("results/tuned.md", "(the same command)"),
     "explain-analysis": ("EXPLAINABILITY.md", "python experiments/explain_study.py tables"),
     "explain-regime": ("EXPLAINABILITY.md (seeds whose net-only network is the baseline's)", "(the same command)"),
