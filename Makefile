@@ -27,9 +27,11 @@ TORCH_PIP ?=
 BIN := $(VENV)/bin
 # The package and what it needs to run (demo, bench, studies); then the test tools and the hf, ray and tune
 # extras (transformers, Ray, Optuna) on top, for make test: the demo's set-up does not wait for what only the
-# tests use. Under CI=true a test whose extra is missing fails instead of skipping.
+# tests use. Under CI=true a test whose extra is missing fails instead of skipping. The targets that run a study of
+# experiments/ add the analysis extra (statsmodels, for the study tables' Holm correction).
 STAMP := $(VENV)/.drga-installed
 TEST_STAMP := $(VENV)/.drga-test-installed
+ANALYSIS_STAMP := $(VENV)/.drga-analysis-installed
 DOCS_STAMP := $(VENV)/.drga-docs-installed
 TEST_WORKERS ?= logical
 
@@ -50,8 +52,12 @@ $(DOCS_STAMP): $(STAMP)
 	touch $(DOCS_STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[test,hf,docs,ray,tune]"
+	$(BIN)/python -m pip install --quiet -e ".[test,hf,docs,ray,tune,analysis]"
 	touch $(TEST_STAMP)
+
+$(ANALYSIS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[analysis]"
+	touch $(ANALYSIS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/drga train --config demo --overwrite --no-progress
@@ -105,30 +111,30 @@ bench: $(STAMP)
 gpu-check: $(TEST_STAMP)
 	PYTHON=$(BIN)/python bash bench/gpu_check.sh
 
-results: $(STAMP)
+results: $(ANALYSIS_STAMP)
 	$(BIN)/python experiments/lstm_sa_study.py
 
-study: $(STAMP)
+study: $(ANALYSIS_STAMP)
 	PYTHON=$(BIN)/python bash experiments/reproduce.sh
 
-regime: $(STAMP)
+regime: $(ANALYSIS_STAMP)
 	PYTHON=$(BIN)/python bash experiments/paper_regime.sh $(SEEDS)
 
-variants: $(STAMP)
+variants: $(ANALYSIS_STAMP)
 	PYTHON=$(BIN)/python bash experiments/variants.sh $(VARIANTS)
 
-families: $(STAMP)
+families: $(ANALYSIS_STAMP)
 	PYTHON=$(BIN)/python bash experiments/families_regime.sh $(SEEDS)
 
 # docs/EXPLAINABILITY.md and docs/explainability/*.png from the committed per-run JSON (issue 41)
-explain-tables: $(STAMP)
+explain-tables: $(ANALYSIS_STAMP)
 	$(BIN)/python experiments/explain_study.py tables
 
 # the translation study (issue 39): its runs, and docs/results/nmt-regime.md from the committed result files
-translation: $(STAMP)
+translation: $(ANALYSIS_STAMP)
 	PYTHON=$(BIN)/python bash experiments/translation_regime.sh
 
-nmt-tables: $(STAMP)
+nmt-tables: $(ANALYSIS_STAMP)
 	$(BIN)/python experiments/translation_tables.py
 
 clean:

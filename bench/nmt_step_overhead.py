@@ -30,6 +30,8 @@ from torch.profiler import ProfilerActivity, profile
 from drga.tasks.translation.config import load_translation_config
 from drga.trainer import TranslationTrainer
 
+from stepping import begin_phase, train_step
+
 TRAINING_PAIRS = 29_000
 
 
@@ -47,19 +49,19 @@ PROFILED_STEPS = 3
 def step_costs(trainer: TranslationTrainer, phase_name: str, steps: int, warmup: int) -> tuple[float, float, float]:
     """(median CPU seconds of a step, aten operators a step dispatches, its batch's target length) of ``phase_name``'s
     training steps; the operators and the length are means over :data:`PROFILED_STEPS` steps."""
-    phase = trainer.begin_phase(phase_name)
+    phase = begin_phase(trainer, phase_name)
     batches = iter(trainer.train_batches)
     seconds = []
     for index in range(warmup + steps):
         batch = next(batches).to(trainer.device)
         started = time.process_time()
-        trainer.train_step(phase, batch)
+        train_step(trainer, phase, batch)
         if index >= warmup:
             seconds.append(time.process_time() - started)
     profiled = [next(batches).to(trainer.device) for _ in range(PROFILED_STEPS)]
     with profile(activities=[ProfilerActivity.CPU]) as profiler:
         for batch in profiled:
-            trainer.train_step(phase, batch)
+            train_step(trainer, phase, batch)
     operators = sum(1 for event in profiler.events() if event.name.startswith("aten::")) / PROFILED_STEPS
     length = statistics.mean(batch.labels.shape[1] for batch in profiled)
     return statistics.median(seconds), operators, length

@@ -34,6 +34,8 @@ from drga.runner.phases import PHASE_NAMES as PHASES
 from drga.tasks.translation.config import load_translation_config
 from drga.trainer import TranslationTrainer
 
+from stepping import train_one_epoch
+
 
 def main() -> None:
     """Time alternating baseline and co-training epochs and print the table."""
@@ -72,7 +74,7 @@ def main() -> None:
             for phase in ("baseline", "cotrain"):
                 target_tokens, all_tokens = epoch_tokens(trainer, phase, repeat + 1)
                 started = clock()
-                trainer.train_one_epoch(phase, epoch=repeat + 1)
+                train_one_epoch(trainer, phase, epoch=repeat + 1)
                 if trainer.device.type == "cuda":
                     torch.cuda.synchronize()
                 rates[phase].append((clock() - started, target_tokens, all_tokens))

@@ -20,7 +20,7 @@ per-epoch ratios.
 and a slice keeps the whole table within minutes on two CPU cores. ``--clock cpu`` times the
 process's CPU seconds instead of wall seconds: the work a step costs, unaffected by other
 processes competing for the cores (with one torch thread the two agree on an idle machine).
-A step is the runner's own (``PhaseRunner.train_step``); what an epoch adds around the steps
+A step is the runner's own (its learner's update: ``bench/stepping.py`` · ``train_step``); what an epoch adds around the steps
 (collating batches, the progress bar) is the same for both phases and is left out, which if
 anything raises the ratio.
 """
@@ -46,9 +46,12 @@ from torch.distributions import Normal
 
 from drga.allocator import keep_freed_memory
 from drga.config import ConfigError, load_config
+from drga.names import Part
 from drga.rollout import predict_samples, sample_and_adjust
 from drga.state import agent_state
 from drga.trainer import Trainer
+
+from stepping import begin_phase, train_step
 
 PHASES = ("baseline", "cotrain")
 #: The two parts of co-training's floor (--floor): what the network and the agent must compute;
@@ -114,18 +117,18 @@ def step_memory(net: str, dataset: str, phase: str, args: argparse.Namespace) ->
     on its own and returns it when freed (so that resident memory follows the live tensors)."""
     with tempfile.TemporaryDirectory() as logdir:
         trainer = Trainer(load_config(args.config, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
-        running = trainer.begin_phase(phase)
+        running = begin_phase(trainer, phase)
         batches = [batch.to(trainer.device) for batch in list(trainer.train_batches)[:8]]
         if trainer.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(trainer.device)
             before = torch.cuda.memory_allocated(trainer.device) / 2**20
             for batch in batches:
-                trainer.train_step(running, batch)
+                train_step(trainer, running, batch)
             return torch.cuda.max_memory_allocated(trainer.device) / 2**20 - before
         before = resident_mib()
         with ResidentPeak() as peak:
             for batch in batches:
-                trainer.train_step(running, batch)
+                train_step(trainer, running, batch)
         return peak.peak - before
 
 
@@ -150,14 +153,14 @@ def profile_table(net: str, dataset: str, args: argparse.Namespace, rows: int = 
 
     with tempfile.TemporaryDirectory() as logdir:
         trainer = Trainer(load_config(args.config, [*run_overrides(net, dataset, args), f"run.logdir={logdir}"]), log=lambda _: None)
-        running = trainer.begin_phase("cotrain")
+        running = begin_phase(trainer, "cotrain")
         batches = [batch.to(trainer.device) for batch in list(trainer.train_batches)[:10]]
         for batch in batches[:2]:
-            trainer.train_step(running, batch)
+            train_step(trainer, running, batch)
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if trainer.device.type == "cuda" else [])
         with profile(activities=activities) as prof:
             for batch in batches[2:]:
-                trainer.train_step(running, batch)
+                train_step(trainer, running, batch)
     return len(batches[2:]), prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
 
@@ -171,7 +174,7 @@ def floor_network_step(trainer: Trainer, batch: Any) -> tuple[Any, torch.Tensor]
     revised = [site.attention.repeat_interleave(k, dim=0) for site in encoding.sites]
     output = predict_samples(network, encoding, revised, k, n)
     loss = -network.log_likelihood(output, batch.labels.repeat_interleave(k, dim=0)).mean()
-    trainer.optimiser.step(loss, [(trainer.optimiser.network_optimizer, network.parameters())])
+    trainer.optimiser.step({Part.NETWORK: loss})
     return encoding, loss.detach()
 
 
@@ -183,7 +186,7 @@ def floor_agent_step(trainer: Trainer, encoding: Any) -> None:
         rows = site.mask.flatten().nonzero().squeeze(1)
         dist = trainer.policy.distribution(agent_state(site).detach().select(rows))
         loss = loss + dist.mean.square().mean() + dist.stddev.mean()
-    trainer.optimiser.step(loss, [(trainer.optimiser.agent_optimizer, trainer.policy.parameters())])
+    trainer.optimiser.step({Part.AGENT: loss})
 
 
 def sample_work_step(trainer: Trainer, encoding: Any) -> None:
@@ -229,7 +232,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
         for repeat in range(args.repeats):
             begun = {}
             for phase, trainer in trainers.items():
-                begun[phase] = trainer.begin_phase("cotrain" if phase == "floor" else phase)
+                begun[phase] = begin_phase(trainer, "cotrain" if phase == "floor" else phase)
             for part in seconds:
                 seconds[part].append(0.0)
             batches = trainers["baseline"].train_batches
@@ -238,7 +241,7 @@ def measure(net: str, dataset: str, args: argparse.Namespace) -> dict[str, Any]:
                 batch = batch.to(device)
                 # which phase goes first alternates, so neither always follows the other
                 for phase in PHASES if step % 2 == 0 else PHASES[::-1]:
-                    timed(phase, trainers[phase].train_step, begun[phase], batch)
+                    timed(phase, train_step, trainers[phase], begun[phase], batch)
                 if args.floor:
                     encoding, _ = timed("floor network", floor_network_step, trainers["floor"], batch)
                     timed("floor agent", floor_agent_step, trainers["floor"], encoding)

@@ -11,8 +11,9 @@ The method's equations, one implementation each:
 
 and :func:`drga.load`: a trained checkpoint that classifies new texts (``drga.load(path).predict(texts)``).
 
-The plug points (docs/extending.md): :func:`drga.registry.register_network` (an attention network)
-and :func:`drga.registry.register_reward` (a :class:`drga.reward.Reward`, chosen by ``reward.name``).
+The plug points (docs/extending.md): :func:`drga.registry.register_network` (an attention network),
+:func:`drga.registry.register_reward` (a :class:`drga.reward.Reward`, chosen by ``reward.name``) and
+:func:`drga.registry.register_task` (a task: its configuration, trainer, checkpoints and commands).
 """
 
 import importlib
@@ -36,7 +37,8 @@ _EXPORTS = {
     "RewardTerms": "drga.reward", "count_highlighted": "drga.reward", "drga_reward": "drga.reward",
     "saliency_penalty": "drga.reward", "agent_state_size": "drga.state", "build_agent_state": "drga.state",
     "load": "drga.prediction",  # drga.load(checkpoint).predict(texts)
-    "register_network": "drga.registry", "register_reward": "drga.registry", "Reward": "drga.reward",
+    "register_network": "drga.registry", "register_reward": "drga.registry", "register_task": "drga.registry",
+    "Reward": "drga.reward",
 }
 
 
@@ -88,5 +90,5 @@ elif not any(isinstance(finder, _RegisterWhenGymnasiumIsImported) for finder in 
 __all__ = [
     "adjust_attention", "AdjustmentStrength", "beta_schedule", "RewardTerms", "count_highlighted",
     "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state", "ENV_ID", "load",
-    "register_network", "register_reward", "Reward",
+    "register_network", "register_reward", "register_task", "Reward",
 ]

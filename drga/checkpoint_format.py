@@ -20,6 +20,7 @@ import pickle
 import tempfile
 import warnings
 import zipfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +115,12 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def save_atomic(payload: dict[str, Any], path: str | Path) -> None:
+def save_atomic(payload: Mapping[str, Any], path: str | Path) -> None:
     """Write ``payload`` as a checkpoint (module docstring) with ``tensor_checksum`` (:func:`tensor_checksum`), which
     :func:`load_checkpoint` verifies: to a temporary file in the same folder, then renamed, so a crash never leaves half a file."""
     from safetensors.torch import save_file
 
+    payload = dict(payload)  # a CheckpointPayload's entries: the checksum visits dicts
     payload = {**payload, "tensor_checksum": tensor_checksum(payload)}
     tensors: dict[str, torch.Tensor] = {}
     entries = json.dumps(_encode(payload, "", tensors))
@@ -170,6 +172,197 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
                 raise CheckpointError(f"{path}: the {entry}'s {name} holds NaN or infinite values; it cannot be used")
     return payload
+
+
+class CheckpointPayload(Mapping[str, Any]):
+    """A checkpoint's entries (:func:`load_checkpoint`'s dict), each read by name: what ``drga/runner/checkpoints.py``
+    writes. A model checkpoint (``kind`` model: a phase's best) holds the modules, their sizes, the configuration and
+    the dev scores, and its task's own entries (classification: vocabulary, label names, tokenizer; translation: the
+    subword models); a resume checkpoint (``kind`` resume: ``last.pt``) adds the progress, history, optimisers and random
+    state. Entries that checkpoints of earlier versions lack read as None (or their old meaning). Still a read-only
+    mapping, for code that reads an entry by its key."""
+
+    def __init__(self, entries: Mapping[str, Any]):
+        self.entries: Mapping[str, Any] = entries
+
+    @classmethod
+    def of(cls, payload: Mapping[str, Any]) -> CheckpointPayload:
+        """``payload`` itself if it is one, else its entries (a loaded dict) as one."""
+        return payload if isinstance(payload, CheckpointPayload) else cls(payload)
+
+    @classmethod
+    def read(cls, path: str | Path) -> CheckpointPayload:
+        """A checkpoint file, read and verified (:func:`load_checkpoint`)."""
+        return cls(load_checkpoint(path))
+
+    def save(self, path: str | Path) -> None:
+        """Write it atomically with its tensors' checksum (:func:`save_atomic`)."""
+        save_atomic(self.entries, path)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.entries[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"CheckpointPayload(kind={self.kind!r}, phase={self.entries.get('phase')!r}, net_name={self.net_name!r})"
+
+    # ------------------------------------------------------------------ every checkpoint
+
+    @property
+    def format(self) -> int | None:
+        return self.entries.get("format")
+
+    @property
+    def kind(self) -> str | None:
+        """``model`` (a phase's best) or ``resume`` (``last.pt``)."""
+        return self.entries.get("kind")
+
+    @property
+    def tensor_checksum(self) -> str | None:
+        """The SHA-256 of its tensors (:func:`tensor_checksum`): what identifies the network a run started from."""
+        return self.entries.get("tensor_checksum")
+
+    # ------------------------------------------------------------------ a model checkpoint
+
+    @property
+    def phase(self) -> str:
+        return str(self.entries["phase"])
+
+    @property
+    def epoch(self) -> int:
+        """The phase's epoch it was saved at (0: the phase's starting point)."""
+        return int(self.entries["epoch"])
+
+    @property
+    def net_name(self) -> str | None:
+        return self.entries.get("net_name")
+
+    @property
+    def has_agent(self) -> bool:
+        """Whether it holds a trained agent (a phase from the agent's on)."""
+        return bool(self.entries["has_agent"])
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run's configuration, as ``to_dict`` wrote it."""
+        return self.entries["config"]
+
+    @property
+    def task(self) -> str | None:
+        """``translation`` for a translation model; None for a classifier."""
+        return self.entries.get("task")
+
+    @property
+    def state_size(self) -> int:
+        return int(self.entries["state_size"])
+
+    @property
+    def action_size(self) -> int:
+        return int(self.entries["action_size"])
+
+    @property
+    def half_life_steps(self) -> float:
+        """β's schedule position (0.0 in checkpoints written before it was kept)."""
+        return float(self.entries.get("half_life_steps", 0.0))
+
+    @property
+    def network_state(self) -> dict[str, Any]:
+        return self.entries["network"]
+
+    @property
+    def policy_state(self) -> dict[str, Any]:
+        """The agent's weights."""
+        return self.entries["policy"]
+
+    @property
+    def strength_state(self) -> dict[str, Any]:
+        """The adjusting module's weights (β's learned factor)."""
+        return self.entries["strength"]
+
+    @property
+    def dev(self) -> dict[str, Any]:
+        """Mode → the dev scores of the epoch it was saved at (as the task's ``as_dict``)."""
+        return self.entries["dev"]
+
+    def dev_scores(self, mode: str) -> Any:
+        """The dev scores in ``mode`` of the epoch it was saved at; None where that mode was not evaluated."""
+        return self.dev.get(mode)
+
+    @property
+    def plateau_cuts(self) -> int | None:
+        """The plateau cuts of the learning rate its network trained at (None: unrecorded, or it did not train)."""
+        return self.entries.get("plateau_cuts")
+
+    @property
+    def data_checksum(self) -> str | None:
+        """The fingerprint of the data it was trained on."""
+        return self.entries.get("data_checksum")
+
+    @property
+    def vocab_fingerprint(self) -> str | None:
+        """A classifier's vocabulary's, a translation model's subword models' fingerprint (None in earlier checkpoints)."""
+        return self.entries.get("vocab_fingerprint")
+
+    # ------------------------------------------------------------------ a classifier's entries
+
+    @property
+    def vocab(self) -> list[str]:
+        return self.entries["vocab"]
+
+    @property
+    def label_names(self) -> list[str] | None:
+        """None in checkpoints written before they kept them."""
+        return self.entries.get("label_names")
+
+    @property
+    def tokenizer(self) -> str | None:
+        """How its data's texts became tokens (None in checkpoints written before they recorded it)."""
+        return self.entries.get("tokenizer")
+
+    # ------------------------------------------------------------------ a translation model's entries
+
+    @property
+    def source_tokenizer(self) -> bytes:
+        """The source language's subword model."""
+        return self.entries["source_tokenizer"]
+
+    @property
+    def target_tokenizer(self) -> bytes:
+        return self.entries["target_tokenizer"]
+
+    @property
+    def shared_tokenizer(self) -> bool:
+        """Whether source and target share one subword model."""
+        return bool(self.entries.get("shared_tokenizer"))
+
+    # ------------------------------------------------------------------ a resume checkpoint (last.pt)
+
+    @property
+    def progress(self) -> dict[str, Any]:
+        """``PhaseProgress.to_dict``."""
+        return self.entries["progress"]
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The epoch records so far (:class:`drga.names.EpochRecord`'s dicts)."""
+        return self.entries["history"]
+
+    @property
+    def global_step(self) -> int:
+        return int(self.entries["global_step"])
+
+    @property
+    def rng_cpu(self) -> Any:
+        return self.entries["rng_cpu"]
+
+    @property
+    def rng_cuda(self) -> list[Any]:
+        return self.entries["rng_cuda"]
 
 
 #: Where a DRGA checkpoint comes from, said when a file is not one.

@@ -10,18 +10,10 @@ import sys
 
 from drga import __version__
 from drga.allocator import keep_freed_memory
-from drga.config import (
-    CLASSIFICATION_FLAGS,
-    DATA_DIR_SCOPE,
-    ExperimentConfig,
-    flag_overrides,
-    refuse_option,
-    refuse_unread_data_dir,
-    tsv_implies_dataset,
-)
+from drga.config import DATA_DIR_SCOPE, flag_overrides, refuse_option, refuse_unread_data_dir, tsv_implies_dataset
 from drga.data import DATASETS
 from drga.errors import UserError
-from drga.names import MODES, Mode, counted
+from drga.registry import TaskSpec, task_of_checkpoint, task_specs
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
@@ -98,41 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--beam", type=int, help="translation: beam size decoded besides greedy (default: the run's nmt.beam_size; 1: greedy only)"
     )
 
-    predict = commands.add_parser(
-        "predict", help="classify texts (one per line, stdin or --input) with a trained checkpoint: one label per line"
-    )
-    predict.add_argument("checkpoint", help="a model checkpoint, e.g. runs/tsv-lstm-sa-seed0/cotrain_best.pt")
-    predict.add_argument("--input", help="a UTF-8 text file, one text per line (default: stdin); an empty line is refused")
-    predict.add_argument("--mode", choices=list(map(str, MODES)), help="default: with-agent when the checkpoint has a trained agent")
-    shown = predict.add_mutually_exclusive_group()
-    shown.add_argument("--probabilities", action="store_true", help="after the label, NAME=P for every label, tab-separated")
-    shown.add_argument(
-        "--json", action="store_true",
-        help="one JSON object per line: text, label, probabilities, tokens, attention (per attention array, each token's weight), "
-        "unknown (positions read as <unk>), cut (cut to data.max_length)",
-    )
-    predict.add_argument("--batch-size", type=int, help="texts per batch (default: the run's 2 × data.batch_size, as evaluate)")
-    predict.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
-
-    translate = commands.add_parser(
-        "translate",
-        help="translate text (one sentence per line, stdin or --input) with a trained translation checkpoint",
-        description="Translate one sentence per line. Output: one detokenized translation per line.",
-    )
-    translate.add_argument("checkpoint", help="a translation checkpoint, e.g. runs/multi30k-en-de-seq2seq-luong-seed0/cotrain_best.pt")
-    translate.add_argument("--input", help="source text file, plain or gzip (default: stdin)")
-    translate.add_argument("--output", help="write translations here (default: stdout)")
-    translate.add_argument("--mode", choices=list(map(str, MODES)), help="default: with-agent when the checkpoint has a trained agent")
-    translate.add_argument("--beam", type=int, help="beam size; 1 = greedy (default: the run's nmt.beam_size)")
-    translate.add_argument("--length-penalty", type=float, help="beam search's α (default: the run's nmt.length_penalty)")
-    translate.add_argument("--batch-size", type=int, default=64)
-    translate.add_argument(
-        "--reference", help="reference translations (plain or gzip): print sacrebleu BLEU and chrF with signatures to stderr"
-    )
-    translate.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
-    translate.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-    commands.add_parser("networks", help="list the attention networks")
+    for task in task_specs():  # each task's own commands: classification's predict, translation's translate, yours
+        HANDLERS.update(task.commands(commands))
+        OPTION_SCOPES.update({name: dict(scopes) for name, scopes in task.option_scopes.items()})
+    commands.add_parser("networks", help="list the attention networks: what each reads, and its settings with their defaults")
     commands.add_parser("datasets", help="list the data sets: where each is found, or the command that fetches it")
     download = commands.add_parser(
         "download", help="fetch data sets or word vectors, check their SHA-256 and unpack them where the loaders look (docs/data.md)"
@@ -149,30 +110,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """``drga train``: a classification or a translation run, as the network asks (drga/tasks/run_config.py)."""
+    """``drga train``: a run of the task that trains the requested network (``drga/registry.py`` · ``task_for_network``),
+    through the Python API's door (``drga.api.train``) whatever the task."""
     from drga import api, distributed
-    from drga.tasks.run_config import load_run_config, translates
-    from drga.tasks.translation.config import requested_network
+    from drga.data.embeddings import VECTOR_SETS
+    from drga.tasks.run_config import experiment, requested_task
 
     _refuse_unread_train_options(args)
-    overrides = flag_overrides(args, sys.stderr.isatty(), CLASSIFICATION_FLAGS)
-    if translates(requested_network(args.config, overrides)):
-        _refuse_classification_flags(args)
+    interactive = sys.stderr.isatty()
+    task = requested_task(args.config, flag_overrides(args, interactive))
+    _refuse_options_of_other_tasks(args, task)
+    overrides = flag_overrides(args, interactive, task.train_options)
     first_process = not distributed.launched_by_torchrun() or os.environ.get("RANK") == "0"
-    config = load_run_config(
-        args.config, overrides, report=lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None
+    config = task.load_config(
+        args.config, overrides, lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None
     )
-    if isinstance(config, ExperimentConfig):
-        from drga.data.embeddings import VECTOR_SETS
-
-        refuse_unread_data_dir(args, config.data, config.network.vectors in VECTOR_SETS)
+    shared = experiment(config)
+    refuse_unread_data_dir(args, shared.data, shared.network.vectors in VECTOR_SETS)
     try:  # under torchrun (docs/distributed.md) the trainer joins a process group; leave it at the end
-        if isinstance(config, ExperimentConfig):
-            api.train(config, resume=args.resume, overwrite=args.overwrite, force=args.force)  # the Python API's door
-        else:
-            from drga.trainer import TranslationTrainer
-
-            TranslationTrainer(config, resume=args.resume, overwrite=args.overwrite, force=args.force).run()
+        api.train(config, resume=args.resume, overwrite=args.overwrite, force=args.force)  # the Python API's door
     finally:
         distributed.cleanup()
     return 0
@@ -199,115 +155,39 @@ def _train_scope(name: str) -> str:
     return scope
 
 
-def _refuse_classification_flags(args: argparse.Namespace) -> None:
-    """The options only classification reads, refused for a translation network."""
-    if getattr(args, "track_examples", None) is not None:  # the tracked-sentence pictures are classification's
-        raise refuse_option("track_examples", _train_scope("track_examples"), "a translation network tracks no sentences; drop it")
-    if args.tsv is not None:
-        raise refuse_option("tsv", _train_scope("tsv"),
-                            "translation reads parallel text (--dataset multi30k-en-de or parallel); drop --tsv")
+def _refuse_options_of_other_tasks(args: argparse.Namespace, task: TaskSpec) -> None:
+    """The ``drga train`` options that only other tasks read (their ``train_options``), refused for a network of ``task``."""
+    own = {dest for dest, _ in task.train_options}
+    network = args.net or "this network"
+    for other in task_specs():
+        for dest, _ in other.train_options:
+            if dest not in own and getattr(args, dest, None) is not None:
+                raise refuse_option(dest, _train_scope(dest), f"{network} is a {task.name} network, which does not read it; drop it")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    """``drga evaluate``: what the checkpoint's task reports of a split (its registration's ``evaluate``)."""
     from drga.checkpoint_format import load_checkpoint
-    from drga.data import BatchIterator
-    from drga.tasks.classification.evaluation import evaluate
-    from drga.tasks.classification.trained import data_for, load_trained
-    from drga.tasks.translation.commands import evaluate_translation_checkpoint
-    from drga.tasks.translation.trained import is_translation_checkpoint
 
     payload = load_checkpoint(args.checkpoint)
-    if is_translation_checkpoint(payload):  # perplexity, BLEU and chrF (drga/nmt)
-        return evaluate_translation_checkpoint(args, payload)
-    if args.beam is not None:
-        raise refuse_option("beam", "translation checkpoints (beam search)",
-                            f"{args.checkpoint} is a classification checkpoint; drop --beam")
-    tsv_implies_dataset(args)
-    model = load_trained(args.checkpoint, device=args.device or "cpu")
-    config = model.config
-    for flag, key in (("dataset", "dataset"), ("data_dir", "data_dir"), ("tsv", "tsv_path")):
-        if getattr(args, flag) is not None:
-            setattr(config.data, key, getattr(args, flag))
-    config.data.train_fraction = 1.0
-    refuse_unread_data_dir(args, config.data)  # the checkpoint holds its embeddings: no vectors are found by name
-    data = data_for(model, args.checkpoint)  # labels matched to the network's outputs by name
-    examples = data.test if args.split == "test" else data.dev
-    batches = BatchIterator(examples, config.data.batch_size * 2, shuffle=False)
-    where = f"{config.data.dataset} {args.split} ({len(examples)} examples)"
-    print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {where}")
-    for mode in MODES:
-        if mode == Mode.WITH_AGENT and not model.has_agent:
-            print(f"  {mode:10s}  -  (this checkpoint has no trained agent)")
-            continue
-        result = evaluate(model.network, batches, config.reward, mode, model.policy, model.strength().detach(), model.device)
-        print(f"  {mode:10s}  accuracy {result.accuracy:.4f}  reward {result.reward:.3f}  N/L {result.highlighted_fraction:.3f}")
-    return 0
-
-
-def cmd_translate(args: argparse.Namespace) -> int:
-    from drga.tasks.translation.commands import translate_lines
-
-    return translate_lines(args)
-
-
-def cmd_predict(args: argparse.Namespace) -> int:
-    """``drga predict``: the label of each input line (with ``--probabilities`` or ``--json``, more)."""
-    import json
-
-    from drga.prediction import EmptyTextError, load
-
-    model = load(args.checkpoint, device=args.device)
-    source = args.input or "the input"
-    texts = _input_lines(args.input)
-    try:
-        predictions = model.predictions(texts, args.mode, args.batch_size)
-    except EmptyTextError as error:
-        what = "is empty" if not texts[error.position].strip() else f"holds no token ({texts[error.position]!r})"
-        raise UserError(f"line {error.position + 1} of {source} {what}: predict reads one text per line; remove it") from None
-    for prediction in predictions:
-        if args.json:
-            print(json.dumps(prediction.as_dict(digits=6), ensure_ascii=False))
-        elif args.probabilities:
-            print("\t".join([prediction.label, *(f"{name}={p:.4f}" for name, p in prediction.probabilities.items())]))
-        else:
-            print(prediction.label)
-    tokens = sum(len(prediction.tokens) for prediction in predictions)
-    unknown = sum(len(prediction.unknown) for prediction in predictions)
-    cut = sum(prediction.cut for prediction in predictions)
-    mode = args.mode or model.default_mode
-    summary = (f"drga predict: {counted(len(predictions), 'text')}, {model.about}, {mode}; {unknown} of {counted(tokens, 'token')} "
-               "not in its vocabulary (<unk>)")
-    cut_note = f"; {counted(cut, 'text')} cut to data.max_length = {model.data.max_length} tokens" if cut else ""
-    print(summary + cut_note, file=sys.stderr)
-    return 0
-
-
-def _input_lines(path: str | None) -> list[str]:
-    """The lines of ``path`` (stdin when None) without their line ends (\\n or \\r\\n), UTF-8 (a byte-order mark dropped)."""
-    from pathlib import Path
-
-    stdin = getattr(sys.stdin, "buffer", None)
-    raw: bytes | None = Path(path).read_bytes() if path is not None else stdin.read() if stdin is not None else None
-    if raw is None:  # a text stream stands in for stdin (tests, embedding)
-        text = sys.stdin.read()
-    else:
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            line = raw[: error.start].count(b"\n") + 1
-            raise UserError(f"line {line} of {path or 'the input'} is not UTF-8 (byte 0x{raw[error.start]:02x}); give UTF-8 text") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":  # the last line's end
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    task = task_of_checkpoint(payload)
+    if task is None:
+        raise UserError(f"{args.checkpoint} is a checkpoint of the task '{payload.get('task')}', which is not registered here: "
+                        "register it first (docs/extending.md)")
+    if task.evaluate is None:
+        raise UserError(f"{args.checkpoint} is a {task.name} checkpoint, and that task registered no `drga evaluate`")
+    return task.evaluate(args, payload)
 
 
 def cmd_networks(_: argparse.Namespace) -> int:
-    from drga.baselines import NETWORK_INPUTS, NETWORKS
+    """``drga networks``: each registered network, what it reads, its first docstring line, and its settings with their defaults."""
+    from drga.registry import network_specs
 
-    for name in sorted(NETWORKS):
-        doc = (NETWORKS[name].__doc__ or "").strip().splitlines()[0]
-        print(f"{name:16s} {NETWORK_INPUTS.get(name, 'text'):7s} {doc}")
+    for spec in sorted(network_specs(), key=lambda spec: spec.name):
+        doc = (spec.factory.__doc__ or "").strip().splitlines()
+        print(f"{spec.name:16s} {spec.input:7s} {doc[0] if doc else ''}".rstrip())
+        settings = ", ".join(f"{name}={value!r}" for name, value in spec.setting_defaults().items())
+        print(f"{'':16s} {'':7s} settings: {settings or '(none)'}" + (f"; task: {spec.task}" if spec.task else ""))
     return 0
 
 
@@ -371,7 +251,8 @@ def cmd_vectors(_: argparse.Namespace) -> int:
 
 #: Where each option of the commands above is read: None, by every use of the command; else what it applies to, and given
 #: anywhere else it is refused with exit 2 (a user's mistake never becomes a silently ignored option). The extensions
-#: (:data:`EXTENSIONS`) keep their own; tests/test_user_mistakes.py walks every option of every command.
+#: (:data:`EXTENSIONS`) and the tasks' commands (their registrations' ``option_scopes``) keep their own;
+#: tests/test_user_mistakes.py walks every option of every command.
 TRAIN_SCOPES: dict[str, str | None] = {
     "dataset": None, "data_dir": DATA_DIR_SCOPE, "tsv": "the tsv data set of a classification network", "device": None, "net": None,
     "agent": None, "config": None, "set": None, "seed": None, "logdir": None, "run_name": None, "resume": None,
@@ -384,9 +265,6 @@ OPTION_SCOPES: dict[str, dict[str, str | None]] = {
     "demo": TRAIN_SCOPES,
     "evaluate": {"checkpoint": None, "dataset": None, "data_dir": DATA_DIR_SCOPE, "tsv": "the tsv data set of a classification checkpoint",
                  "device": None, "split": None, "beam": "translation checkpoints"},
-    "predict": {name: None for name in ("checkpoint", "input", "mode", "probabilities", "json", "batch_size", "device")},
-    "translate": {**{name: None for name in ("checkpoint", "input", "output", "mode", "beam", "batch_size", "reference", "device",
-                                             "no_progress")}, "length_penalty": "beam search (a beam above 1)"},
     "networks": {}, "datasets": {}, "vectors": {},
     "download": {"names": None, "dir": "fetching NAMEs", "list": "listing what can be fetched (without NAMEs)"},
 }
@@ -396,8 +274,6 @@ HANDLERS: dict = {
     "train": cmd_train,
     "demo": cmd_train,
     "evaluate": cmd_evaluate,
-    "predict": cmd_predict,
-    "translate": cmd_translate,
     "networks": cmd_networks,
     "datasets": cmd_datasets,
     "download": cmd_download,
@@ -428,7 +304,14 @@ def configure_logging(quiet: bool = False, verbose: bool = False) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        parser = build_parser()  # the tasks' commands: the registry imports the modules of $DRGA_PLUGINS
+    except USER_ERRORS as error:
+        if os.environ.get("DRGA_DEBUG"):
+            raise
+        print(f"drga: error: {error}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     configure_logging(args.quiet, args.verbose)
     keep_freed_memory()  # CPU training: freed tensors stay mapped for the next step (drga/allocator.py)
     handler = HANDLERS[args.command]

@@ -619,13 +619,16 @@ NETWORK_DEFAULTS: Mapping[str, dict[str, Any]] = _NetworkDefaults()
 
 
 def load_config(
-    path: str | Path | None = None, overrides: list[str] | None = None, report: Callable[[str], None] | None = None
+    path: str | Path | None = None, overrides: list[str] | None = None, report: Callable[[str], None] | None = None,
+    *, into: ExperimentConfig | None = None,
 ) -> ExperimentConfig:
     """Defaults, then the TOML file, then ``section.key=value`` overrides, then the data set's tuned
     reward values (``reward.per_dataset``) and the network's own
     defaults (``NETWORK_DEFAULTS``) for what neither set, then validation. ``report`` is told
-    which network defaults were applied, and which given ``[network]`` settings the network does not take."""
-    config = ExperimentConfig()
+    which network defaults were applied, and which given ``[network]`` settings the network does not take.
+    ``into``: the configuration to fill instead of a fresh :class:`ExperimentConfig` (a task's own class, a
+    subclass of it: docs/extending.md, "A new task"); it is returned."""
+    config = into if into is not None else ExperimentConfig()
     given: set[str] = set()
     mapping: dict[str, Any] = {}
     if path is not None:
@@ -667,6 +670,21 @@ def _choose_plugins(config: ExperimentConfig, mapping: dict[str, Any], overrides
                 name = value.strip()
         if isinstance(name, str):
             getattr(config, section).name = name
+
+
+def requested_network(path: str | Path | None, overrides: list[str]) -> str | None:
+    """The network a config file plus overrides ask for (the last word wins), or None: what says which task
+    a run is (``drga/tasks/run_config.py``)."""
+    name = None
+    if path is not None and Path(path).is_file():
+        try:
+            name = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("network", {}).get("name", name)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    for item in overrides:
+        if item.split("=", 1)[0].strip() == "network.name" and "=" in item:
+            name = item.split("=", 1)[1].strip()
+    return name
 
 
 #: ``[network]`` keys that are the toolkit's, not a network's settings.

@@ -1,5 +1,5 @@
 """The names that configurations, checkpoints and result files share: Algorithm 1's phases, the parts
-a phase trains, the two evaluation modes, and the keys of a results.json row.
+a phase trains, the two evaluation modes, the splits, the rows of the final report, and the keys of a results.json row.
 
 Each is a ``str`` enum: a member *is* its string (``Mode.NET_ONLY == "net-only"``), so JSON, TOML,
 f-strings, reprs and dictionary keys see exactly the strings they saw before the enums existed, and
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from drga.errors import UserError
@@ -85,6 +87,16 @@ class Split(Name):
     TEST = "test"
 
 
+class ResultRow(Name):
+    """The rows of a run's final report (results.json's ``results``, a result file's ``rows``): one per phase,
+    each read at that phase's best checkpoints (``Phase.report_label`` in :mod:`drga.runner.phases`)."""
+
+    PRETRAIN_ONLY = "baseline (pretrain only)"
+    EQUAL_BUDGET = "baseline (equal budget)"  #: the equal-budget baseline
+    AGENT_ON_FROZEN = "agent on frozen network"
+    DRGA = "DRGA (co-trained)"
+
+
 def score_key(split: Split | str, mode: Mode | str, beam: bool = False) -> str:
     """The key of a results.json row that holds ``split``'s scores in ``mode`` (``test_net-only``);
     with ``beam``, translation's beam-search scores (``test_net-only_beam``)."""
@@ -99,6 +111,54 @@ def epoch_key(mode: Mode | str) -> str:
 def history_key(mode: Mode | str, metric: str) -> str:
     """The key of an epoch record (results.json's ``history``, ``metrics.csv``) that holds a dev ``metric`` in ``mode``."""
     return f"{Split.DEV}_{Mode(mode)}_{metric}"
+
+
+def parse_history_key(key: str) -> tuple[Mode, str] | None:
+    """(mode, metric) of an epoch record's key that :func:`history_key` builds; None for any other key."""
+    for mode in MODES:
+        prefix = history_key(mode, "")
+        if key.startswith(prefix) and len(key) > len(prefix):
+            return mode, key[len(prefix):]
+    return None
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    """One epoch of a phase as results.json's ``history``, ``last.pt`` and a result file keep it (``metrics.csv``'s row):
+    ``phase``, ``epoch``, ``seconds`` (its wall time up to its selection), the epoch's mean training statistics, and its
+    dev numbers, each under ``dev_<mode>_<metric>`` (:func:`history_key`), in that order. :meth:`to_dict` writes the
+    keys :meth:`from_dict` reads, so a record read and written again is the same JSON."""
+
+    phase: str
+    epoch: int
+    seconds: float | None = None  #: None in a record without it
+    #: The epoch's mean training statistics (``loss``, ``reward``, ``beta``, ...: the learner's), in the order logged.
+    train: dict[str, Any] = field(default_factory=dict)
+    #: Mode → the task's dev numbers (accuracy, reward, ...; translation: perplexity, BLEU, ...).
+    dev: dict[Mode, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> EpochRecord:
+        train: dict[str, Any] = {}
+        dev: dict[Mode, dict[str, Any]] = {}
+        for key, value in record.items():
+            if key in ("phase", "epoch", "seconds"):
+                continue
+            cell = parse_history_key(key)
+            if cell is None:
+                train[key] = value
+            else:
+                dev.setdefault(cell[0], {})[cell[1]] = value
+        return cls(record["phase"], record["epoch"], record.get("seconds"), train, dev)
+
+    def to_dict(self) -> dict[str, Any]:
+        seconds = {} if self.seconds is None else {"seconds": self.seconds}
+        dev = {history_key(mode, metric): value for mode, numbers in self.dev.items() for metric, value in numbers.items()}
+        return {"phase": self.phase, "epoch": self.epoch, **seconds, **self.train, **dev}
+
+    def dev_number(self, mode: Mode | str, metric: str) -> Any:
+        """The epoch's dev ``metric`` in ``mode``; None where the epoch was not scored so."""
+        return self.dev.get(Mode(mode), {}).get(metric)
 
 
 def parse_score_key(key: str) -> tuple[Split, Mode] | None:
@@ -118,6 +178,17 @@ def row_epoch(row: Mapping[str, Any], mode: Mode | str) -> int | None:
     """The epoch a results.json row's ``mode`` cell was selected at; rows written before cells had
     their own epoch keep one ``epoch`` for the whole row."""
     return row.get(epoch_key(mode), row.get("epoch"))
+
+
+def best_checkpoint(run_dir: str | Path, phase: str, mode: str | None = None) -> Path:
+    """A phase's best checkpoint in its run folder: ``<phase>_best.pt``, the epoch its selecting mode chose, or with
+    ``mode`` the epoch that mode chose where it is not the selecting one (``cotrain_best_net-only.pt``)."""
+    return Path(run_dir) / best_checkpoint_name(phase, mode)
+
+
+def best_checkpoint_name(phase: str, mode: str | None = None) -> str:
+    """The file name of :func:`best_checkpoint`, as result files record it."""
+    return f"{phase}_best.pt" if mode is None else f"{phase}_best_{mode}.pt"
 
 
 def headline_score(scores: Mapping[str, Any]) -> float:

@@ -1,4 +1,4 @@
-"""The plug points: one registration for an attention network, one for a reward.
+"""The plug points: one registration for an attention network, one for a reward, one for a task.
 
 - :func:`register_network` (``@register_network("my-gru", input="text")`` on the class): the
   network's name (``network.name``, ``--net``), what it reads from a data set (``input``), its
@@ -8,6 +8,13 @@
 - :func:`register_reward` (``@register_reward("my-reward")`` on a class or function returning a
   :class:`drga.reward.Reward`): the reward ``reward.name`` chooses, with its settings read from
   ``[reward]`` the same way.
+- :func:`register_task` (``register_task(TaskSpec(...))``): a task's configuration class and loader,
+  its trainer, its checkpoints and inference loader, and its ``drga`` commands. ``drga train``,
+  the configuration loader (``drga/tasks/run_config.py``), the trainer (``drga/trainer.py``),
+  ``drga evaluate`` and ``drga.load`` find a task here: by the network (the task its registration
+  names, else the one that reads its input), by the configuration's class, by the checkpoint.
+
+All three kinds are kept by one :class:`Registry` each.
 
 A registered class's settings are checked against its constructor when it registers: each must be
 one of its parameters, and each parameter without a default must be a setting (or one of the
@@ -15,11 +22,11 @@ one of its parameters, and each parameter without a default must be a setting (o
 the settings of every registered network or reward (``drga/config.py``); a network is built with
 its own settings only (:meth:`NetworkSpec.build`).
 
-This module sits with the utilities, below every network and reward, so that the configuration
-can read the registries. The built-in networks and rewards register when their modules are
-imported (``drga.baselines``, ``drga.reward``); a lookup here imports them first, by name (as
-gymnasium's string entry points do), and so does it the modules named in ``$DRGA_PLUGINS``
-(comma-separated), so that a network or reward of your own is known to every ``drga`` command
+This module sits with the utilities, below every network, reward and task, so that the configuration
+can read the registries. The built-ins register when their modules are imported (``drga.baselines``,
+``drga.reward``, ``drga.tasks.classification.spec``, ``drga.tasks.translation.spec``); a lookup here
+imports them first, by name (as gymnasium's string entry points do), and so does it the modules
+named in ``$DRGA_PLUGINS`` (comma-separated), so that a plug-in of your own is known to every ``drga`` command
 and to the processes a local sweep starts (which inherit the environment).
 """
 
@@ -33,13 +40,15 @@ import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, Generic, Protocol, TypeVar, get_type_hints
 
 from drga.errors import UserError
 
 __all__ = [
-    "NetworkSpec", "RewardSpec", "RegistryError", "register_network", "register_reward", "network_spec", "find_network",
-    "network_names", "reward_spec", "find_reward", "reward_names", "plugin_setting", "unregister_network", "unregister_reward",
+    "NetworkSpec", "RewardSpec", "TaskSpec", "Registry", "RegistryError", "register_network", "register_reward", "register_task",
+    "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_spec", "find_task",
+    "task_names", "task_specs", "task_for_network", "task_of_config", "task_of_checkpoint", "plugin_setting", "unregister_network",
+    "unregister_reward", "unregister_task",
 ]
 
 #: What a network may read from a data set: token sequences; an aspect term too; the sentences of a
@@ -51,6 +60,10 @@ POSITIONAL = ("vocab_size", "num_classes")
 #: Modules whose import registers the built-in networks and rewards.
 NETWORK_PLUGINS = ("drga.baselines",)
 REWARD_PLUGINS = ("drga.reward",)
+#: Modules whose import registers the built-in tasks (each registers its own :class:`TaskSpec`).
+TASK_PLUGINS = ("drga.tasks.classification.spec", "drga.tasks.translation.spec")
+#: The task of a network no registration names (its loader says that the network is unknown).
+DEFAULT_TASK = "classification"
 #: The environment variable naming modules of your own to import before any lookup (comma-separated).
 PLUGINS_VARIABLE = "DRGA_PLUGINS"
 
@@ -189,6 +202,7 @@ class NetworkSpec(_Plugin):
 
     input: str = "text"
     tokenizer: Callable[[str | None], Any] | None = None
+    task: str | None = None  #: the task that trains it, when not the one that reads its input
 
     def accepts(self, key: str) -> bool:
         """Whether the constructor takes ``key`` (a setting, or a runtime argument such as ``embeddings``)."""
@@ -224,8 +238,56 @@ class RewardSpec(_Plugin):
         return self.factory(**(self.arguments(section) if section is not None else self.setting_defaults()))
 
 
-_NETWORKS: dict[str, NetworkSpec] = {}
-_REWARDS: dict[str, RewardSpec] = {}
+def _no_commands(commands: Any) -> dict[str, Callable[[Any], int]]:
+    return {}
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A registered task: everything the entry points need to train it, read its configuration and
+    checkpoints, and answer its commands. The callables are the task's own (lazy where they import
+    what sits above the registry: the trainer, the command handlers)."""
+
+    #: Its name; a checkpoint of it records it as ``task`` (classification's, from before tasks had names, none).
+    name: str
+    #: Its configuration class (:class:`drga.config.ExperimentConfig` or one with it inside): each task has its own.
+    config: type
+    #: ``(path, overrides, report) -> config``: the configuration from a TOML file and ``section.key=value`` overrides.
+    load_config: Callable[..., Any]
+    #: ``(config, **options) -> runner``: the :class:`drga.runner.PhaseRunner` that trains it (options: ``resume``,
+    #: ``overwrite``, ``force``, ``log``, ``callbacks``).
+    trainer: Callable[..., Any]
+    #: ``config -> str``: its ``config.toml``.
+    to_toml: Callable[[Any], str]
+    #: What its networks read (:data:`INPUTS`, or a word of its own); a network reading one is its network,
+    #: unless the network's registration names another task (``task=``).
+    inputs: tuple[str, ...] = ()
+    #: ``config -> ExperimentConfig``: the sections every task shares (default: the configuration itself).
+    shared: Callable[[Any], Any] = lambda config: config
+    #: ``payload -> bool``: whether a loaded checkpoint is one of its (default: its ``task`` entry is the name).
+    owns_checkpoint: Callable[[Mapping[str, Any]], bool] | None = None
+    #: ``(path, device=...) -> model``: a checkpoint ready for inference (``drga.load`` loads classification's).
+    load: Callable[..., Any] | None = None
+    #: ``(args, payload) -> exit status``: ``drga evaluate`` on one of its checkpoints.
+    evaluate: Callable[[Any, dict[str, Any]], int] | None = None
+    #: ``commands -> {name: handler}``: adds its own ``drga`` subcommands to argparse's subparsers object.
+    commands: Callable[[Any], dict[str, Callable[[Any], int]]] = _no_commands
+    #: Where each option of its commands is read (``drga.cli.OPTION_SCOPES``'s form).
+    option_scopes: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
+    #: ``drga train`` options that only this task reads, each with the setting it sets: given for another task, refused.
+    train_options: tuple[tuple[str, str], ...] = ()
+    #: What to do with one of its checkpoints instead of ``drga predict`` (a task with no ``load``).
+    inference: str = ""
+
+    @property
+    def factory(self) -> Any:
+        return self.trainer
+
+    def holds(self, payload: Mapping[str, Any]) -> bool:
+        """Whether ``payload`` (a loaded checkpoint) is one of this task's."""
+        return self.owns_checkpoint(payload) if self.owns_checkpoint is not None else payload.get("task") == self.name
+
+
 _LOADED: set[str] = set()
 
 
@@ -250,6 +312,74 @@ def _check_name(kind: str, name: str) -> None:
         raise RegistryError(f"a {kind} name must be a non-empty word without spaces, '=', ',' or brackets, got {name!r}")
 
 
+S = TypeVar("S", bound="_Named")
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def factory(self) -> Any: ...
+
+
+class Registry(Generic[S]):
+    """The registered plug-ins of one kind (networks, rewards, tasks), by name, in registration order.
+
+    A lookup imports the modules that register the built-ins (``plugins``, by name) and those of
+    ``$DRGA_PLUGINS`` first, so that whoever asks never imports a layer above its own.
+    """
+
+    def __init__(self, kind: str, plugins: tuple[str, ...]):
+        self.kind, self.plugins = kind, plugins
+        self._entries: dict[str, S] = {}
+
+    def add(self, spec: S, replace: bool = False) -> None:
+        """Register ``spec`` under its name; another plug-in of that name is an error unless ``replace``."""
+        held = self._entries.get(spec.name)
+        if held is not None and not replace and held.factory is not spec.factory:
+            raise RegistryError(f"a {self.kind} named '{spec.name}' is registered already ({_describe(held.factory)}); "
+                                "choose another name or pass replace=True")
+        self._entries[spec.name] = spec
+
+    def remove(self, name: str) -> None:
+        self._entries.pop(name, None)
+
+    def find(self, name: str) -> S | None:
+        """The registered plug-in of that name, or None."""
+        if name not in self._entries:
+            _load(self.plugins)
+        return self._entries.get(name)
+
+    def get(self, name: str) -> S:
+        """The registered plug-in of that name; an error naming the registered ones otherwise."""
+        spec = self.find(name)
+        if spec is None:
+            names = self.names()
+            raise RegistryError(f"unknown {self.kind} '{name}'{_closest(name, names)}; choose one of: {', '.join(sorted(names))} "
+                                f"(a {self.kind} of your own: register it, docs/extending.md)")
+        return spec
+
+    def names(self) -> tuple[str, ...]:
+        """The registered plug-ins' names, in the order they registered."""
+        _load(self.plugins)
+        return tuple(self._entries)
+
+    def specs(self) -> list[S]:
+        """The registered plug-ins, in the order they registered."""
+        _load(self.plugins)
+        return self.registered()
+
+    def registered(self) -> list[S]:
+        """Those registered so far, without importing the built-ins' modules."""
+        return list(self._entries.values())
+
+
+_NETWORKS: Registry[NetworkSpec] = Registry("network", NETWORK_PLUGINS)
+_REWARDS: Registry[RewardSpec] = Registry("reward", REWARD_PLUGINS)
+_TASKS: Registry[TaskSpec] = Registry("task", TASK_PLUGINS)
+
+
 def register_network(
     name: str,
     *,
@@ -258,14 +388,15 @@ def register_network(
     defaults: Mapping[str, Any] | None = None,
     tokenizer: Callable[[str | None], Any] | None = None,
     runtime: tuple[str, ...] = ("embeddings",),
+    task: str | None = None,
     replace: bool = False,
 ) -> Callable[[Any], Any]:
     """Register an attention network under ``name``: a decorator of its class (or factory function).
 
     Args:
         name: ``network.name`` / ``--net``.
-        input: what it reads from a data set (:data:`INPUTS`); it must be the data set's, except that
-            a text network may read aspect data (ignoring the aspect).
+        input: what it reads from a data set (:data:`INPUTS`, or an input a registered task reads);
+            it must be the data set's, except that a text network may read aspect data (ignoring the aspect).
         settings: a dataclass of its ``[network]`` settings, each a constructor parameter; default: the
             constructor's keyword parameters with their annotations and defaults.
         defaults: run settings it wants where a configuration leaves them unset, ``"section.key"`` →
@@ -274,37 +405,27 @@ def register_network(
             toolkit's word vocabulary, the loader of that tokenizer from ``network.pretrained``.
         runtime: constructor arguments the toolkit passes itself, not settings (``embeddings``: the
             pretrained vectors of ``network.vectors``).
+        task: the registered task that trains it (:func:`register_task`); default: the task that
+            reads its ``input`` (classification: text, aspect, document; translation: parallel).
         replace: allow replacing a registered network of that name (else an error).
     """
     _check_name("network", name)
-    if input not in INPUTS:
-        raise RegistryError(f"network '{name}': input must be one of {', '.join(INPUTS)}, got {input!r}")
+    if input not in INPUTS and not any(input in spec.inputs for spec in _TASKS.specs()):
+        known = sorted({*INPUTS, *(i for spec in _TASKS.specs() for i in spec.inputs)})
+        raise RegistryError(f"network '{name}': input must be one of {', '.join(known)}, got {input!r}")
     for key in defaults or {}:
         if key.count(".") != 1:
             raise RegistryError(f"network '{name}': a default's key must be section.key, got {key!r}")
 
     def register(factory: Any) -> Any:
-        if name in _NETWORKS and not replace and _NETWORKS[name].factory is not factory:
-            raise RegistryError(f"a network named '{name}' is registered already ({_describe(_NETWORKS[name].factory)}); "
-                                "choose another name or pass replace=True")
         fields = checked_settings(factory, settings, runtime) if settings is not None else derived_settings(factory, runtime)
-        _NETWORKS[name] = NetworkSpec(name, factory, fields, dict(defaults or {}), tuple(runtime), input, tokenizer)
+        _NETWORKS.add(NetworkSpec(name, factory, fields, dict(defaults or {}), tuple(runtime), input, tokenizer, task), replace)
         if inspect.isclass(factory) and getattr(factory, "net_name", "custom") == "custom":
             network_class: Any = factory  # a network class (AttentionNetwork's net_name), not any type
             network_class.net_name = name  # checkpoints and retrofit() name a network by it
         return factory
 
     return register
-
-
-def unregister_network(name: str) -> None:
-    """Remove a registered network (tests; a registration replaced in a notebook)."""
-    _NETWORKS.pop(name, None)
-
-
-def unregister_reward(name: str) -> None:
-    """Remove a registered reward (tests; a registration replaced in a notebook)."""
-    _REWARDS.pop(name, None)
 
 
 def register_reward(
@@ -316,69 +437,102 @@ def register_reward(
     _check_name("reward", name)
 
     def register(factory: Any) -> Any:
-        if name in _REWARDS and not replace and _REWARDS[name].factory is not factory:
-            raise RegistryError(f"a reward named '{name}' is registered already ({_describe(_REWARDS[name].factory)}); "
-                                "choose another name or pass replace=True")
         fields = checked_settings(factory, settings, skip=()) if settings is not None else derived_settings(factory, skip=())
-        _REWARDS[name] = RewardSpec(name, factory, fields)
+        _REWARDS.add(RewardSpec(name, factory, fields), replace)
         return factory
 
     return register
 
 
-def find_network(name: str) -> NetworkSpec | None:
-    """The registered network of that name, or None."""
-    if name not in _NETWORKS:
-        _load(NETWORK_PLUGINS)
-    return _NETWORKS.get(name)
-
-
-def network_spec(name: str) -> NetworkSpec:
-    """The registered network of that name; an error naming the registered ones otherwise."""
-    spec = find_network(name)
-    if spec is None:
-        raise RegistryError(f"unknown network '{name}'{_closest(name, network_names())}; choose one of: "
-                            f"{', '.join(sorted(network_names()))} (a network of your own: register it, docs/extending.md)")
+def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
+    """Register a task (:class:`TaskSpec`): ``drga train``, the configuration loader, the trainer,
+    ``drga evaluate`` and ``drga.load`` find it by the networks that name it (``task=``) or read one
+    of its ``inputs``, by its configuration's class and by its checkpoints."""
+    _check_name("task", spec.name)
+    for other in _TASKS.registered():  # not specs(): a built-in registering must not load the others first
+        if other.name == spec.name:
+            continue
+        if other.config is spec.config:
+            raise RegistryError(f"task '{spec.name}': its configuration class {spec.config.__name__} is task '{other.name}'s; "
+                                "give it a class of its own (a subclass will do)")
+        shared = sorted(set(other.inputs) & set(spec.inputs))
+        if shared:
+            raise RegistryError(f"task '{spec.name}': task '{other.name}' reads {', '.join(shared)} already; "
+                                "name the task in the registration of its networks instead (register_network(..., task=))")
+    _TASKS.add(spec, replace)
     return spec
 
 
-def network_names() -> tuple[str, ...]:
-    """The registered networks, in the order they registered."""
-    _load(NETWORK_PLUGINS)
-    return tuple(_NETWORKS)
+def unregister_network(name: str) -> None:
+    """Remove a registered network (tests; a registration replaced in a notebook)."""
+    _NETWORKS.remove(name)
+
+
+def unregister_reward(name: str) -> None:
+    """Remove a registered reward (tests; a registration replaced in a notebook)."""
+    _REWARDS.remove(name)
+
+
+def unregister_task(name: str) -> None:
+    """Remove a registered task (tests)."""
+    _TASKS.remove(name)
+
+
+find_network = _NETWORKS.find
+network_spec = _NETWORKS.get
+network_names = _NETWORKS.names
+find_reward = _REWARDS.find
+reward_spec = _REWARDS.get
+reward_names = _REWARDS.names
+find_task = _TASKS.find
+task_spec = _TASKS.get
+task_names = _TASKS.names
 
 
 def network_specs() -> Iterator[NetworkSpec]:
-    _load(NETWORK_PLUGINS)
-    return iter(list(_NETWORKS.values()))
+    return iter(_NETWORKS.specs())
 
 
-def find_reward(name: str) -> RewardSpec | None:
-    if name not in _REWARDS:
-        _load(REWARD_PLUGINS)
-    return _REWARDS.get(name)
+def task_specs() -> list[TaskSpec]:
+    """The registered tasks, in the order they registered (classification, translation, then yours)."""
+    return _TASKS.specs()
 
 
-def reward_spec(name: str) -> RewardSpec:
-    """The registered reward of that name; an error naming the registered ones otherwise."""
-    spec = find_reward(name)
-    if spec is None:
-        raise RegistryError(f"unknown reward '{name}'{_closest(name, reward_names())}; choose one of: "
-                            f"{', '.join(sorted(reward_names()))} (a reward of your own: register it, docs/extending.md)")
-    return spec
+def task_for_network(name: str | None) -> TaskSpec:
+    """The task that trains the network of that name: the one its registration names (``task=``), else
+    the one that reads its input; a name no network has: :data:`DEFAULT_TASK` (whose loader says so)."""
+    network = find_network(name) if name else None
+    if network is not None and network.task is not None:
+        return task_spec(network.task)
+    reads = network.input if network is not None else None
+    for spec in task_specs():
+        if reads in spec.inputs:
+            return spec
+    if network is not None:
+        raise RegistryError(f"network '{name}' reads {reads} data, and no registered task reads them: register the task that "
+                            "trains it (docs/extending.md)")
+    return task_spec(DEFAULT_TASK)
 
 
-def reward_names() -> tuple[str, ...]:
-    _load(REWARD_PLUGINS)
-    return tuple(_REWARDS)
+def task_of_config(config: Any) -> TaskSpec:
+    """The task whose configuration ``config`` is (its class: each task has its own)."""
+    for spec in task_specs():
+        if type(config) is spec.config:
+            return spec
+    raise RegistryError(f"{type(config).__name__} is the configuration of no registered task "
+                        f"(theirs: {', '.join(spec.config.__name__ for spec in task_specs())})")
+
+
+def task_of_checkpoint(payload: Mapping[str, Any]) -> TaskSpec | None:
+    """The task whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`), or None."""
+    return next((spec for spec in task_specs() if spec.holds(payload)), None)
 
 
 def _specs(section: str) -> list[_Plugin]:
     if section == "network":
-        return list(network_specs())
+        return list(_NETWORKS.specs())
     if section == "reward":
-        _load(REWARD_PLUGINS)
-        return list(_REWARDS.values())
+        return list(_REWARDS.specs())
     return []
 
 

@@ -30,7 +30,9 @@ from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 import tuned_study
-from tuned_study import AGENT_SIZES, BASELINE_RUN, CONFIG, DRGA_RUN, Layout, read_json, say_plan, seeds_of, sweep
+from tuned_study import AGENT_SIZES, BASELINE_RUN, DRGA_RUN, Layout, read_json, say_plan, seeds_of, sweep
+
+from drga.names import PhaseName, best_checkpoint
 
 ROOT = checkout.ROOT
 #: Table I's one cell.
@@ -46,18 +48,15 @@ class AgentSizeLayout(Layout):
 
     @property
     def regime(self) -> Path:
-        return self.results / STUDY
-
-    @property
-    def study(self) -> Path:
+        """The study's folder of result files (the tuned study's ``tuned-regime/``, which its pretraining writes to)."""
         return self.results / STUDY
 
     @property
     def parameters(self) -> Path:
-        return self.study / "parameters.json"
+        return self.regime / "parameters.json"
 
     def size_result(self, kind: str, seed: int) -> Path:
-        return self.study / kind / f"{tuned_study.run_name(CELL, seed)}.json"
+        return self.regime / kind / f"{tuned_study.run_name(CELL, seed)}.json"
 
     def size_folder(self, kind: str, seed: int) -> Path:
         return self.logdir / kind / tuned_study.run_name(CELL, seed)
@@ -82,21 +81,22 @@ def equal_budget_epochs(config: str, settings: list[str]) -> int:
 
 
 def parameter_count(checkpoint: Path, entry: str) -> int:
-    from drga.checkpoint_format import load_checkpoint
+    from drga.checkpoint_format import CheckpointPayload
 
-    state = load_checkpoint(checkpoint).get(entry) or {}
+    payload = CheckpointPayload.read(checkpoint)
+    state = {"network": payload.network_state, "policy": payload.policy_state}[entry]
     return int(sum(tensor.numel() for tensor in state.values()))
 
 
 def record_parameters(layout: AgentSizeLayout, seed: int, config: str) -> None:
     """The network's and each size's agent's parameter counts, from ``seed``'s best checkpoints (the same at every seed)."""
     record = read_json(layout.parameters) or {}
-    network = layout.run_folder("pretrain", CELL, seed) / "pretrain_best.pt"
+    network = best_checkpoint(layout.run_folder("pretrain", CELL, seed), PhaseName.PRETRAIN)
     if "network" not in record and network.exists():
         record["network"] = parameter_count(network, "network")
     agents = record.setdefault("agent", {})
     for size in AGENT_SIZES:
-        best = layout.size_folder(size, seed) / "agent_best.pt"
+        best = best_checkpoint(layout.size_folder(size, seed), PhaseName.AGENT)
         if size not in agents and best.exists():
             agents[size] = parameter_count(best, "policy")
     from drga.config import load_config
@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     todo: list[tuple[str, tuple[str, str], int]] = []
     unfinished = [seed for seed in args.seeds if not all(layout.size_result(kind, seed).exists() for kind in kinds())]
     # a seed still to run needs its network: pretrained (again, to the recorded checksum) where it is not on this disk
-    pretrain = sum(not (layout.run_folder("pretrain", CELL, seed) / "pretrain_best.pt").exists() for seed in unfinished)
+    pretrain = sum(not best_checkpoint(layout.run_folder("pretrain", CELL, seed), PhaseName.PRETRAIN).exists() for seed in unfinished)
     if pretrain:
         todo.append(("pretrain", CELL, pretrain))
     baseline = sum(not layout.size_result(BASELINE, seed).exists() for seed in args.seeds)
@@ -139,7 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 continue
             print(f"[run] seed {seed}: {kind}", flush=True)
             status = max(status, sweep(args, kind, CELL, [seed], [*settings_of(kind, equal_budget), f"train.init_from={network}"],
-                                       layout.study / kind))
+                                       layout.regime / kind))
         record_parameters(layout, seed, args.config)
     return status
 
@@ -149,13 +149,8 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="the runs still to do")
     run.add_argument("--seeds", type=seeds_of, default=list(range(5)), help="0-4 (default), 0,3 or 2")
-    run.add_argument("--config", default=CONFIG, help=f"the base TOML file (default {CONFIG})")
-    run.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override of every run (repeatable)")
-    run.add_argument("--results", default="experiments/results", help="where the committed files go (default experiments/results)")
-    run.add_argument("--logdir", default="runs/agent-size", help="run folders and networks (default runs/agent-size)")
-    run.add_argument("--jobs", type=int, default=1, help="runs at a time in a sweep")
-    run.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1: the recorded networks' count)")
-    run.add_argument("--dry-run", action="store_true", help="print the plan only")
+    tuned_study.add_run_options(run, logdir="runs/agent-size", jobs_help="runs at a time in a sweep",
+                                threads_help="torch threads per run (default 1: the recorded networks' count)")
     tables = commands.add_parser("tables", help="the page from the committed files alone")
     tables.add_argument("--results", default="experiments/results")
     tables.add_argument("--out", default="docs/results/agent_size.md")

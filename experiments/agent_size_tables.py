@@ -22,13 +22,14 @@ from typing import Any
 import checkout  # noqa: F401  (first: this checkout's drga)
 import regime_tables as regime
 from agent_size_study import AGENT_SIZES, BASELINE, CELL, STUDY
+from study_stats import holm_adjust, paired_comparison, t_interval
 
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
+from drga.analysis.stats import mean_std_text
+from drga.names import ResultRow
 
 COMMAND = "python experiments/agent_size_study.py tables"
 #: The rows of a result file the table reads.
-PRETRAIN_ONLY, EQUAL_BUDGET, AGENT_ROW, DRGA = ("baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network",
-                                                "DRGA (co-trained)")
+PRETRAIN_ONLY, EQUAL_BUDGET, AGENT_ROW, DRGA = ResultRow.PRETRAIN_ONLY, ResultRow.EQUAL_BUDGET, ResultRow.AGENT_ON_FROZEN, ResultRow.DRGA
 #: The paper's Table I (../shared/paper/tables.md): parameters (K), iterations, accuracy per size; its baseline row.
 PAPER = {
     "1x100": (3315, 920, 93.8), "1x200": (3446, 1228, 94.3), "1x300": (3597, 1420, 94.9), "2x100": (3336, 1120, 94.8),

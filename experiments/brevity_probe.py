@@ -32,7 +32,7 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from drga.data.parallel import ParallelBatchIterator
 from drga.errors import UserError
-from drga.names import MODES, Mode
+from drga.names import MODES, EpochRecord, Mode
 from drga.sweep.results import portable_paths
 from drga.tasks.translation.commands import evaluation_pairs
 from drga.tasks.translation.evaluation import decode_pairs, decode_settings, teacher_forced_scores
@@ -120,15 +120,15 @@ def history_table(results_file: Path) -> str:
         "| phase | epoch | mode | dev BLEU | brevity penalty | hypothesis / reference tokens | P(stop early) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for entry in history:
+    for record in map(EpochRecord.from_dict, history):
         for mode in MODES:
-            key = f"dev_{mode}_"
-            if entry.get(key + "hypothesis_length") is None:
+            dev = record.dev.get(mode, {})
+            if dev.get("hypothesis_length") is None:
                 continue
-            hypothesis, reference = entry[key + "hypothesis_length"], entry[key + "reference_length"]
+            hypothesis, reference = dev["hypothesis_length"], dev["reference_length"]
             lines.append(
-                f"| {entry['phase']} | {entry['epoch']} | {mode} | {entry[key + 'bleu']:.2f} | {entry[key + 'brevity_penalty']:.3f} | "
-                f"{hypothesis:,.0f} / {reference:,.0f} ({hypothesis / reference:.3f}) | {entry[key + 'early_stop_probability']:.4f} |"
+                f"| {record.phase} | {record.epoch} | {mode} | {dev['bleu']:.2f} | {dev['brevity_penalty']:.3f} | "
+                f"{hypothesis:,.0f} / {reference:,.0f} ({hypothesis / reference:.3f}) | {dev['early_stop_probability']:.4f} |"
             )
     return "\n".join(lines)
 

@@ -33,11 +33,13 @@ from typing import Any
 
 from checkout import ROOT
 
+from drga.names import Mode, PhaseName, best_checkpoint_name
+
 #: The attentions compared, in the order of every table: name → (checkpoint, evaluation mode).
 ATTENTIONS = {
-    "baseline": ("baseline_best.pt", "net-only"),
-    "drga-net-only": ("cotrain_best_net-only.pt", "net-only"),
-    "drga-with-agent": ("cotrain_best.pt", "with-agent"),
+    "baseline": (best_checkpoint_name(PhaseName.BASELINE), "net-only"),
+    "drga-net-only": (best_checkpoint_name(PhaseName.COTRAIN, Mode.NET_ONLY), "net-only"),
+    "drga-with-agent": (best_checkpoint_name(PhaseName.COTRAIN), "with-agent"),
 }
 #: Data sets whose labels are sentiment, where negation and intensification have a direction to act on.
 SENTIMENT_DATASETS = ("mr", "sst", "sst2")

@@ -21,12 +21,13 @@ from typing import Any
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 import numpy as np
+import selected_epochs
 from matplotlib.ticker import NullFormatter
+from study_stats import holm_adjust, paired_comparison
 
-from drga.analysis import selection
 from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
 from drga.analysis.polarity import drop_overlapping_labels
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, paired_effect_size
+from drga.analysis.stats import mean_std_text, paired_effect_size
 
 ATTENTIONS = ("baseline", "drga-net-only", "drga-with-agent")
 ATTENTION_NAMES = {"baseline": "equal-budget baseline α", "drga-net-only": "DRGA net-only α", "drga-with-agent": "DRGA with-agent α*"}
@@ -325,12 +326,13 @@ def group_table(dataset: str, rows: list[dict[str, Any]], group: str, random_lab
 
 def same_network_note(runs: list[dict[str, Any]], regime: Path) -> list[str]:
     """How many seeds' DRGA net-only network is the equal-budget baseline's, read from the study's result files
-    (``regime``, one per run): both rows at their phase's epoch 0 are the pretrained network (drga.analysis.selection)."""
+    (``regime``, one per run): both rows at their phase's epoch 0 are the pretrained network (experiments/selected_epochs.py)."""
     files = [regime / f"{run['run']}.json" for run in runs]
     if not all(file.exists() for file in files):
         return []
     results = [json.loads(file.read_text(encoding="utf-8")) for file in files]
-    same = sum(all(selection.selected_epoch(r, row, "net-only") == 0 for row in (selection.BASELINE, selection.DRGA)) for r in results)
+    rows = (selected_epochs.BASELINE, selected_epochs.DRGA)
+    same = sum(all(selected_epochs.selected_epoch(r, row, "net-only") == 0 for row in rows) for r in results)
     if not same:
         return []
     return [f"In {same} of {len(runs)} seeds DRGA net-only and the equal-budget baseline are one network: both kept the "
@@ -623,7 +625,7 @@ unless said otherwise:
   SUBJ is left out: negation flips sentiment, not subjectivity, so the view has no direction to test there.
 
 **Statistics.** Each cell is mean ± std over seeds (the count in brackets). DRGA (each mode) is compared with
-the equal-budget baseline by the paired t-test over seeds (`drga.analysis.stats.paired_comparison`), with
+the equal-budget baseline by the paired t-test over seeds (`paired_comparison`, experiments/study_stats.py), with
 Cohen's d_z (mean paired difference over its std) as the effect size and Holm's correction over every tested
 measure and both modes of the data set (`holm_adjust`; side measures included, see *Holm's families* above), and
 beside each focus and faithfulness p its Holm p within its own question's family; references, controls and token

@@ -20,15 +20,15 @@ from pathlib import Path
 import checkout  # noqa: F401  (first: this checkout's drga)
 
 from drga.analysis.stats import mean_std_text
-from drga.names import Mode
+from drga.names import Mode, ResultRow
 from drga.sweep.results import accuracy
 
 ROWS = [
-    ("baseline, pretrain epochs only", "baseline (pretrain only)", "net-only"),
-    ("baseline, equal budget", "baseline (equal budget)", "net-only"),
-    ("agent on frozen pretrained network", "agent on frozen network", "with-agent"),
-    ("+DRGA, net-only", "DRGA (co-trained)", "net-only"),
-    ("+DRGA, with-agent", "DRGA (co-trained)", "with-agent"),
+    ("baseline, pretrain epochs only", ResultRow.PRETRAIN_ONLY, "net-only"),
+    ("baseline, equal budget", ResultRow.EQUAL_BUDGET, "net-only"),
+    ("agent on frozen pretrained network", ResultRow.AGENT_ON_FROZEN, "with-agent"),
+    ("+DRGA, net-only", ResultRow.DRGA, "net-only"),
+    ("+DRGA, with-agent", ResultRow.DRGA, "with-agent"),
 ]
 
 
@@ -78,8 +78,8 @@ def main() -> None:
             for label, key, mode in ROWS:
                 if (score := accuracy(payload, key, mode)) is not None:
                     table[label][dataset].append(score)
-            drga = accuracy(payload, "DRGA (co-trained)", Mode.WITH_AGENT)
-            base = accuracy(payload, "baseline (equal budget)", Mode.NET_ONLY)
+            drga = accuracy(payload, ResultRow.DRGA, Mode.WITH_AGENT)
+            base = accuracy(payload, ResultRow.EQUAL_BUDGET, Mode.NET_ONLY)
             if drga is not None and base is not None:
                 gains[dataset].append(drga - base)
             walls[dataset].append(payload["wall_seconds"])

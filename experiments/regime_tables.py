@@ -18,7 +18,7 @@ run of the same seed replaces its pretrain-only file.
    over seeds and Holm's correction across every cell of that column.
 3. **Selected epochs**: per cell and overall, how many runs read DRGA's rows at co-training
    epoch 0 (with the agent: the agent on the frozen network; net-only: the pretrained network)
-   and the equal-budget baseline at its epoch 0 (``drga.analysis.selection``).
+   and the equal-budget baseline at its epoch 0 (experiments/selected_epochs.py).
 4. **Runs**: seeds per cell, the commits the runs' code was at, mean wall time (a run that started
    from a pretrain-only run's network counts that run's pretraining in both; see ``run_seconds``).
 """
@@ -33,16 +33,17 @@ from collections import defaultdict
 from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
+from selected_epochs import start_counts_by_cell, start_table
+from study_stats import holm_adjust, paired_comparison, t_interval
 
-from drga.analysis.selection import start_counts_by_cell, start_table
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
-from drga.names import Mode, PhaseName, history_key
+from drga.analysis.stats import mean_std_text
+from drga.names import Mode, PhaseName, ResultRow, history_key
 from drga.sweep.results import cell_test_score, read_result_file
 
 #: The epoch record's dev accuracy of the network alone (the pretraining and baseline curves).
 DEV_ACCURACY = history_key(Mode.NET_ONLY, "accuracy")
 
-PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
+PRETRAIN, BASELINE, AGENT, DRGA = ResultRow.PRETRAIN_ONLY, ResultRow.EQUAL_BUDGET, ResultRow.AGENT_ON_FROZEN, ResultRow.DRGA
 
 #: Issue 15's targets for the pretrained baselines (test accuracy %, GloVe 6B 50d, mean of 3 seeds).
 TARGETS = {

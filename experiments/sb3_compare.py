@@ -22,7 +22,7 @@ import checkout  # noqa: F401  (first: this checkout's drga)
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from drga.config import load_config
-from drga.names import Mode, history_key
+from drga.names import EpochRecord, Mode, PhaseName, ResultRow
 from drga.sweep.results import accuracy as result_accuracy
 from drga.tasks.classification.data import prepare_data
 
@@ -82,19 +82,18 @@ def main() -> None:
     for agent in args.agents:
         run_dir = train(agent, args)
         payload = json.loads((run_dir / "results.json").read_text())
-        history = payload["history"]
-        phase2 = [r for r in history if r["phase"] == "agent"]
-        env_steps = phase2[-1].get("env_steps", len(phase2) * config.agent.samples * tokens)
+        phase2 = [record for record in map(EpochRecord.from_dict, payload["history"]) if record.phase == PhaseName.AGENT]
+        env_steps = phase2[-1].train.get("env_steps", len(phase2) * config.agent.samples * tokens)
         test = lambda row, mode, payload=payload: "-" if (score := result_accuracy(payload, row, mode)) is None else f"{100 * score:.2f}"
         accuracy.append(
-            f"| {agent} | {env_steps:,.0f} | {sum(r['seconds'] for r in phase2):.0f} "
-            f"| {test('agent on frozen network', 'with-agent')} | {test('DRGA (co-trained)', 'net-only')} "
-            f"| {test('DRGA (co-trained)', 'with-agent')} | {test('baseline (equal budget)', 'net-only')} |"
+            f"| {agent} | {env_steps:,.0f} | {sum(r.seconds or 0.0 for r in phase2):.0f} "
+            f"| {test(ResultRow.AGENT_ON_FROZEN, 'with-agent')} | {test(ResultRow.DRGA, 'net-only')} "
+            f"| {test(ResultRow.DRGA, 'with-agent')} | {test(ResultRow.EQUAL_BUDGET, 'net-only')} |"
         )
         for r in phase2:
             training.append(
-                f"| {agent} | {r['epoch']} | {r['reward']:.3f} | {r['highlighted_fraction']:.2f} | {r['policy_sigma']:.3f} "
-                f"| {100 * r[history_key(Mode.WITH_AGENT, 'accuracy')]:.2f} |"
+                f"| {agent} | {r.epoch} | {r.train['reward']:.3f} | {r.train['highlighted_fraction']:.2f} | {r.train['policy_sigma']:.3f} "
+                f"| {100 * r.dev_number(Mode.WITH_AGENT, 'accuracy'):.2f} |"
             )
         curves[agent] = {
             "trainer": {run: scalars(run_dir / "tb" / run, (tag,)).get(tag, []) for run, tag in TAGS},

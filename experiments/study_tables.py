@@ -29,16 +29,18 @@ from collections import defaultdict
 from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
+from study_stats import paired_comparison
 
-from drga.analysis.stats import bootstrap_ci, mean_std_text, paired_comparison
+from drga.analysis.stats import bootstrap_ci, mean_std_text
 from drga.config import tomllib  # the standard library's, or tomli before Python 3.11
+from drga.names import EpochRecord, ResultRow
 from drga.sweep.results import accuracy as results_accuracy
 
 #: (row of results.json, evaluation mode) of each model in the tables.
-EQUAL_BUDGET = ("baseline (equal budget)", "net-only")
-PRETRAIN_ONLY = ("baseline (pretrain only)", "net-only")
-DRGA_NET_ONLY = ("DRGA (co-trained)", "net-only")
-DRGA_WITH_AGENT = ("DRGA (co-trained)", "with-agent")
+EQUAL_BUDGET = (ResultRow.EQUAL_BUDGET, "net-only")
+PRETRAIN_ONLY = (ResultRow.PRETRAIN_ONLY, "net-only")
+DRGA_NET_ONLY = (ResultRow.DRGA, "net-only")
+DRGA_WITH_AGENT = (ResultRow.DRGA, "with-agent")
 
 #: Table layout: family → networks, in the order of the paper's Tables II–IV.
 FAMILIES = {
@@ -64,7 +66,7 @@ def load_runs(logdir: Path, seeds: set[int] | None = None) -> tuple[dict[tuple[s
             continue
         payload = json.loads(results.read_text())
         config = payload["config"]
-        epochs = [record.get("seconds") for record in payload.get("history", [])]
+        epochs = [EpochRecord.from_dict(record).seconds for record in payload.get("history", [])]
         payload["wall_seconds"] = sum(e for e in epochs if e is not None) if any(e is not None for e in epochs) else None
         seed = int(config["run"]["seed"])
         if seeds is None or seed in seeds:

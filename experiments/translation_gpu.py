@@ -67,6 +67,7 @@ from pathlib import Path
 import checkout  # noqa: F401  (first: this checkout's drga)
 
 from drga.errors import UserError
+from drga.names import PhaseName, ResultRow, best_checkpoint
 from drga.sweep.results import portable_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -271,7 +272,7 @@ class Study:
         if stage == "pretrain":
             settings += PRETRAIN_ONLY
         else:
-            settings.append(f"train.init_from={self.run_folder('pretrain', chain.name) / 'pretrain_best.pt'}")
+            settings.append(f"train.init_from={best_checkpoint(self.run_folder('pretrain', chain.name), PhaseName.PRETRAIN)}")
         return [
             self.python, str(ROOT / "experiments" / "sweep.py"), "--config", str(ROOT / CONFIGS[chain.net]), "--nets", chain.net,
             "--datasets", DATASET, "--seeds", str(chain.seed), "--logdir", str(self.logdir(stage)), "--results", str(self.results(stage)),
@@ -461,7 +462,7 @@ def summary(manifest: dict, study: Study) -> list[str]:
         beams = ["-", "-"]
         if entry["finished"]:
             rows = json.loads((study.work / "results" / f"{name}.json").read_text(encoding="utf-8"))["rows"]
-            for index, (row, mode) in enumerate((("baseline (pretrain only)", "net-only"), ("DRGA (co-trained)", "with-agent"))):
+            for index, (row, mode) in enumerate(((ResultRow.PRETRAIN_ONLY, "net-only"), (ResultRow.DRGA, "with-agent"))):
                 bleu = (((rows.get(row) or {}).get(mode) or {}).get("test_beam") or {}).get("bleu")
                 beams[index] = f"{bleu:.2f}" if bleu is not None else "-"
         wall = entry.get("wall_seconds")

@@ -50,10 +50,12 @@ from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 from matplotlib.ticker import MaxNLocator
+from study_stats import holm_adjust, paired_comparison, t_interval
 
 from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
-from drga.analysis.stats import holm_adjust, mean_std_text, paired_comparison, t_interval
+from drga.analysis.stats import mean_std_text
 from drga.errors import UserError
+from drga.names import EpochRecord, Mode, PhaseName, ResultRow
 from drga.sweep.results import read_result_file
 
 STUDY = "experiments/results/translation-regime"
@@ -68,12 +70,12 @@ REFERENCES = "references.test.de.gz"
 #: The GPU calls' manifests (experiments/translation_gpu.py), inside the study's folder.
 MANIFESTS = "manifests"
 #: The phase whose checkpoint a row reads: the translation file's name (drga/tasks/translation/task.py, final_report).
-ROW_PHASES = {"baseline (pretrain only)": "pretrain", "baseline (equal budget)": "baseline", "agent on frozen network": "agent",
-              "DRGA (co-trained)": "cotrain"}
+ROW_PHASES = {ResultRow.PRETRAIN_ONLY: "pretrain", ResultRow.EQUAL_BUDGET: "baseline", ResultRow.AGENT_ON_FROZEN: "agent",
+              ResultRow.DRGA: "cotrain"}
 #: What the tables print of a search's scores, each recomputed from the committed translations.
 RECOMPUTED = ("bleu", "chrf", "brevity_penalty", "hypothesis_length", "reference_length")
 DATASET = "multi30k-en-de"
-PRETRAIN, BASELINE, AGENT, DRGA = "baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
+PRETRAIN, BASELINE, AGENT, DRGA = ResultRow.PRETRAIN_ONLY, ResultRow.EQUAL_BUDGET, ResultRow.AGENT_ON_FROZEN, ResultRow.DRGA
 #: Every (results.json row, evaluation mode) a run of the study reports, in the tables' order.
 CELLS = [(PRETRAIN, "net-only"), (BASELINE, "net-only"), (AGENT, "with-agent"), (DRGA, "net-only"), (DRGA, "with-agent")]
 CELL_NAMES = {
@@ -433,8 +435,9 @@ def runs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
 
 def pretraining_history(result: dict) -> list[tuple[int, float]]:
     """(epoch, dev BLEU greedy, net-only) of every pretraining epoch a result file recorded."""
-    return [(entry["epoch"], entry["dev_net-only_bleu"]) for entry in result.get("history") or []
-            if entry.get("phase") == "pretrain" and entry.get("dev_net-only_bleu") is not None]
+    records = [EpochRecord.from_dict(entry) for entry in result.get("history") or []]
+    return [(record.epoch, record.dev_number(Mode.NET_ONLY, "bleu")) for record in records
+            if record.phase == PhaseName.PRETRAIN and record.dev_number(Mode.NET_ONLY, "bleu") is not None]
 
 
 def stage_one(pretrained: dict[tuple[str, int], tuple[Path, dict]]) -> dict[str, dict[int, dict]]:
@@ -465,8 +468,9 @@ def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
 
 def after_pretraining(result: dict, phases: tuple[str, ...], mode: str) -> list[tuple[int, float]]:
     """Dev BLEU (greedy, ``mode``) per epoch of ``phases`` in order, counted on from 1 after pretraining."""
-    points = [entry[f"dev_{mode}_bleu"] for phase in phases for entry in result.get("history") or []
-              if entry.get("phase") == phase and entry.get(f"dev_{mode}_bleu") is not None]
+    records = [EpochRecord.from_dict(entry) for entry in result.get("history") or []]
+    points = [record.dev_number(mode, "bleu") for phase in phases for record in records
+              if record.phase == phase and record.dev_number(mode, "bleu") is not None]
     return list(enumerate(points, start=1))
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 
+from drga.names import PhaseName, best_checkpoint
 from drga.sweep.results import portable_path
 from drga.tasks.run_config import experiment, load_run_config
 from drga.tune.space import parse_search
@@ -51,7 +52,7 @@ PAPER = {"sqrt_l0": 0.2, "delta": 0.85, "gamma": 0.2}
 
 def settings(run_dir: Path, grid: dict[str, list[float]], agent_epochs: int, workdir: Path, extra: list[str]) -> TuneSettings:
     """The `drga tune` study of the grid (``grid``: reward coefficient → its values)."""
-    source = run_dir / "pretrain_best.pt"
+    source = best_checkpoint(run_dir, PhaseName.PRETRAIN)
     if not source.exists():
         raise SystemExit(f"{source} does not exist: tune from a run whose pretraining finished")
     search = [f"reward.{name}={','.join(map(str, values))}" for name, values in grid.items()]

@@ -47,6 +47,7 @@ from typing import Any
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 
+from drga.names import PhaseName, best_checkpoint
 from drga.sweep.results import portable_path
 from drga.tune.space import Dimension, named_choice, overrides, parse_search
 
@@ -241,16 +242,16 @@ def sweep(args: argparse.Namespace, kind: str, cell: tuple[str, str], seeds: lis
 
 
 def checksum_of(path: Path) -> str | None:
-    from drga.checkpoint_format import load_checkpoint
+    from drga.checkpoint_format import CheckpointPayload
 
-    return load_checkpoint(path).get("tensor_checksum") if path.exists() else None
+    return CheckpointPayload.read(path).tensor_checksum if path.exists() else None
 
 
 def pretrained_network(args: argparse.Namespace, cell: tuple[str, str], seed: int) -> Path:
     """The pretrain-only run's network of ``cell`` and ``seed`` on this disk: trained if its result file is not committed,
     trained again if the file is committed but the network is not here (then it must have the recorded checksum)."""
     layout = args.layout
-    network = layout.run_folder("pretrain", cell, seed) / "pretrain_best.pt"
+    network = best_checkpoint(layout.run_folder("pretrain", cell, seed), PhaseName.PRETRAIN)
     record = read_json(layout.result_file("pretrain", cell, seed))
     if record is None:
         if sweep(args, "pretrain", cell, [seed], PRETRAIN_ONLY, layout.regime / "pretrain") != 0:
@@ -394,6 +395,22 @@ def cmd_test(args: argparse.Namespace) -> int:
 # --- the command line ---------------------------------------------------------------------------
 
 
+def add_run_options(
+    sub: argparse.ArgumentParser, logdir: str = "runs/tuned-study", jobs_help: str = "runs at a time in a sweep (pretrain, test)",
+    threads_help: str = "torch threads per run or trial (default 1, as the main study)",
+) -> None:
+    """The options of a subcommand that runs (this study's, and experiments/agent_size_study.py's ``run``), which
+    :func:`sweep`, :func:`say_plan` and the layout read: the base config and its overrides, where files go, the
+    parallelism and ``--dry-run``."""
+    sub.add_argument("--config", default=CONFIG, help=f"the base TOML file (default {CONFIG})")
+    sub.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override of every run (repeatable)")
+    sub.add_argument("--results", default="experiments/results", help="where the committed files go (default experiments/results)")
+    sub.add_argument("--logdir", default=logdir, help=f"run folders and networks (default {logdir})")
+    sub.add_argument("--jobs", type=int, default=1, help=jobs_help)
+    sub.add_argument("--threads", type=int, default=1, help=threads_help)
+    sub.add_argument("--dry-run", action="store_true", help="print the plan only")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = top.add_subparsers(dest="command", required=True)
@@ -402,13 +419,7 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument("--nets", nargs="+", default=list(NETS))
         sub.add_argument("--datasets", nargs="+", default=list(DATASETS))
         sub.add_argument("--sst", action="store_true", help="also LSTM+SA on SST-5")
-        sub.add_argument("--config", default=CONFIG, help=f"the base TOML file (default {CONFIG})")
-        sub.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override of every run (repeatable)")
-        sub.add_argument("--results", default="experiments/results", help="where the committed files go (default experiments/results)")
-        sub.add_argument("--logdir", default="runs/tuned-study", help="run folders and networks (default runs/tuned-study)")
-        sub.add_argument("--jobs", type=int, default=1, help="runs at a time in a sweep (pretrain, test)")
-        sub.add_argument("--threads", type=int, default=1, help="torch threads per run or trial (default 1, as the main study)")
-        sub.add_argument("--dry-run", action="store_true", help="print the plan only")
+        add_run_options(sub)
         if name == "search":
             sub.add_argument("--arm", choices=ARMS, required=True)
             sub.add_argument("--trials", type=int, required=True, help="finished trials each cell's study should have")

@@ -26,7 +26,7 @@ and, for the untuned numbers, the main study's ``paper-regime/``; writes:
    main study's pretrained network is the tuned study's (its checksum) or trained the same as far as its
    result file records (its pretraining history);
 5. **Time**: the seconds the time-matched baseline was given and used;
-6. **Selected epochs** of the tuned runs (``drga.analysis.selection``).
+6. **Selected epochs** of the tuned runs (experiments/selected_epochs.py).
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ from typing import Any
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 import regime_tables as regime
+from selected_epochs import start_counts_by_cell, start_table
+from study_stats import holm_adjust, paired_comparison
 
 from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
-from drga.analysis.selection import start_counts_by_cell, start_table
-from drga.analysis.stats import equal_weight_interval, holm_adjust, mean_std_text, paired_comparison
+from drga.analysis.stats import equal_weight_interval, mean_std_text
 
 ROOT = checkout.ROOT
 ARMS = ("drga", "baseline")

@@ -20,6 +20,7 @@ import torch
 
 from drga.config import load_config
 from drga.data import BatchIterator
+from drga.names import PhaseName, best_checkpoint_name
 from drga.tasks.classification.data import prepare_data
 from drga.tasks.classification.evaluation import evaluate
 from drga.tasks.classification.trained import load_trained, on_model_labels
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lines = ["| run | dev, random <unk> | dev, zero <unk> | test, random <unk> | test, zero <unk> | Δ test |", "|---|---|---|---|---|---|"]
     deltas: dict[str, list[float]] = {}
-    for checkpoint in sorted(args.runs.glob("*/pretrain_best.pt")):
+    for checkpoint in sorted(args.runs.glob(f"*/{best_checkpoint_name(PhaseName.PRETRAIN)}")):
         model = load_trained(checkpoint)
         config = load_config(checkpoint.parent / "config.toml")
         data = on_model_labels(prepare_data(config, vocab=model.vocab), model, checkpoint)  # labels matched by name

@@ -26,8 +26,7 @@ from pathlib import Path
 
 import regime_tables as regime  # beside this script
 from checkout import ROOT
-
-from drga.analysis.stats import holm_adjust, paired_comparison, t_interval
+from study_stats import holm_adjust, paired_comparison, t_interval
 
 #: What each variant sets on top of experiments/configs/paper_regime.toml (experiments/variants.sh).
 SETTINGS = {

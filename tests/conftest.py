@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from drga.data.locate import candidate_roots
+from tests.scripts import ROOT
 
 
 def data_root() -> Path | None:
@@ -84,6 +85,51 @@ def drga_warnings():
     """The warnings the ``drga`` logger gives during the test."""
     with drga_messages(logging.WARNING) as messages:
         yield messages
+
+
+#: The settings of a study script's end-to-end test (tests/test_tuned_study.py, tests/test_agent_size_study.py): LSTM+SA
+#: on a slice of bundled SUBJ, every phase one epoch of networks and agents a few units wide, so that each run takes seconds.
+TINY_STUDY_CONFIG = """[data]
+batch_size = 64
+max_length = 30
+train_fraction = 0.05
+
+[network]
+embedding_dim = 8
+hidden_size = 8
+attention_size = 8
+classifier_hidden = 8
+dropout = 0.0
+
+[agent]
+hidden_sizes = [8]
+samples = 2
+
+[train]
+pretrain_epochs = 1
+agent_epochs = 1
+cotrain_epochs = 1
+patience = 0
+lr = 0.01
+
+[run]
+report_to = []
+"""
+
+
+@pytest.fixture
+def tiny_study_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Set-up of a study script's end-to-end test; the path of :data:`TINY_STUDY_CONFIG` written to ``tmp_path``.
+
+    The test works from the repository root, as the scripts' ``main()`` does (the test's folder comes back afterwards);
+    each run the script starts is a process with one torch thread that imports this checkout's drga (PYTHONPATH).
+    """
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY_STUDY_CONFIG)
+    return config
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ def test_the_sizes_are_the_papers_ten_and_each_run_starts_from_the_seeds_network
     assert study.kinds()[0] == "baseline"
     assert "train.agent_epochs=0" in study.settings_of("baseline", 8) and "train.baseline_epochs=8" in study.settings_of("baseline", 8)
     assert "agent.hidden_sizes=100,100,100" in study.settings_of("3x100", 8)
-    assert study.equal_budget_epochs(study.CONFIG, []) == 8  # the paper regime's 3 agent and 5 co-training epochs
+    assert study.equal_budget_epochs(study.tuned_study.CONFIG, []) == 8  # the paper regime's 3 agent and 5 co-training epochs
 
 
 def write_run(results: Path, kind: str, seed: int, rows: dict, checksum: str = "net", **extra) -> None:
@@ -124,45 +123,14 @@ def test_the_committed_page_is_what_the_committed_files_give(tables, tmp_path):
     assert out.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
 
 
-TINY = """[data]
-batch_size = 64
-max_length = 30
-train_fraction = 0.05
-
-[network]
-embedding_dim = 8
-hidden_size = 8
-attention_size = 8
-classifier_hidden = 8
-dropout = 0.0
-
-[agent]
-samples = 2
-
-[train]
-pretrain_epochs = 1
-agent_epochs = 1
-cotrain_epochs = 1
-patience = 0
-lr = 0.01
-
-[run]
-report_to = []
-"""
-
-
 @pytest.mark.slow
-def test_the_study_end_to_end_on_bundled_subj(study, tables, tmp_path, monkeypatch):
+def test_the_study_end_to_end_on_bundled_subj(study, tables, tmp_path, monkeypatch, tiny_study_config):
     """One seed, two tiny agent sizes and the baseline from one pretrained network; a second run finds everything done."""
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
     sizes = {"1x4": ["agent.hidden_sizes=4"], "2x4": ["agent.hidden_sizes=4,4"]}
     monkeypatch.setattr(study, "AGENT_SIZES", sizes)
     monkeypatch.setattr(tables, "AGENT_SIZES", sizes)
     monkeypatch.setattr(tables, "PAPER", {"1x4": (1, 1, 90.0), "2x4": (2, 2, 91.0)})
-    (tmp_path / "tiny.toml").write_text(TINY)
-    common = ["--config", str(tmp_path / "tiny.toml"), "--results", str(tmp_path / "results"), "--logdir", str(tmp_path / "runs"),
+    common = ["--config", str(tiny_study_config), "--results", str(tmp_path / "results"), "--logdir", str(tmp_path / "runs"),
               "--seeds", "0"]
     assert study.main(["run", *common]) == 0
     checksums = {json.loads(p.read_text())["pretrain_checksum"] for p in (tmp_path / "results").rglob("subj-lstm-sa-seed0.json")}

@@ -411,17 +411,3 @@ def test_compare_pairs_seeds_and_reports_the_statistics(tmp_path, capsys):
     assert code == 2 and "does not exist" in capsys.readouterr().err
     code = main(["compare", str(tmp_path / "runs"), "--a", "DRGA"])
     assert code == 2 and "ROW:MODE" in capsys.readouterr().err
-
-
-def test_paired_comparison_by_hand():
-    # d = 1, 1.5, 1 as in the t-test above: t = 7, p = 0.0198
-    comparison = stats.paired_comparison([1, 2, 3], [2, 3.5, 4])
-    assert comparison.differences == (1.0, 1.5, 1.0) and comparison.n == 3 and comparison.spread
-    assert comparison.p == pytest.approx(0.0198, abs=1e-4)
-    # 60.0 − 60.2 and 60.1 − 60.3 are both −0.2 but differ by ~1e-14 in floats: no spread, no test
-    assert 60.0 - 60.2 != 60.1 - 60.3
-    flat = stats.paired_comparison([60.2, 60.3], [60.0, 60.1])
-    assert not flat.spread and math.isnan(flat.p)
-    assert math.isnan(stats.paired_comparison([1.0], [2.0]).p)  # one pair: no test
-    with pytest.raises(ValueError, match="as many"):
-        stats.paired_comparison([1.0, 2.0], [1.0])

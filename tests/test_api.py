@@ -93,7 +93,7 @@ def stopped_trainer(monkeypatch):
         seen["config"] = config
         raise StopBeforeTraining
 
-    monkeypatch.setattr("drga.trainer.Trainer", trainer)
+    monkeypatch.setattr("drga.tasks.classification.trainer.Trainer", trainer)  # what retrofit trains with (drga.trainer re-exports it)
     return seen
 
 

@@ -32,7 +32,7 @@ def changed(before, module):
 
 def test_floor_network_part_is_eq_12_on_the_k_unrevised_samples(bench, tmp_path):
     trainer = Trainer(tiny_config(tmp_path, **{"agent.samples": 3}), log=lambda _: None)
-    trainer.begin_phase("cotrain")
+    bench.begin_phase(trainer, "cotrain")
     trainer.network.eval()  # no dropout: the rollout and the floor see the same network
     batch = next(iter(trainer.train_batches))
     # β = 0: eqs. 3–4 leave α as it is, so co-training's eq. 12 over the B·K rows is the floor's loss
@@ -54,7 +54,7 @@ def test_floor_network_part_is_eq_12_on_the_k_unrevised_samples(bench, tmp_path)
 
 def test_sample_work_is_the_rollouts_eqs_2_to_4_over_every_real_token_and_trains_nothing(bench, tmp_path, monkeypatch):
     trainer = Trainer(tiny_config(tmp_path, **{"agent.samples": 3}), log=lambda _: None)
-    trainer.begin_phase("cotrain")
+    bench.begin_phase(trainer, "cotrain")
     batch = next(iter(trainer.train_batches))
     encoding = trainer.network.encode(batch)
     calls = []

@@ -16,7 +16,7 @@ import torch
 from drga.runner.phases import PHASE_NAMES
 from drga.trainer import Trainer
 from tests.nmt_helpers import tiny_translation_config
-from tests.test_device import NETWORKS, small_trainer
+from tests.test_device import NETWORKS, small_trainer, stepping
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -37,11 +37,11 @@ def test_the_first_loss_on_cuda_equals_the_cpu_loss_and_every_phase_steps(net, d
     for device in ("cpu", "cuda"):
         trainer = trainer_on(device, net, dataset, folder, tmp_path)
         batch = next(iter(trainer.train_batches)).to(trainer.device)  # as the runner's epoch loop moves it
-        first_loss[device] = trainer.train_step(trainer.begin_phase("pretrain"), batch)["task_loss"].item()
+        first_loss[device] = stepping.train_step(trainer, stepping.begin_phase(trainer, "pretrain"), batch)["task_loss"].item()
     assert first_loss["cuda"] == pytest.approx(first_loss["cpu"], rel=1e-3)
 
     for name in PHASE_NAMES:  # the CUDA trainer, whose network pretrain has just updated once
-        step = trainer.train_step(trainer.begin_phase(name), batch)
+        step = stepping.train_step(trainer, stepping.begin_phase(trainer, name), batch)
         assert all(value.device.type == "cuda" for value in step.values() if isinstance(value, torch.Tensor))
         assert_finite(step, name)
     assert all(p.device.type == "cuda" for p in [*trainer.network.parameters(), *trainer.policy.parameters()])
@@ -53,9 +53,9 @@ def test_a_mixed_precision_cotraining_step_is_finite_and_updates_the_weights(pre
     assert trainer.optimiser.autocast_dtype == (torch.bfloat16 if precision == "bf16" else torch.float16)
     batch = next(iter(trainer.train_batches)).to(trainer.device)
     before = [p.detach().clone() for p in trainer.network.parameters()]
-    phase = trainer.begin_phase("cotrain")
+    phase = stepping.begin_phase(trainer, "cotrain")
     for _ in range(3):  # fp16's gradient scaler may skip a first step whose scaled gradients overflowed
-        step = trainer.train_step(phase, batch)
+        step = stepping.train_step(trainer, phase, batch)
         assert_finite(step, "cotrain")
     assert any(not torch.equal(b, p) for b, p in zip(before, trainer.network.parameters(), strict=True))
     assert all(p.dtype == torch.float32 for p in trainer.network.parameters()), "autocast keeps fp32 weights"
@@ -67,6 +67,6 @@ def test_a_translation_step_of_every_phase_runs_on_cuda(tmp_path):
     trainer = TranslationTrainer(tiny_translation_config(tmp_path, **{"run.device": "cuda"}), log=lambda _: None)
     batch = next(iter(trainer.train_batches)).to(trainer.device)
     for name in PHASE_NAMES:
-        step = trainer.train_step(trainer.begin_phase(name), batch)
+        step = stepping.train_step(trainer, stepping.begin_phase(trainer, name), batch)
         assert_finite(step, name)
     assert all(p.device.type == "cuda" for p in trainer.network.parameters())

@@ -85,7 +85,7 @@ def test_the_committed_page_is_what_the_committed_results_give(tables, tmp_path)
 
 def test_the_page_counts_the_seeds_whose_net_only_network_is_the_baseline(tables, tmp_path):
     """From the study's result files beside the analyses: a seed whose DRGA net-only row and equal-budget baseline row
-    were both read at their phase's epoch 0 holds the pretrained network twice (drga.analysis.selection)."""
+    were both read at their phase's epoch 0 holds the pretrained network twice (experiments/selected_epochs.py)."""
     analyses, regime = tmp_path / "results" / "explain-analysis", tmp_path / "results" / "explain-regime"
     shutil.copytree(FIXTURE, analyses)
     regime.mkdir()
@@ -127,8 +127,7 @@ def test_each_questions_own_holm_family_beside_the_data_sets_whole_one(tables):
     rows = {row["measure"].key: row for row in tables.comparisons(runs)}
     tests = [test for row in rows.values() for test in row["tests"].values()]
     assert len(tests) == 6  # three tested measures, two modes: the whole family
-    from drga.analysis.stats import holm_adjust
-
+    holm_adjust = load_script("experiments/study_stats.py").holm_adjust
     assert [t["holm"] for t in tests] == pytest.approx(holm_adjust([t["p"] for t in tests]))
     for key, question in (("n", "focus"), ("tau_ig", "faithfulness")):
         own = list(rows[key]["tests"].values())

@@ -214,7 +214,7 @@ def test_accumulating_two_batches_equals_one_batch_of_both():
         for index, (xs, ys) in enumerate(halves):
             optimiser.start_batch(closes_window=index == len(halves) - 1)
             loss = ((layer(xs).squeeze(-1) - ys) ** 2).mean()
-            optimiser.step(loss, [(optimizer, layer.parameters())])
+            optimiser.step_groups(loss, [(optimizer, layer.parameters())])  # the step under every part's
             if index == 0 and accumulation == 2:
                 assert torch.equal(layer.weight, torch.full_like(layer.weight, 0.5))  # inside the window: no step yet
         weights[accumulation] = layer.weight.detach().clone()

@@ -53,3 +53,55 @@ def test_every_phase_trains_with_either_adam(tmp_path, fused):
     assert bool(trainer.optimiser.agent_optimizer.defaults.get("fused")) is fused
     drga = results["results"]["DRGA (co-trained)"]
     assert 0.5 < drga["test_net-only"]["accuracy"] <= 1.0  # the keyword task is learnt either way
+
+
+# ---------------------------------------------------------------------------- the parts a phase trains (issue 56)
+
+
+def started(tmp_path, phase_name):
+    """A tiny trainer with ``phase_name`` started afresh (its optimisers made from the phase's ``trains``)."""
+    from drga.runner.phases import phase_named
+
+    trainer = Trainer(tiny_config(tmp_path), log=lambda _: None)
+    trainer.start_phase(phase_named(phase_name), fresh=True)
+    return trainer
+
+
+def test_the_optimiser_step_owns_each_parts_optimiser_and_parameters(tmp_path):
+    from drga.names import Part
+
+    cotrain = started(tmp_path / "cotrain", "cotrain").optimiser
+    assert list(cotrain.parts) == [Part.NETWORK, Part.AGENT]
+    network, strength = cotrain.parts[Part.NETWORK][1]  # β's learned factor trains, and is clipped, with the network
+    assert [id(p) for p in cotrain.part_parameters(Part.NETWORK)] == [id(p) for p in [*network.parameters(), *strength.parameters()]]
+    agent = started(tmp_path / "agent", "agent").optimiser
+    assert list(agent.parts) == [Part.AGENT] and agent.network_optimizer is None
+    with pytest.raises(RuntimeError, match="trains no network"):
+        agent.step({Part.NETWORK: torch.zeros((), requires_grad=True)})
+
+
+def test_betas_schedule_advances_with_each_network_update_of_co_training_only(tmp_path):
+    from drga.learners import NetworkLearner, ReinforceLearner
+    from drga.names import Part
+
+    for phase_name, learner, advances in [("cotrain", ReinforceLearner(cotrain=True), 1), ("agent", ReinforceLearner(), 0),
+                                          ("pretrain", NetworkLearner(), 0)]:
+        trainer = started(tmp_path / phase_name, phase_name)
+        before = int(trainer.strength.step)
+        learner.update(trainer.context, next(iter(trainer.train_batches)))
+        assert int(trainer.strength.step) - before == advances, phase_name
+    trainer = started(tmp_path / "floor", "cotrain")  # the agent's loss alone does not advance it
+    before = int(trainer.strength.step)
+    trainer.optimiser.step({Part.AGENT: sum(p.sum() for p in trainer.policy.parameters())})
+    assert int(trainer.strength.step) == before
+
+
+def test_a_context_offers_the_step_alone_and_a_read_only_history(tmp_path):
+    trainer = Trainer(tiny_config(tmp_path, **{"train.agent_epochs": 0, "train.cotrain_epochs": 0, "train.fair_baseline": False}),
+                      log=lambda _: None)
+    results = trainer.run()
+    history = trainer.context.history
+    assert isinstance(history, tuple) and [dict(record) for record in history] == results["history"]
+    with pytest.raises(TypeError):
+        history[0]["epoch"] = 99  # type: ignore[index]
+    assert results["history"] is not trainer.state.history  # the report holds plain copies, not the run's list

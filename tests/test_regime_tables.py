@@ -241,9 +241,10 @@ def test_a_resumed_runs_wall_time_is_at_least_its_phases_seconds(tmp_path):
 
 
 def test_start_counts_by_hand():
-    from drga.analysis import selection
-    from drga.analysis.selection import StartCounts, start_counts
     from drga.runner.phases import BY_NAME
+
+    selection = experiment("selected_epochs")
+    StartCounts, start_counts = selection.StartCounts, selection.start_counts
 
     # the row labels the counting reads are the runner's
     assert (selection.BASELINE, selection.AGENT, selection.DRGA) == tuple(BY_NAME[p].report_label for p in ("baseline", "agent", "cotrain"))

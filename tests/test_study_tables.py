@@ -18,6 +18,11 @@ def study_tables():
     return load_script("experiments/study_tables.py")
 
 
+@pytest.fixture(scope="module")
+def study_stats():
+    return load_script("experiments/study_stats.py")
+
+
 def write_run(root: Path, net: str, dataset: str, seed: int, baseline: float, drga: float, wall: float) -> None:
     folder = root / f"{dataset}-{net}-seed{seed}"
     folder.mkdir(parents=True)
@@ -87,17 +92,31 @@ def test_no_finished_runs_is_a_clear_error(tmp_path, study_tables, capsys):
     assert "no finished runs" in capsys.readouterr().err
 
 
-def test_holm_adjustment_by_hand():
-    from drga.analysis.stats import holm_adjust
+def test_paired_comparison_by_hand(study_stats):
+    # d = 1, 1.5, 1 (tests/test_analysis.py's paired t-test): t = 7, p = 0.0198
+    comparison = study_stats.paired_comparison([1, 2, 3], [2, 3.5, 4])
+    assert comparison.differences == (1.0, 1.5, 1.0) and comparison.n == 3 and comparison.spread
+    assert comparison.p == pytest.approx(0.0198, abs=1e-4)
+    # 60.0 − 60.2 and 60.1 − 60.3 are both −0.2 but differ by ~1e-14 in floats: no spread, no test
+    assert 60.0 - 60.2 != 60.1 - 60.3
+    flat = study_stats.paired_comparison([60.2, 60.3], [60.0, 60.1])
+    assert not flat.spread and math.isnan(flat.p)
+    assert math.isnan(study_stats.paired_comparison([1.0], [2.0]).p)  # one pair: no test
+    with pytest.raises(ValueError, match="as many"):
+        study_stats.paired_comparison([1.0, 2.0], [1.0])
 
+
+def test_holm_adjustment_by_hand(study_stats):
     # m = 4: sorted 0.01, 0.02, 0.03, 0.5 → 4·0.01 = 0.04, 3·0.02 = 0.06, max(0.06, 2·0.03) = 0.06, max(0.06, 0.5) = 0.5
-    adjusted = holm_adjust([0.03, 0.5, 0.01, 0.02, float("nan")])
+    adjusted = study_stats.holm_adjust([0.03, 0.5, 0.01, 0.02, float("nan")])
     assert adjusted[:4] == pytest.approx([0.06, 0.5, 0.04, 0.06])
     assert math.isnan(adjusted[4])
 
 
-def test_t_interval_by_hand():
-    from drga.analysis.stats import t_interval, t_quantile
+def test_t_interval_by_hand(study_stats):
+    from drga.analysis.stats import t_quantile
+
+    t_interval = study_stats.t_interval
 
     assert t_quantile(0.975, 9) == pytest.approx(2.262157, abs=1e-5)  # the textbook table value
     assert t_quantile(0.975, 2) == pytest.approx(4.302653, abs=1e-5)
@@ -133,8 +152,8 @@ def test_equal_weight_interval_by_hand():
     st.lists(st.lists(st.floats(-5, 5, allow_subnormal=False), min_size=2, max_size=12), min_size=1, max_size=5),
     st.floats(-3, 3, allow_subnormal=False),
 )
-def test_equal_weight_interval_properties(groups, shift):
-    from drga.analysis.stats import equal_weight_interval, t_interval
+def test_equal_weight_interval_properties(study_stats, groups, shift):
+    from drga.analysis.stats import equal_weight_interval
 
     assume(all(max(g) - min(g) > 1e-3 for g in groups))
     pooled = equal_weight_interval(groups)
@@ -142,5 +161,5 @@ def test_equal_weight_interval_properties(groups, shift):
     moved = equal_weight_interval([[v + shift for v in g] for g in groups])  # a shift moves the interval with it
     assert (moved.low - shift, moved.high - shift) == pytest.approx((pooled.low, pooled.high), abs=1e-9)
     if len(groups) == 1:  # one group: the plain t interval, df = n − 1
-        assert (pooled.low, pooled.high) == pytest.approx(t_interval(groups[0]))
+        assert (pooled.low, pooled.high) == pytest.approx(study_stats.t_interval(groups[0]))
         assert pooled.df == pytest.approx(len(groups[0]) - 1)

@@ -232,49 +232,17 @@ def test_rebuilding_the_page_gives_the_same_bytes(tables, tmp_path):
     assert first.replace(str(tmp_path / "first"), str(tmp_path / "second")) == second  # but for the folder in its command
 
 
-# --- the whole study, end to end -----------------------------------------------------------------
-
-TINY = """[data]
-batch_size = 64
-max_length = 30
-train_fraction = 0.05
-
-[network]
-embedding_dim = 8
-hidden_size = 8
-attention_size = 8
-classifier_hidden = 8
-feedforward_size = 16
-dropout = 0.0
-
-[agent]
-hidden_sizes = [8]
-samples = 2
-
-[train]
-pretrain_epochs = 1
-agent_epochs = 1
-cotrain_epochs = 1
-patience = 0
-lr = 0.01
-
-[run]
-report_to = []
-"""
+# --- the whole study, end to end (tests/conftest.py's tiny_study_config) ---------------------------
 
 
 @pytest.mark.slow
-def test_the_study_end_to_end_on_bundled_subj(study, tables, tmp_path, monkeypatch):
+def test_the_study_end_to_end_on_bundled_subj(study, tables, tmp_path, monkeypatch, tiny_study_config):
     """Pretraining, 2 trials per arm, 2 seeds, the page; about 10 minutes on a loaded 2-core machine (each run a process)."""
-    monkeypatch.chdir(ROOT)  # main() works from the repository root; this puts the test's folder back afterwards
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
     # small spaces, so that a trial stays as tiny as the runs: two knobs per arm, one of them a named choice
     monkeypatch.setattr(study, "DRGA_SEARCH", ("reward.gamma=0.1:0.5", "train.cotrain_epochs=1:2"))
     monkeypatch.setattr(study, "AGENT_SIZES", {"1x8": ["agent.hidden_sizes=8"], "1x4": ["agent.hidden_sizes=4"]})
     monkeypatch.setattr(study, "BASELINE_SEARCH", ("train.lr=1e-3:1e-2:log", "train.baseline_epochs=1:2"))
-    (tmp_path / "tiny.toml").write_text(TINY)
-    common = ["--nets", "lstm-sa", "--datasets", "subj", "--config", str(tmp_path / "tiny.toml"),
+    common = ["--nets", "lstm-sa", "--datasets", "subj", "--config", str(tiny_study_config),
               "--results", str(tmp_path / "results"), "--logdir", str(tmp_path / "runs")]
     assert study.main(["pretrain", *common]) == 0
     recorded = json.loads((tmp_path / "results" / "tuned-search" / "pretrained.json").read_text())

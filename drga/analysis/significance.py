@@ -21,12 +21,12 @@ import numpy as np
 
 from drga.analysis.attention import AnalysisError
 from drga.analysis.stats import bootstrap_ci, paired_t_test
-from drga.names import MODES, Mode, row_scores, score_key
+from drga.names import MODES, Mode, ResultRow, row_scores, score_key
 
 #: Compared when RUNS_B is omitted: the equal-budget baseline against DRGA in both modes.
 DEFAULT_WITHIN = (
-    (("baseline (equal budget)", Mode.NET_ONLY), ("DRGA (co-trained)", Mode.WITH_AGENT)),
-    (("baseline (equal budget)", Mode.NET_ONLY), ("DRGA (co-trained)", Mode.NET_ONLY)),
+    ((ResultRow.EQUAL_BUDGET, Mode.NET_ONLY), (ResultRow.DRGA, Mode.WITH_AGENT)),
+    ((ResultRow.EQUAL_BUDGET, Mode.NET_ONLY), (ResultRow.DRGA, Mode.NET_ONLY)),
 )
 
 

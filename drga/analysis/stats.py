@@ -1,13 +1,13 @@
 """The statistics the analyses and the study tables need: numpy for the divergences and the table
-text, scipy.stats and statsmodels for the tests (each imported when first used: they are slow to import).
+text, scipy.stats for the tests (imported when first used: it is slow to import).
 
 - :func:`js_divergence` (natural log, so 0 ≤ JS ≤ ln 2) for the explainability test;
 - :func:`kendall_tau` (τ-b, ties handled; ``scipy.stats.kendalltau``) for attention vs saliency and faithfulness;
 - :func:`paired_t_test` (``scipy.stats.ttest_rel``, two-sided) and :func:`bootstrap_ci`
   (``scipy.stats.bootstrap``, percentile) for ``drga compare``;
-- :func:`paired_comparison`, what the study tables report per cell: the differences, whether they
-  have a spread to test, and the t-test's p where they do;
-- :func:`holm_adjust` (``statsmodels``' Holm) and :func:`t_interval` (``scipy.stats.t``'s quantile) for the regime tables.
+- :func:`t_quantile`, :func:`equal_weight_interval` and :func:`mean_std_text` for the study tables, whose
+  other statistics (the paired comparison per cell, Holm's correction, the t interval) are theirs:
+  experiments/study_stats.py.
 """
 
 from __future__ import annotations
@@ -86,36 +86,6 @@ def paired_t_test(a: Values, b: Values) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
-@dataclass(frozen=True)
-class PairedComparison:
-    """Paired differences b − a over seeds and the two-sided p of the paired t-test on them."""
-
-    differences: tuple[float, ...]
-    #: False when every difference is the same (up to float rounding): nothing for a t-test to judge by
-    spread: bool
-    #: NaN where there is no test (fewer than two pairs, or no spread): such a cell stays out of Holm's family
-    p: float
-
-    @property
-    def n(self) -> int:
-        return len(self.differences)
-
-
-def paired_comparison(a: Sequence[float], b: Sequence[float], decimals: int = 9) -> PairedComparison:
-    """The differences b − a, their spread and the paired t-test's p, with no test where there is no spread.
-
-    Accuracies are k/n, so two seeds that each lose exactly 0.2 points differ by 1e-14 after the
-    subtraction; compared at ``decimals`` they are identical, and :func:`paired_t_test` would turn
-    that rounding into t ≈ 1e13 and p ≈ 0 (or, exactly equal, into t = ±inf and p = 0).
-    """
-    if len(a) != len(b):
-        raise ValueError(f"paired_comparison needs as many a as b values, got {len(a)} and {len(b)}")
-    differences = tuple(float(y) - float(x) for x, y in zip(a, b))
-    spread = len({round(d, decimals) for d in differences}) > 1
-    p = paired_t_test(a, b)[1] if len(differences) > 1 and spread else float("nan")
-    return PairedComparison(differences, spread, p)
-
-
 def bootstrap_ci(values: Values, resamples: int = 10000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean of ``values`` (``scipy.stats.bootstrap``).
 
@@ -133,40 +103,11 @@ def bootstrap_ci(values: Values, resamples: int = 10000, seed: int = 0, level: f
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def holm_adjust(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (``statsmodels``' ``multipletests``, method "holm"); NaN stays NaN.
-
-    Sorted ascending, the i-th smallest of m gets max over j ≤ i of min(1, (m − j + 1)·p_(j)); the NaNs
-    (cells with no test) are not in the family of m.
-    """
-    from statsmodels.stats.multitest import multipletests
-
-    adjusted = [float("nan")] * len(pvalues)
-    tested = [index for index, p in enumerate(pvalues) if not math.isnan(p)]
-    if tested:
-        corrected = multipletests([pvalues[index] for index in tested], method="holm")[1]
-        for index, p in zip(tested, corrected):
-            adjusted[index] = float(p)
-    return adjusted
-
-
 def t_quantile(probability: float, df: float) -> float:
     """The ``probability`` quantile of Student's t with ``df`` degrees of freedom (``scipy.stats.t.ppf``)."""
     from scipy.stats import t as student_t
 
     return float(student_t.ppf(probability, df))
-
-
-def t_interval(values: Values, level: float = 0.95) -> tuple[float, float]:
-    """The t confidence interval of the mean of ``values`` (NaN with fewer than two; the mean itself when all are equal).
-
-    mean ± t-quantile · standard error, not ``scipy.stats.t.interval``, which says NaN for a zero standard error.
-    """
-    sample = np.asarray(values, dtype=np.float64)
-    if len(sample) < 2:
-        return float("nan"), float("nan")
-    half = t_quantile(0.5 + level / 2.0, len(sample) - 1) * float(sample.std(ddof=1)) / math.sqrt(len(sample))
-    return float(sample.mean()) - half, float(sample.mean()) + half
 
 
 @dataclass(frozen=True)
@@ -189,8 +130,9 @@ def equal_weight_interval(groups: Sequence[Sequence[float]], level: float = 0.95
 
         mean = Σ m_c / C,  SE² = Σ v_c / C²,  df = (Σ v_c)² / Σ (v_c² / (n_c − 1))   (Welch–Satterthwaite)
 
-    and the interval is mean ± t_{(1+level)/2, df} · SE; one group gives :func:`t_interval`. Every group
-    needs two values or more; all groups without spread give the mean itself as both ends.
+    and the interval is mean ± t_{(1+level)/2, df} · SE; one group gives its own t interval (``t_interval``,
+    experiments/study_stats.py). Every group needs two values or more; all groups without spread give the
+    mean itself as both ends.
     """
     arrays = [np.asarray(group, dtype=np.float64) for group in groups]
     if not arrays or any(len(a) < 2 for a in arrays):

@@ -1,27 +1,42 @@
-"""Learners of the agent phase (phase 2 of Algorithm 1): REINFORCE, or stable-baselines3's PPO or A2C.
+"""Learners: how each phase of Algorithm 1 learns. The network alone by eq. 12, REINFORCE, or stable-baselines3's PPO or A2C.
 
-REINFORCE (``agent.algorithm = "reinforce"``) is a step, :func:`drga.learners.reinforce.drga_update`,
-that the loop runs batch by batch as it runs the other phases' steps; co-training is always that
-step. A learner that trains an epoch on its own (:class:`~drga.learners.context.AgentLearner`) is
-what :func:`make_agent_learner` returns for the other values; the runner never imports
-stable-baselines3 itself. Every learner gets a :class:`~drga.learners.context.LearnerContext`, not
-the runner.
+Every phase has a learner (:class:`~drga.learners.context.Learner`; :func:`make_learner` picks it): the
+network-only phases the network's (``drga/learners/network.py``), the agent phase the one
+``agent.algorithm`` names (:func:`make_agent_learner`: REINFORCE, ``drga/learners/reinforce.py``, or
+stable-baselines3's, ``drga/learners/sb3.py``), co-training always REINFORCE. A learner gets a
+:class:`~drga.learners.context.LearnerContext`, not the runner, and hands its losses, keyed by the
+phase part each trains, to ``context.optimiser.step``; the runner never imports stable-baselines3 itself.
 """
 
 from __future__ import annotations
 
-from drga.learners.context import AgentLearner
+from drga.learners.context import AgentLearner, Learner
+from drga.learners.network import NetworkLearner
+from drga.learners.reinforce import ReinforceLearner
+from drga.names import Part
+
+__all__ = ["SB3_ALGORITHM_NAMES", "AgentLearner", "Learner", "NetworkLearner", "ReinforceLearner", "make_agent_learner", "make_learner"]
 
 #: ``agent.algorithm`` values learned by stable-baselines3 (``drga/learners/sb3.py``).
 SB3_ALGORITHM_NAMES = ("sb3-ppo", "sb3-a2c")
 
 
-def make_agent_learner(algorithm: str) -> AgentLearner | None:
-    """The learner ``agent.algorithm`` names: None for "reinforce" (the loop steps ``drga_update``), else SB3's."""
+def make_agent_learner(algorithm: str) -> Learner:
+    """The learner of the agent phase that ``agent.algorithm`` names: REINFORCE for "reinforce", else SB3's."""
     if algorithm == "reinforce":
-        return None
+        return ReinforceLearner(cotrain=False)
     if algorithm in SB3_ALGORITHM_NAMES:
         from drga.learners.sb3 import SB3Learner  # stable-baselines3 is imported only when asked for
 
         return SB3Learner(algorithm)
     raise ValueError(f"unknown agent.algorithm {algorithm!r}; one of reinforce, {', '.join(SB3_ALGORITHM_NAMES)}")
+
+
+def make_learner(trains: tuple[Part, ...], algorithm: str) -> Learner:
+    """The learner of a phase that trains ``trains`` (``drga/runner/phases.py``): the network alone without the
+    agent; the agent on the frozen network by ``agent.algorithm``'s learner; co-training by REINFORCE."""
+    if Part.AGENT not in trains:
+        return NetworkLearner()
+    if Part.NETWORK in trains:
+        return ReinforceLearner(cotrain=True)
+    return make_agent_learner(algorithm)

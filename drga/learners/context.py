@@ -1,28 +1,32 @@
 """What a learner is handed by the loop that runs it: :class:`LearnerContext`, a narrow view of the run.
 
-A learner reads the run's modules, settings and batches through it and asks it for two things: an
-optimiser step of its losses (``context.optimiser.step``: backward, accumulation, clipping, the
-learning-rate schedule, the Adam steps) and a report of training statistics. It writes nothing of the
-run's: what a learner that trains outside the optimiser step changes (SB3's converted agent, the
-steps it took) goes back to the loop in :class:`LearnedEpoch`, and the loop applies it. The
-protocols live here, below the runner, so that no learner imports the runner
-(``drga/runner/context.py`` · ``RunContext`` is what the loop hands over).
+A learner reads the run's modules, settings and batches through it and asks it for three things: an
+epoch of batch-by-batch updates (``context.train_by_updates``: the loop's pass over the epoch's
+batches, which counts the steps and reports the statistics), an optimiser step of its losses keyed
+by the phase part each trains (``context.optimiser.step({Part.NETWORK: ..., Part.AGENT: ...})``:
+the optimiser step alone knows each part's optimiser and parameters; it runs backward,
+accumulation, clipping, the learning-rate schedule, the Adam steps and β's schedule) and a report
+of training statistics. It writes nothing of the run's: what a learner that trains outside the
+optimiser step changes (SB3's converted agent, the steps it took) goes back to the loop in
+:class:`LearnedEpoch`, and the loop applies it. The protocols live here, below the runner, so that
+no learner imports the runner (``drga/runner/context.py`` · ``RunContext`` is what the loop hands over).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
 from drga.config import ExperimentConfig
+from drga.names import Part
 from drga.rollout import Rollout
 
 
@@ -37,16 +41,13 @@ class TaskLosses(Protocol):
 
 
 class StepsLosses(Protocol):
-    """The optimiser step a learner hands its losses to (``drga/runner/optim.py`` · ``OptimiserStep``)."""
+    """The optimiser step a learner hands its losses to (``drga/runner/optim.py`` · ``OptimiserStep``): only
+    the step, none of the loop's (a plateau's cut, a phase's optimisers, their saved state)."""
 
-    @property
-    def network_optimizer(self) -> torch.optim.Optimizer | None: ...
-
-    @property
-    def agent_optimizer(self) -> torch.optim.Optimizer | None: ...
-
-    def step(self, loss: Tensor, groups: Sequence[tuple[torch.optim.Optimizer, Iterable[nn.Parameter]]]) -> list[Tensor]:
-        """Back-propagate ``loss`` and step each (optimiser, parameters) group; each group's gradient norm."""
+    def step(self, losses: Mapping[Part, Tensor]) -> dict[Part, Tensor]:
+        """Back-propagate the sum of ``losses`` (each keyed by the phase part it trains: the network, with β's
+        learned factor where the phase trains it, or the agent) in one backward pass and step each part's optimiser
+        over that part's parameters; each part's gradient norm before clipping."""
         ...
 
 
@@ -98,6 +99,13 @@ class LearnerContext(Protocol):
     @property
     def optimiser(self) -> StepsLosses: ...
 
+    def train_by_updates(self, update: Callable[[Batch], Mapping[str, Tensor]], epoch: int, epochs: int) -> dict[str, float]:
+        """Epoch ``epoch`` of ``epochs`` batch by batch: each batch of the epoch (the agent's held-out ones in the
+        agent phase where ``data.agent_holdout`` keeps some) moved to the device and handed to ``update`` under
+        ``run.precision``'s autocast; the epoch's mean of each statistic ``update`` returns (under torchrun: over
+        the processes too). The loop counts the steps and reports the statistics."""
+        ...
+
     def report_scalars(self, phase: str, values: Mapping[str, float], step: int) -> None:
         """Training statistics of ``phase`` at ``step`` (updates since it began), for the run's callbacks."""
         ...
@@ -105,19 +113,26 @@ class LearnerContext(Protocol):
 
 @dataclass
 class LearnedEpoch:
-    """What an epoch of a learner that trains on its own (SB3) changed, for the loop to apply."""
+    """What an epoch of a learner changed beyond the optimiser step's updates, for the loop to apply."""
 
     stats: dict[str, float]  #: the epoch's mean statistics
     policy_state: dict[str, Tensor] | None = None  #: the agent's new weights (None: the optimiser step changed them in place)
-    steps: int = 0  #: updates the epoch counts as, added to the run's global step
+    #: updates the epoch counts as, added to the run's global step (0 for ``context.train_by_updates``, which counts its own)
+    steps: int = 0
 
 
-class AgentLearner(Protocol):
-    """A learner of the agent phase other than REINFORCE's batch-by-batch :func:`~drga.learners.reinforce.drga_update`."""
+class Learner(Protocol):
+    """How a phase learns, an epoch at a time: the network alone (``drga/learners/network.py``), REINFORCE
+    (``drga/learners/reinforce.py``; the agent phase and co-training) or stable-baselines3 (``drga/learners/sb3.py``;
+    the agent phase). :func:`drga.learners.make_learner` picks a phase's."""
 
     #: Whether it can run as torchrun's data-parallel processes.
     supports_ddp: bool
 
     def train_epoch(self, context: LearnerContext, epoch: int, epochs: int) -> LearnedEpoch:
-        """Learn epoch ``epoch`` of ``epochs``' worth on the frozen network."""
+        """Learn epoch ``epoch`` of ``epochs``."""
         ...
+
+
+#: The name learners of the agent phase had before every phase had one.
+AgentLearner = Learner

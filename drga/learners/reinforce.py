@@ -21,7 +21,10 @@ import torch
 from torch import Tensor
 
 from drga.agents.reinforce import reinforce_loss
+from drga.baselines.protocol import Batch
 from drga.learners.context import LearnerContext
+from drga.learners.updates import UpdateLearner
+from drga.names import Part
 from drga.rollout import Rollout, rollout
 
 
@@ -51,25 +54,26 @@ def drga_update(context: LearnerContext, cotrain: bool, batch: Any) -> dict[str,
         loss = task_loss
         if config.train.original_attention_loss > 0:  # beyond the paper: the network's own attention too
             loss = loss + config.train.original_attention_loss * context.task.loss(network, batch)
-        optimiser = context.optimiser
-        network_norm, agent_norm = optimiser.step(loss + agent_loss, [  # one backward; each part clipped on its own, then stepped
-            (_present(optimiser.network_optimizer, "network"), list(network.parameters()) + list(context.strength.parameters())),
-            (_present(optimiser.agent_optimizer, "agent"), policy.parameters()),
-        ])
-        context.strength.advance()
+        # one backward; each part clipped on its own, then stepped; β's schedule advances (drga/runner/optim.py)
+        norms = context.optimiser.step({Part.NETWORK: loss, Part.AGENT: agent_loss})
+        network_norm, agent_norm = norms[Part.NETWORK], norms[Part.AGENT]
     else:
         with torch.no_grad():
             task_loss = context.task.revised_loss(r, batch)  # reported only: the network is frozen
         network_norm = None
-        agent_norm = context.optimiser.step(agent_loss, [(_present(context.optimiser.agent_optimizer, "agent"), policy.parameters())])[0]
+        agent_norm = context.optimiser.step({Part.AGENT: agent_loss})[Part.AGENT]
     return update_statistics(context, acting, agent_reward, baseline, task_loss, agent_loss, beta, agent_norm, network_norm)
 
 
-def _present(optimizer: torch.optim.Optimizer | None, part: str) -> torch.optim.Optimizer:
-    """The phase's optimiser of ``part``, which a phase that trains it has (the loop makes it at the phase's start)."""
-    if optimizer is None:
-        raise RuntimeError(f"this phase trains the {part} but has no optimiser for it")
-    return optimizer
+class ReinforceLearner(UpdateLearner):
+    """REINFORCE (eqs. 6–7), one :func:`drga_update` per batch: the agent phase's learner for ``agent.algorithm =
+    "reinforce"`` (the network frozen), and co-training's always (``cotrain``: the network and β learn too)."""
+
+    def __init__(self, cotrain: bool = False):
+        self.cotrain = cotrain
+
+    def update(self, context: LearnerContext, batch: Batch) -> dict[str, Tensor]:
+        return drga_update(context, self.cotrain, batch)
 
 
 def self_critical_baseline(context: LearnerContext, batch: Any, encoding: Any, beta: Tensor) -> Tensor:

@@ -18,7 +18,7 @@ from torch import nn
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
-from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, load_checkpoint, load_module_state
+from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, CheckpointPayload, load_module_state
 from drga.names import Part, parse_score_key
 
 
@@ -69,10 +69,11 @@ class PhaseProgress:
 def model_payload(
     modules: RetrofitModules, phase: str, has_agent: bool, epoch: int, dev: Mapping[str, Any], config: dict[str, Any],
     net_name: str, task_content: Mapping[str, Any], plateau_cuts: int | None = None,
-) -> dict[str, Any]:
+) -> CheckpointPayload:
     """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, the task's own entries, and
-    the plateau cuts of the learning rate the network was trained at (None: it did not train; ``train.continue_lr``)."""
-    return {
+    the plateau cuts of the learning rate the network was trained at (None: it did not train; ``train.continue_lr``).
+    :class:`~drga.checkpoint_format.CheckpointPayload` reads each entry back by name."""
+    return CheckpointPayload({
         "format": FORMAT_VERSION,
         "kind": "model",
         "phase": phase,
@@ -89,12 +90,12 @@ def model_payload(
         "strength": modules.strength.state_dict(),
         "dev": dict(dev),
         "plateau_cuts": plateau_cuts,
-    }
+    })
 
 
 def inherited_plateau_cuts(payload: Mapping[str, Any], path: str | Path) -> int:
     """``train.continue_lr``: the plateau cuts of the learning rate the checkpoint's network was selected at."""
-    cuts = payload.get("plateau_cuts")
+    cuts = CheckpointPayload.of(payload).plateau_cuts
     if cuts is None:
         raise CheckpointError(
             f"train.continue_lr: {path} does not record the learning rate its network was trained at (a checkpoint written "
@@ -104,11 +105,11 @@ def inherited_plateau_cuts(payload: Mapping[str, Any], path: str | Path) -> int:
 
 
 def resume_payload(
-    model: dict[str, Any], progress: PhaseProgress, history: list[dict[str, Any]], global_step: int, optimisers: Mapping[str, Any],
-) -> dict[str, Any]:
+    model: Mapping[str, Any], progress: PhaseProgress, history: list[dict[str, Any]], global_step: int, optimisers: Mapping[str, Any],
+) -> CheckpointPayload:
     """``last.pt``: a model checkpoint plus progress, history, the optimisers and their learning-rate schedule
     (``drga/runner/optim.py`` · ``OptimiserStep.state_dict``) and random state."""
-    return {
+    return CheckpointPayload({
         **model,
         "kind": "resume",
         "progress": progress.to_dict(),
@@ -117,31 +118,32 @@ def resume_payload(
         **optimisers,
         "rng_cpu": torch.get_rng_state(),
         "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    }
+    })
 
 
-def load_model(modules: RetrofitModules, path: Path, net_name: str, network: bool = True, policy: bool = True) -> dict[str, Any]:
+def load_model(modules: RetrofitModules, path: Path, net_name: str, network: bool = True, policy: bool = True) -> CheckpointPayload:
     """Load a checkpoint of network ``net_name`` into the network and β (``network``) and the agent (``policy``)."""
     payload = read_model(path, net_name)
     load_weights(modules, payload, path, network, policy)
     return payload
 
 
-def read_model(path: Path, net_name: str) -> dict[str, Any]:
+def read_model(path: Path, net_name: str) -> CheckpointPayload:
     """A checkpoint of network ``net_name``, read and verified, its weights not yet loaded anywhere."""
-    payload = load_checkpoint(path)
-    if payload.get("net_name") != net_name:
-        raise CheckpointError(f"{path} holds the network '{payload.get('net_name')}', not '{net_name}'")
+    payload = CheckpointPayload.read(path)
+    if payload.net_name != net_name:
+        raise CheckpointError(f"{path} holds the network '{payload.net_name}', not '{net_name}'")
     return payload
 
 
 def load_weights(modules: RetrofitModules, payload: Mapping[str, Any], path: Path, network: bool = True, policy: bool = True) -> None:
     """A checkpoint's weights into the network and β (``network``) and the agent (``policy``)."""
+    payload = CheckpointPayload.of(payload)
     if network:
-        load_module_state(modules.network, payload["network"], "network", path)
-        load_module_state(modules.strength, payload["strength"], "adjusting module", path)
+        load_module_state(modules.network, payload.network_state, "network", path)
+        load_module_state(modules.strength, payload.strength_state, "adjusting module", path)
     if policy:
-        load_module_state(modules.policy, payload["policy"], "agent", path)
+        load_module_state(modules.policy, payload.policy_state, "agent", path)
 
 
 def check_same_config(path: Path, saved: Mapping[str, Any], config: Mapping[str, Any], resumable: frozenset[str]) -> None:
@@ -154,9 +156,10 @@ def check_same_config(path: Path, saved: Mapping[str, Any], config: Mapping[str,
 
 
 def restore_random_state(payload: Mapping[str, Any]) -> None:
-    torch.set_rng_state(payload["rng_cpu"])
-    if payload["rng_cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(payload["rng_cuda"])
+    payload = CheckpointPayload.of(payload)
+    torch.set_rng_state(payload.rng_cpu)
+    if payload.rng_cuda and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(payload.rng_cuda)
 
 
 def arm_metrics(rows: Mapping[str, Mapping[str, Any]], metric: str = "accuracy") -> dict[str, dict[str, float]]:

@@ -3,9 +3,11 @@
 Not the loop (``drga/runner/loop.py`` · ``PhaseRunner``): a task or a learner reads the run's modules,
 settings, folder, batches and what it has done so far (:class:`RunState`), and asks for the few
 things it may: a split's scores, a checkpoint loaded into the modules, a picture or training
-statistics reported, and (a learner) an optimiser step of its losses. It cannot start phases,
-step epochs, select epochs or write the run's progress; those stay the loop's and its collaborators'
-(``drga/runner/optim.py`` · ``OptimiserStep``, ``drga/runner/selection.py`` · ``Selection``).
+statistics reported, and (a learner) an epoch of batch-by-batch updates and an optimiser step of
+its losses. It cannot start phases, select epochs, cut the learning rate or write the run's
+progress: its optimiser is the step alone (``drga/learners/context.py`` · ``StepsLosses``, not
+``drga/runner/optim.py`` · ``OptimiserStep``), and its history a read-only view; those stay the
+loop's and its collaborators' (``OptimiserStep``, ``drga/runner/selection.py`` · ``Selection``).
 A learner sees the part of it that ``drga/learners/context.py`` · ``LearnerContext`` names.
 """
 
@@ -14,20 +16,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import torch
+from torch import Tensor
 
 from drga import distributed
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.baselines.protocol import AttentionNetwork
+from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.beta import AdjustmentStrength
+from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
-from drga.learners.context import TaskLosses
+from drga.learners.context import StepsLosses, TaskLosses
 from drga.runner import checkpoints
 from drga.runner.callbacks import CallbackList, Image, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.optim import OptimiserStep
+
+#: The loop's pass over an epoch's batches (``PhaseRunner.train_by_updates``): (update, epoch, epochs) → mean statistics.
+TrainsByUpdates = Callable[[Callable[[Batch], Mapping[str, Tensor]], int, int], dict[str, float]]
 
 
 class ContextTask(TaskLosses, Protocol):
@@ -73,9 +81,9 @@ class RunContext:
 
     def __init__(self, task: ContextTask, modules: RetrofitModules, state: RunState, optimiser: OptimiserStep, callbacks: CallbackList,
                  batches: TaskBatches, device: torch.device, run_dir: Path, main: bool, log: Callable[[str], None],
-                 show_progress: bool):
+                 show_progress: bool, train_by_updates: TrainsByUpdates):
         self._task, self._modules, self._state, self._optimiser, self._callbacks = task, modules, state, optimiser, callbacks
-        self._batches = batches
+        self._batches, self._train_by_updates = batches, train_by_updates
         self.device, self.run_dir, self.main, self.log, self.show_progress = device, run_dir, main, log, show_progress
 
     # ------------------------------------------------------------------ what it may read
@@ -102,9 +110,9 @@ class RunContext:
         return self._modules.strength
 
     @property
-    def history(self) -> list[dict[str, Any]]:
-        """Every epoch's record so far (the final report keeps it)."""
-        return self._state.history
+    def history(self) -> tuple[Mapping[str, Any], ...]:
+        """Every epoch's record so far (the final report keeps it), read-only: the loop alone writes the run's history."""
+        return tuple(MappingProxyType(record) for record in self._state.history)
 
     @property
     def global_step(self) -> int:
@@ -131,9 +139,14 @@ class RunContext:
     # ------------------------------------------------------------------ what it may ask for
 
     @property
-    def optimiser(self) -> OptimiserStep:
-        """The optimiser step a learner hands its losses to (``step``)."""
+    def optimiser(self) -> StepsLosses:
+        """The optimiser step a learner hands its losses to, keyed by phase part (``step``); nothing else of it."""
         return self._optimiser
+
+    def train_by_updates(self, update: Callable[[Batch], Mapping[str, Tensor]], epoch: int, epochs: int) -> dict[str, float]:
+        """Epoch ``epoch`` of ``epochs`` of the current phase, each batch handed to ``update`` (the loop's
+        ``PhaseRunner.train_by_updates``); the mean of each statistic."""
+        return self._train_by_updates(update, epoch, epochs)
 
     def evaluate_split(self, split: str, mode: str) -> Any:
         """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
@@ -143,7 +156,7 @@ class RunContext:
             result = self._task.combine_over_processes(result, self.batches(split))
         return result
 
-    def load_model(self, path: Path, network: bool = True, policy: bool = True) -> dict[str, Any]:
+    def load_model(self, path: Path, network: bool = True, policy: bool = True) -> CheckpointPayload:
         """Load a checkpoint of this run's network into the network and β (``network``) and the agent (``policy``)."""
         return checkpoints.load_model(self._modules, path, self.config.network.name, network, policy)
 

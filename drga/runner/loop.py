@@ -11,10 +11,11 @@ Started by ``torchrun`` it trains as N data-parallel processes (``drga/distribut
 docs/distributed.md): DDP over what each phase trains, ``data.batch_size`` the global batch, and
 only rank 0 logging and writing files.
 
-A task (``drga/runner/task.py``) supplies what differs; a learner (``drga/learners/``) learns
-the agent phase; one training step of the DRGA phases is :func:`drga.learners.reinforce.drga_update`.
-The loop holds its collaborators, each with one job: the optimiser step (``drga/runner/optim.py`` ·
-``OptimiserStep``), best-epoch selection and the checkpoints kept (``drga/runner/selection.py`` ·
+A task (``drga/runner/task.py``) supplies what differs; each phase's learner (``drga/learners/``:
+the network's, REINFORCE, stable-baselines3's) learns its epochs, batch by batch through the loop's
+:meth:`PhaseRunner.train_by_updates` or on its own. The loop holds its collaborators, each with one
+job: the optimiser step (``drga/runner/optim.py`` · ``OptimiserStep``: what each phase part trains and
+its optimiser), best-epoch selection and the checkpoints kept (``drga/runner/selection.py`` ·
 ``Selection``) and the callbacks; it hands the task's hooks and the learners a
 :class:`~drga.runner.context.RunContext`, never itself.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 from tqdm.auto import tqdm
 
 from drga import distributed
@@ -36,17 +37,17 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
 from drga.building import build_policy, build_strength, seed_everything, state_and_action_size
+from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
-from drga.learners import make_agent_learner
-from drga.learners.reinforce import drga_update
-from drga.names import Part, counted, history_key
+from drga.learners import Learner, make_learner
+from drga.names import Part, PhaseName, best_checkpoint, counted, history_key
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules, inherited_plateau_cuts
 from drga.runner.context import RunContext, RunState, TaskBatches
 from drga.runner.loggers import CSVLogger, report_loggers
-from drga.runner.optim import OptimiserStep, network_parameter_groups
-from drga.runner.phases import Phase, epoch_key, phase_named, phase_plan, phase_summary
+from drga.runner.optim import OptimiserStep
+from drga.runner.phases import PHASES, Phase, epoch_key, phase_plan, phase_summary
 from drga.runner.run_folder import RunFolder, default_run_name, lock_run_dir, log_info
 from drga.runner.selection import Selection
 from drga.runner.task import Task
@@ -76,9 +77,9 @@ class PhaseRunner:
         self.show_progress = config.run.progress and self.main
         # under torchrun the main process alone reports
         self.callbacks = CallbackList([*report_loggers(config.run.report_to), *callbacks] if self.main else [])
-        #: the agent phase's learner when it is not REINFORCE's step (None), which the loop runs batch by batch
-        self.agent_learner = make_agent_learner(config.agent.algorithm)
-        one_process = self.agent_learner is not None and not self.agent_learner.supports_ddp
+        #: each phase's learner (``drga/learners/``): the agent phase's is the one ``agent.algorithm`` names
+        self.learners: dict[str, Learner] = {phase.name: make_learner(phase.trains, config.agent.algorithm) for phase in PHASES}
+        one_process = not self.learners[PhaseName.AGENT].supports_ddp
         if distributed.active() and one_process and config.train.agent_epochs > 0:
             raise ConfigError(f"agent.algorithm={config.agent.algorithm} trains in one process only; run it without torchrun")
         #: the folder as it was before this run, put back if the run fails before its first saved epoch
@@ -117,10 +118,11 @@ class PhaseRunner:
         strength = build_strength(config, len(self.train_batches)).to(self.device)
         self.modules = RetrofitModules(network, policy, strength, state_size, action_size)
         self.plan = phase_plan(config.train)
+        self.phase_started: Phase | None = None  #: the phase :meth:`start_phase` started last, which :meth:`train_by_updates` trains
         self.state = RunState()
         #: what the task's hooks and the learners receive: a narrow view of the run, not this loop
         self.context = RunContext(task, self.modules, self.state, self.optimiser, self.callbacks, local, self.device, self.run_dir,
-                                  self.main, self.log, self.show_progress)
+                                  self.main, self.log, self.show_progress, self.train_by_updates)
         self.selection = Selection(task, self.modules, self.run_dir, self.main)
         self.pending_resume = self.load_resume(last) if resume else None
 
@@ -238,22 +240,13 @@ class PhaseRunner:
         distributed.barrier()  # under torchrun: rank 0's checkpoints are written before any process reads them
         start_cuts = 0  # train.continue_lr: the plateau cuts of the rate the starting network was selected at
         for source, part in phase.starts_from if fresh else ():
-            path = self.run_dir / f"{source}_best.pt"
+            path = best_checkpoint(self.run_dir, source)
             if path.exists():
                 payload = self.context.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
                 if part == Part.NETWORK and self.config.train.continue_lr:
                     start_cuts = inherited_plateau_cuts(payload, path)
-        self.network.requires_grad_(not phase.network_frozen)
-        embedding = getattr(self.network, "embedding", None)  # every classifier's is an nn.Embedding (baselines/common.py)
-        if self.config.network.freeze_embeddings and isinstance(embedding, nn.Embedding):
-            embedding.weight.requires_grad_(False)
-        self.strength.log_factor.requires_grad_(Part.BETA in phase.trains and self.config.adjust.trainable_beta)
-        net_params = [p for module in self.modules.trained_by(tuple(t for t in phase.trains if t != Part.AGENT))
-                      for p in module.parameters() if p.requires_grad]
-        train = self.config.train
-        groups = None if phase.network_frozen else network_parameter_groups(self.network, net_params, train.pretrained_lr)
-        self.optimiser.start_phase(groups, list(self.policy.parameters()) if phase.has_agent else None, self.task.warmup_steps(phase),
-                                   distributed.replicate(self.modules.trained_by(phase.trains), self.device),
+        self.phase_started = phase
+        self.optimiser.start_phase(phase.trains, self.network, self.policy, self.strength, self.task.warmup_steps(phase),
                                    self.train_batches, start_cuts)
 
     def epoch_batches(self, phase: Phase) -> Any:
@@ -262,19 +255,22 @@ class PhaseRunner:
         return self.agent_batches if phase.agent_only and self.agent_batches is not None else self.train_batches
 
     def train_epoch(self, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
-        """One epoch of ``phase``: the agent phase by its learner where ``agent.algorithm`` names one (the loop
-        applies the agent and the steps it returns), every other phase and REINFORCE's agent phase step by step."""
-        if phase.agent_only and self.agent_learner is not None:
-            learned = self.agent_learner.train_epoch(self.context, epoch, epochs)
-            if learned.policy_state is not None:
-                self.policy.load_state_dict(learned.policy_state)
-            self.state.global_step += learned.steps
-            return learned.stats
-        return self.train_epoch_by_steps(phase, epoch, epochs)
+        """One epoch of ``phase`` by its learner (``drga/learners/``), which learns it batch by batch through
+        :meth:`train_by_updates` or on its own; the loop applies what it returns (the agent's new weights, its
+        steps) and returns its statistics."""
+        learned = self.learners[phase.name].train_epoch(self.context, epoch, epochs)
+        if learned.policy_state is not None:
+            self.policy.load_state_dict(learned.policy_state)
+        self.state.global_step += learned.steps
+        return learned.stats
 
-    def train_epoch_by_steps(self, phase: Phase, epoch: int, epochs: int) -> dict[str, float]:
-        """One pass over the epoch's batches with :meth:`train_step`; the mean of each statistic
-        (under torchrun: over the processes too)."""
+    def train_by_updates(self, update: Callable[[Any], Mapping[str, Any]], epoch: int, epochs: int) -> dict[str, float]:
+        """One pass over the epoch's batches of the phase started last, each handed to ``update`` (a learner's, which
+        steps its losses through ``context.optimiser``); the mean of each statistic (under torchrun: over the
+        processes too). Learners ask for it through ``context.train_by_updates``."""
+        phase = self.phase_started
+        if phase is None:
+            raise RuntimeError("an epoch of updates before any phase started")
         distributed.seed_epoch(self.config.run.seed, epoch_key(phase, epoch))
         self.network.train(not phase.network_frozen)
         self.policy.train()
@@ -289,7 +285,7 @@ class PhaseRunner:
             batch = batch.to(self.device)
             self.optimiser.start_batch(closes_window=step == len(batches))
             with self.optimiser.autocast():
-                stats = self.train_step(phase, batch)
+                stats = update(batch)
             for key, value in stats.items():
                 value = value.double() if isinstance(value, Tensor) else value
                 sums[key] = sums[key] + value if key in sums else value
@@ -304,33 +300,6 @@ class PhaseRunner:
                     bar.set_postfix({k: f"{float(v) / step:.3f}" for k, v in sums.items() if k in ("task_loss", "reward")})
         return distributed.mean_over_processes({key: value / max(len(batches), 1) for key, value in numbers(sums).items()})
 
-    def train_step(self, phase: Phase, batch: Any) -> dict[str, Tensor]:
-        """One update of ``phase`` on ``batch``: a DRGA step where the agent acts, else eq. 12 on the network."""
-        if phase.has_agent:
-            return drga_update(self.context, not phase.network_frozen, batch)
-        loss = self.task.loss(self.network, batch)  # eq. 12
-        optimizer = self.optimiser.network_optimizer
-        if optimizer is None:  # never: only a phase with the network frozen has none, and those are the agent's
-            raise RuntimeError(f"phase {phase.name} trains the network without its optimiser")
-        norm = self.optimiser.step(loss, [(optimizer, self.network.parameters())])[0]
-        return {"task_loss": loss.detach(), "grad_norm_network": norm}
-
-    # ------------------------------------------------------------------ benchmarks
-
-    def begin_phase(self, name: str) -> Phase:
-        """Start phase ``name`` afresh for stepping batch by batch with :meth:`train_step` (benchmarks)."""
-        phase = phase_named(name)
-        self.start_phase(phase, fresh=True)
-        self.network.train(not phase.network_frozen)
-        self.policy.train()
-        return phase
-
-    def train_one_epoch(self, name: str, epoch: int = 1) -> dict[str, float]:
-        """Start phase ``name`` afresh and train one epoch of it, without evaluation or checkpoints (benchmarks)."""
-        phase = self.begin_phase(name)
-        self.train_batches.set_epoch(epoch_key(phase, epoch))
-        return self.train_epoch(phase, epoch, epoch)
-
     # ------------------------------------------------------------------ evaluation, selection, resume
 
     def evaluate_dev(self, phase: Phase, epoch: int) -> dict[str, Any]:
@@ -344,17 +313,17 @@ class PhaseRunner:
         if self.folder is not None:
             self.folder.keep()  # the new run has an epoch to keep: what it replaced goes
 
-    def load_resume(self, path: Path) -> dict[str, Any]:
+    def load_resume(self, path: Path) -> CheckpointPayload:
         """Continue from ``last.pt``: the same configuration and data (both checked before any weight is
         loaded, so that changed data are named as such), the model, progress, history and random state."""
         payload = checkpoints.read_model(path, self.config.network.name)
-        saved = self.task.saved_flat_config(payload["config"])
+        saved = self.task.saved_flat_config(payload.config)
         checkpoints.check_same_config(path, saved, self.task.flat_config(), self.task.resumable_changes)
         self.task.check_resume(self.context, payload, self.force)
         checkpoints.load_weights(self.modules, payload, path)
-        self.state.progress = PhaseProgress.from_dict(payload["progress"])
-        self.state.history = list(payload["history"])
-        self.state.global_step = int(payload["global_step"])
+        self.state.progress = PhaseProgress.from_dict(payload.progress)
+        self.state.history = list(payload.history)
+        self.state.global_step = payload.global_step
         checkpoints.restore_random_state(payload)
         done = counted(self.state.progress.epoch, "epoch")
         self.log(f"resuming {self.run_dir}: phase {self.plan[self.state.progress.index].name}, {done} done")

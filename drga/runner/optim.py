@@ -1,5 +1,6 @@
-"""The optimiser step (:class:`OptimiserStep`): Adam, gradient clipping, accumulation, mixed precision, and the
-network's parameter groups with their base learning rates (``drga/runner/lr_schedule.py`` schedules them)."""
+"""The optimiser step (:class:`OptimiserStep`): which parameters each phase part trains and with which optimiser,
+Adam, gradient clipping, accumulation, mixed precision, β's schedule, and the network's parameter groups with
+their base learning rates (``drga/runner/lr_schedule.py`` schedules them)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import torch
 from torch import Tensor, nn
 
 from drga import distributed
+from drga.beta import AdjustmentStrength
 from drga.config import ExperimentConfig
+from drga.names import Part
 from drga.runner.lr_schedule import LearningRateSchedule
 
 
@@ -62,15 +65,19 @@ def mixed_precision(precision: str, device: torch.device, log: Callable[[str], N
 
 
 OptimiserGroup = tuple[torch.optim.Optimizer, Iterable[nn.Parameter]]
+#: The order in which the parts' losses are summed and their optimisers stepped.
+STEP_ORDER = (Part.NETWORK, Part.AGENT)
 
 
 class OptimiserStep:
-    """Every phase's optimiser step: backward (under torchrun through DDP), the accumulation window,
-    clipping, the network's learning-rate schedule, the Adam steps, and mixed precision.
+    """Every phase's optimiser step: what each part of the phase trains, backward (under torchrun through DDP),
+    the accumulation window, clipping, the network's learning-rate schedule, the Adam steps, β's schedule, and
+    mixed precision.
 
-    The loop makes a phase's optimisers (:meth:`start_phase`), marks its epochs and batches
-    (:meth:`start_epoch`, :meth:`start_batch`) and its plateaus; whoever computes a loss (the loop's
-    network-only step, :func:`drga.learners.reinforce.drga_update`) hands it to :meth:`step`."""
+    The loop starts a phase (:meth:`start_phase`: what trains, the optimisers), marks its epochs and batches
+    (:meth:`start_epoch`, :meth:`start_batch`) and its plateaus; a learner (``drga/learners/``) hands its
+    losses, keyed by the phase part each trains, to :meth:`step`. Learners see only :meth:`step`
+    (``drga/learners/context.py`` · ``StepsLosses``)."""
 
     def __init__(self, config: ExperimentConfig, device: torch.device, log: Callable[[str], None]):
         self.config, self.device, self.log = config, device, log
@@ -82,25 +89,49 @@ class OptimiserStep:
         self.window_norms: list[Tensor] = []  #: the gradient norms of the last optimiser step, reported inside a window
         self.network_optimizer: torch.optim.Optimizer | None = None
         self.agent_optimizer: torch.optim.Optimizer | None = None
+        #: each part the phase trains → its optimiser and the modules whose parameters it clips
+        self.parts: dict[Part, tuple[torch.optim.Optimizer, tuple[nn.Module, ...]]] = {}
+        self.strength: AdjustmentStrength | None = None  #: β, whose schedule advances with each network update of a phase that trains it
         self.lr_schedule: LearningRateSchedule | None = None  #: the network optimiser's learning rates in the current phase
         self.replica: nn.Module | None = None  #: under torchrun: DDP over the modules the phase trains
         self.train_batches: Any = None  #: under torchrun: this process's shards; the ``share`` of the current batch scales its loss
 
     # ------------------------------------------------------------------ a phase, an epoch, a batch
 
-    def start_phase(self, network_groups: list[Any] | None, agent_params: list[nn.Parameter] | None, warmup_steps: int,
-                    replica: nn.Module | None, train_batches: Any, plateau_cuts: int = 0) -> None:
-        """New optimisers for a phase: Adam over the network's groups (None: the network is frozen) with
-        their schedule (starting ``plateau_cuts`` down), Adam over the agent's parameters (None: no agent
-        trains). ``replica`` and ``train_batches``: under torchrun, DDP over what the phase trains and this
+    def start_phase(self, trains: tuple[Part, ...], network: nn.Module, policy: nn.Module, strength: AdjustmentStrength,
+                    warmup_steps: int, train_batches: Any, plateau_cuts: int = 0) -> None:
+        """A phase that trains ``trains`` begins: what trains is set (``requires_grad``; ``network.freeze_embeddings``,
+        ``adjust.trainable_beta``) and each part gets its optimiser. The network part: Adam over the network's
+        trainable parameters, and β's learned factor where the phase trains β, in their groups
+        (:func:`network_parameter_groups`) with their schedule (starting ``plateau_cuts`` down); the agent part:
+        Adam over the agent's. Under torchrun, DDP over what the phase trains, and ``train_batches``: this
         process's shards of the training batches."""
-        train = self.config.train
-        self.network_optimizer = None if network_groups is None else \
-            adam(network_groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
+        config, train = self.config, self.config.train
+        network_frozen = Part.NETWORK not in trains
+        network.requires_grad_(not network_frozen)
+        embedding = getattr(network, "embedding", None)  # every classifier's is an nn.Embedding (baselines/common.py)
+        if config.network.freeze_embeddings and isinstance(embedding, nn.Embedding):
+            embedding.weight.requires_grad_(False)
+        strength.log_factor.requires_grad_(Part.BETA in trains and config.adjust.trainable_beta)
+        by_part: dict[Part, nn.Module] = {Part.NETWORK: network, Part.AGENT: policy, Part.BETA: strength}  # the order of every list
+        network_part = tuple(module for part, module in by_part.items() if part in trains and part != Part.AGENT)
+        trainable = [p for module in network_part for p in module.parameters() if p.requires_grad]
+        groups = None if network_frozen else network_parameter_groups(network, trainable, train.pretrained_lr)
+        # after requires_grad is set: DDP takes part in the parameters that train
+        self.replica = distributed.replicate([module for part, module in by_part.items() if part in trains], self.device)
+        self.train_batches = train_batches
+        self.network_optimizer = None if groups is None else \
+            adam(groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
         self.lr_schedule = None if self.network_optimizer is None else \
             LearningRateSchedule.for_phase(self.network_optimizer, train, warmup_steps, plateau_cuts)
-        self.agent_optimizer = None if agent_params is None else adam(agent_params, self.config.agent.lr, train.fused_adam, self.log)
-        self.replica, self.train_batches = replica, train_batches
+        self.agent_optimizer = None if Part.AGENT not in trains else \
+            adam(list(policy.parameters()), config.agent.lr, train.fused_adam, self.log)
+        self.parts = {}
+        if self.network_optimizer is not None:
+            self.parts[Part.NETWORK] = (self.network_optimizer, network_part)
+        if self.agent_optimizer is not None:
+            self.parts[Part.AGENT] = (self.agent_optimizer, (policy,))
+        self.strength = strength if Part.BETA in trains else None
 
     def start_epoch(self, epoch: int, epochs: int, batches: int) -> None:
         """Epoch ``epoch`` of ``epochs``, of ``batches`` batches each, begins: a new window, the schedule's position."""
@@ -153,7 +184,30 @@ class OptimiserStep:
 
     # ------------------------------------------------------------------ the step
 
-    def step(self, loss: Tensor, groups: Sequence[OptimiserGroup]) -> list[Tensor]:
+    def step(self, losses: Mapping[Part, Tensor]) -> dict[Part, Tensor]:
+        """One update of the parts ``losses`` names, each loss keyed by the part it trains (:meth:`start_phase` made
+        each part's optimiser): their sum back-propagated in one pass, each part clipped on its own and stepped,
+        network before agent (:meth:`step_groups`); then, where the network's loss trains β too (co-training),
+        β's schedule advances one step. Each part's gradient norm before clipping."""
+        if not losses:
+            raise ValueError("the optimiser step needs the loss of at least one part")
+        for part in losses:
+            if part not in self.parts:
+                raise RuntimeError(f"a loss of the {part} was handed to the optimiser step, but this phase trains no {part}")
+        parts = [part for part in STEP_ORDER if part in losses]
+        loss = losses[parts[0]]
+        for part in parts[1:]:
+            loss = loss + losses[part]
+        norms = self.step_groups(loss, [(self.parts[part][0], self.part_parameters(part)) for part in parts])
+        if self.strength is not None and Part.NETWORK in losses:
+            self.strength.advance()
+        return dict(zip(parts, norms))
+
+    def part_parameters(self, part: Part) -> list[nn.Parameter]:
+        """The parameters ``part`` clips: every parameter of its modules (those without a gradient are skipped)."""
+        return [p for module in self.parts[part][1] for p in module.parameters()]
+
+    def step_groups(self, loss: Tensor, groups: Sequence[OptimiserGroup]) -> list[Tensor]:
         """Back-propagate ``loss`` into every optimiser's parameters; at the end of an accumulation window
         (``train.accumulation_steps`` batches, or the epoch's last batch) clip each group to ``train.grad_clip``,
         set the network's learning rates (``drga/runner/lr_schedule.py``) and step the optimisers in order. Returns each group's

@@ -23,7 +23,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from drga.config import TrainConfig
-from drga.names import Mode, Part, PhaseName
+from drga.names import EpochRecord, Mode, Part, PhaseName, ResultRow
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Phase:
     #: The epochs the phase gets from the run's ``[train]`` settings.
     epochs: Callable[[TrainConfig], int]
     #: The final report's row that reads this phase's best checkpoints.
-    report_label: str
+    report_label: ResultRow
     #: What the console's "loss" means in this phase.
     legend: str
     #: Whether the learning rate warms up over the phase's first steps (translation's ``nmt.warmup_steps``).
@@ -90,7 +90,7 @@ PHASES: tuple[Phase, ...] = (
         start_is_candidate=False,
         selects_by_config=False,
         epochs=lambda t: 0 if t.init_from else t.pretrain_epochs,
-        report_label="baseline (pretrain only)",
+        report_label=ResultRow.PRETRAIN_ONLY,
         legend=NETWORK_LOSS,
         warms_up=True,
     ),
@@ -102,7 +102,7 @@ PHASES: tuple[Phase, ...] = (
         start_is_candidate=True,
         selects_by_config=False,
         epochs=_baseline_epochs,
-        report_label="baseline (equal budget)",
+        report_label=ResultRow.EQUAL_BUDGET,
         legend=NETWORK_LOSS,
         seconds_budget=lambda t: t.baseline_seconds,
     ),
@@ -114,7 +114,7 @@ PHASES: tuple[Phase, ...] = (
         start_is_candidate=False,
         selects_by_config=False,
         epochs=lambda t: t.agent_epochs,
-        report_label="agent on frozen network",
+        report_label=ResultRow.AGENT_ON_FROZEN,
         legend="the frozen network's cross-entropy on the revised attention, reported only",
     ),
     Phase(
@@ -125,7 +125,7 @@ PHASES: tuple[Phase, ...] = (
         start_is_candidate=True,
         selects_by_config=True,
         epochs=lambda t: t.cotrain_epochs,
-        report_label="DRGA (co-trained)",
+        report_label=ResultRow.DRGA,
         legend="the network's cross-entropy on the revised attention, eq. 12",
     ),
 )
@@ -159,10 +159,10 @@ def epoch_key(phase: Phase, epoch: int) -> int:
 def phase_summary(history: list[dict[str, Any]], train: TrainConfig) -> dict[str, dict[str, Any]]:
     """Per phase that ran: epochs run of the planned cap, whether early stopping ended it, and its wall seconds."""
     summary: dict[str, dict[str, Any]] = {}
-    for record in history:
-        entry = summary.setdefault(record["phase"], {"epochs": 0, "max_epochs": phase_epochs(train, record["phase"]), "seconds": 0.0})
-        entry["epochs"] = max(entry["epochs"], record["epoch"])
-        entry["seconds"] = round(entry["seconds"] + record.get("seconds", 0.0), 2)
+    for record in map(EpochRecord.from_dict, history):
+        entry = summary.setdefault(record.phase, {"epochs": 0, "max_epochs": phase_epochs(train, record.phase), "seconds": 0.0})
+        entry["epochs"] = max(entry["epochs"], record.epoch)
+        entry["seconds"] = round(entry["seconds"] + (record.seconds if record.seconds is not None else 0.0), 2)
     for entry in summary.values():
         entry["stopped_early"] = entry["epochs"] < entry["max_epochs"]
     return summary

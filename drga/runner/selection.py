@@ -14,7 +14,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from drga.checkpoint_format import save_atomic
+from drga.checkpoint_format import CheckpointPayload
+from drga.names import best_checkpoint
 from drga.runner import checkpoints
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.context import RunState
@@ -41,32 +42,31 @@ class Selection:
             best = progress.best_by_mode.get(mode)
             if mode != selecting and (best is None or key > tuple(best)):
                 progress.best_by_mode[mode] = key
-                self.save_model(phase, epoch, scores, f"{phase.name}_best_{mode}.pt", plateau_cuts)
+                self.save_model(phase, epoch, scores, best_checkpoint(self.run_dir, phase.name, mode), plateau_cuts)
         key = self.task.selection_key(scores[selecting])
         if progress.best is None or key > tuple(progress.best):
             progress.best, progress.stale = key, 0
-            self.save_model(phase, epoch, scores, f"{phase.name}_best.pt", plateau_cuts)
+            self.save_model(phase, epoch, scores, best_checkpoint(self.run_dir, phase.name), plateau_cuts)
             return True
         progress.stale += 1
         return False
 
     def model_payload(self, phase: Phase, epoch: int, scores: Mapping[str, Any] | None = None,
-                      plateau_cuts: int | None = None) -> dict[str, Any]:
+                      plateau_cuts: int | None = None) -> CheckpointPayload:
         dev = {mode: r.as_dict() for mode, r in (scores or {}).items()}
         return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.config_dict(),
                                          self.config.network.name, self.task.checkpoint_content(), plateau_cuts)
 
-    def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], name: str, plateau_cuts: int | None = None) -> None:
+    def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], path: Path, plateau_cuts: int | None = None) -> None:
         if self.main:
-            save_atomic(self.model_payload(phase, epoch, scores, plateau_cuts), self.run_dir / name)
+            self.model_payload(phase, epoch, scores, plateau_cuts).save(path)
 
     def save_last(self, phase: Phase, state: RunState, optimisers: Mapping[str, Any]) -> None:
         """``last.pt``: the modules in ``phase``, the run's state and the optimisers' (``OptimiserStep.state_dict``)."""
         if self.main:
             schedule = optimisers.get("lr_schedule") or {}  # last.pt records its network's plateau cuts as every model file does
             model = self.model_payload(phase, state.progress.epoch, plateau_cuts=schedule.get("plateau_cuts"))
-            payload = checkpoints.resume_payload(model, state.progress, state.history, state.global_step, optimisers)
-            save_atomic(payload, self.run_dir / "last.pt")
+            checkpoints.resume_payload(model, state.progress, state.history, state.global_step, optimisers).save(self.run_dir / "last.pt")
 
     def best_checkpoints(self, plan: Sequence[Phase]) -> Iterator[ReportCell]:
         """The final report's cells that ran, each loaded into the modules when reached. Each mode
@@ -74,10 +74,10 @@ class Selection:
         kept one, else ``<phase>_best.pt``); the mode of ``<phase>_best.pt`` comes first."""
         planned = {phase.name for phase in plan}
         for phase in PHASES:
-            path = self.run_dir / f"{phase.name}_best.pt"
+            path = best_checkpoint(self.run_dir, phase.name)
             if not path.exists() or (phase.name not in planned and phase is not PHASES[0]):  # train.init_from: pretrain's row
                 continue
-            own = {mode: self.run_dir / f"{phase.name}_best_{mode}.pt" for mode in phase.dev_modes}
+            own = {mode: best_checkpoint(self.run_dir, phase.name, mode) for mode in phase.dev_modes}
             # an adopted network's file (train.init_from) holds its own run's agent, of that run's size: its row needs none
             policy = phase.name in planned
             for mode in sorted(phase.dev_modes, key=lambda mode: own[mode].exists()):

@@ -20,8 +20,9 @@ from typing import Any
 from torch import Tensor
 
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.checkpoint_format import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, CheckpointPayload
 from drga.config import ConfigError, ExperimentConfig, settings_fingerprint
+from drga.names import PhaseName, ResultRow, best_checkpoint
 from drga.rollout import Rollout
 from drga.runner.checkpoints import inherited_plateau_cuts
 from drga.runner.context import RunContext, TaskBatches
@@ -34,11 +35,11 @@ __all__ = ["ReportCell", "Task", "TaskBatches"]
 class ReportCell:
     """One cell of the final report: a phase's best checkpoint in one evaluation mode, loaded into the run's modules."""
 
-    label: str
+    label: ResultRow
     phase: str
     mode: str
     path: Path
-    payload: dict[str, Any]
+    payload: CheckpointPayload
 
 
 class Task(ABC):
@@ -88,11 +89,11 @@ class Task(ABC):
         """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``, so
         that runs differing only in what DRGA does start from one network (pretraining is skipped)."""
         try:
-            payload = load_checkpoint(source)
+            payload = CheckpointPayload.read(source)
         except CheckpointError as error:
             raise ConfigError(f"train.init_from: {error}") from None
-        if payload.get("net_name") != self.config.network.name:
-            raise ConfigError(f"train.init_from: {source} holds the network '{payload.get('net_name')}', not '{self.config.network.name}'")
+        if payload.net_name != self.config.network.name:
+            raise ConfigError(f"train.init_from: {source} holds the network '{payload.net_name}', not '{self.config.network.name}'")
         self.check_adoptable(source, payload)
         if self.config.train.continue_lr:
             try:
@@ -100,7 +101,7 @@ class Task(ABC):
             except CheckpointError as error:
                 raise ConfigError(f"train.init_from: {error}") from None
         context.load_model(source, policy=False)  # its network must fit this configuration (sizes)
-        shutil.copyfile(source, context.run_dir / "pretrain_best.pt")
+        shutil.copyfile(source, best_checkpoint(context.run_dir, PhaseName.PRETRAIN))
         context.log(f"start  from {source} (pretraining skipped)")
 
     @abstractmethod
@@ -186,10 +187,10 @@ class Task(ABC):
         only when both equal the new run's."""
         return {"settings": settings_fingerprint(self.flat_config()), "data": self.content_fingerprint()}
 
-    def check_resume(self, context: RunContext, payload: dict[str, Any], force: bool) -> None:
+    def check_resume(self, context: RunContext, payload: Mapping[str, Any], force: bool) -> None:
         """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since
         the run started, unless ``force``; even then, refuse what :meth:`check_continuable` refuses."""
-        recorded, now = payload.get("data_checksum"), self.data_fingerprint()
+        recorded, now = CheckpointPayload.of(payload).data_checksum, self.data_fingerprint()
         if recorded is None or now is None or recorded == now:
             return
         last = context.run_dir / "last.pt"
@@ -201,7 +202,7 @@ class Task(ABC):
         self.check_continuable(last, payload)
         context.log(f"resuming on changed data (--force): fingerprint {recorded} → {now}")
 
-    def check_continuable(self, last: Path, payload: dict[str, Any]) -> None:
+    def check_continuable(self, last: Path, payload: Mapping[str, Any]) -> None:
         """With ``--force`` on changed data: refuse, in words, data the checkpoint's network cannot continue on."""
 
     @abstractmethod

@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from drga.errors import UserError
-from drga.names import MODES, Mode, Split, headline_score, row_epoch, row_scores
+from drga.names import MODES, EpochRecord, Mode, ResultRow, Split, headline_score, row_epoch, row_scores
 from drga.sweep.grid import Run
 
 #: Result columns: (column title, results.json row, evaluation mode).
 COLUMNS = [
-    ("baseline, pretrain only", "baseline (pretrain only)", Mode.NET_ONLY),
-    ("baseline, equal budget", "baseline (equal budget)", Mode.NET_ONLY),
-    ("agent on frozen network", "agent on frozen network", Mode.WITH_AGENT),
-    ("DRGA net-only", "DRGA (co-trained)", Mode.NET_ONLY),
-    ("DRGA with-agent", "DRGA (co-trained)", Mode.WITH_AGENT),
+    ("baseline, pretrain only", ResultRow.PRETRAIN_ONLY, Mode.NET_ONLY),
+    ("baseline, equal budget", ResultRow.EQUAL_BUDGET, Mode.NET_ONLY),
+    ("agent on frozen network", ResultRow.AGENT_ON_FROZEN, Mode.WITH_AGENT),
+    ("DRGA net-only", ResultRow.DRGA, Mode.NET_ONLY),
+    ("DRGA with-agent", ResultRow.DRGA, Mode.WITH_AGENT),
 ]
 
 
@@ -166,6 +166,11 @@ class ResultFile:
     def test_score(self, row: str, mode: Mode | str) -> float | None:
         """The cell's test accuracy (a translation's greedy BLEU); None if the run has no such cell."""
         return cell_test_score(self.cell(row, mode))
+
+    @property
+    def history(self) -> list[EpochRecord]:
+        """The run's epoch records, every phase's in order (none in a file written without them)."""
+        return [EpochRecord.from_dict(record) for record in self.payload.get("history") or []]
 
 
 #: The fields of a result that measure wall time: they differ between two runs of the same numbers.

@@ -8,6 +8,7 @@ label names, ``drga/tasks/classification/trained.py``; translation: the subword 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +18,26 @@ from torch import nn
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.beta import AdjustmentStrength
 from drga.building import build_policy, resolve_device
-from drga.checkpoint_format import CheckpointError, load_checkpoint, load_module_state
+from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig
 
 
-def model_checkpoint(path: str | Path, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+def model_checkpoint(path: str | Path, payload: Mapping[str, Any] | None = None) -> CheckpointPayload:
     """The contents of a model checkpoint (a phase's best or a run's ``last.pt``); ``payload``: the file, already loaded."""
-    payload = load_checkpoint(path) if payload is None else payload
-    if payload.get("kind") not in ("model", "resume"):
+    checkpoint = CheckpointPayload.read(path) if payload is None else CheckpointPayload.of(payload)
+    if checkpoint.kind not in ("model", "resume"):
         raise CheckpointError(f"{path} is not a model checkpoint")
-    return payload
+    return checkpoint
 
 
-def trained_agent(payload: dict[str, Any], path: str | Path, config: ExperimentConfig) -> tuple[GaussianPolicy, AdjustmentStrength]:
+def trained_agent(payload: Mapping[str, Any], path: str | Path, config: ExperimentConfig) -> tuple[GaussianPolicy, AdjustmentStrength]:
     """The checkpoint's agent and adjusting module (β and its schedule's position)."""
-    policy = build_policy(config, payload["state_size"], payload["action_size"])
-    load_module_state(policy, payload["policy"], "agent", path)
+    checkpoint = CheckpointPayload.of(payload)
+    policy = build_policy(config, checkpoint.state_size, checkpoint.action_size)
+    load_module_state(policy, checkpoint.policy_state, "agent", path)
     strength = AdjustmentStrength(config.adjust.beta0)
-    load_module_state(strength, payload["strength"], "adjusting module", path)
-    strength.half_life_steps = float(payload.get("half_life_steps", 0.0))
+    load_module_state(strength, checkpoint.strength_state, "adjusting module", path)
+    strength.half_life_steps = checkpoint.half_life_steps
     return policy, strength
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from drga.config import ExperimentConfig, fingerprinted
 from drga.errors import UserError
-from drga.names import counted
+from drga.names import Split, counted, row_epoch, score_key
 from drga.runner.phases import Phase, phase_plan
 from drga.tasks.run_config import experiment, load_run_config, run_config_toml
 from drga.tune.pruning import ReportAndPrune
@@ -154,12 +154,12 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
             queue_again(trial.study, trial.number)
             raise
         row = results["results"][phase.report_label]
-        dev = row[f"dev_{mode}"]
+        dev = row[score_key(Split.DEV, mode)]
         key = list(selection_key(config, dev))  # the runner's selection key
         trial.set_user_attr("dev", dev)
         trial.set_user_attr("metric", metric_name(config))
         trial.set_user_attr("selection_key", key)
-        trial.set_user_attr("epoch", row.get(f"epoch_{mode}", row.get("epoch")))
+        trial.set_user_attr("epoch", row_epoch(row, mode))
         return float(key[0])
 
     return train_trial

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from drga import distributed
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.checkpoint_format import CheckpointError
+from drga.checkpoint_format import CheckpointError, CheckpointPayload
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
 from drga.data import BatchIterator, collate
 from drga.data.vocab import vocabulary_fingerprint
@@ -155,11 +155,12 @@ class ClassificationTask(Task):
             )
 
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
-        trained, given = payload.get("label_names"), list(self.data.splits.label_names)
+        checkpoint = CheckpointPayload.of(payload)
+        trained, given = checkpoint.label_names, list(self.data.splits.label_names)
         if trained != given:
             what = f"the labels {quoted(trained)}" if trained is not None else "labels it does not record"
             raise ConfigError(f"train.init_from: {source} was trained on {what}, and these data are labelled {quoted(given)}")
-        if payload.get("vocab") != list(self.data.vocab.itos):
+        if checkpoint.vocab != list(self.data.vocab.itos):
             raise ConfigError(f"train.init_from: {source} was trained with another vocabulary than this data gives")
 
     def data_fingerprint(self) -> str:
@@ -168,24 +169,25 @@ class ClassificationTask(Task):
     def content_fingerprint(self) -> str:
         return self.data.splits.content_fingerprint
 
-    def check_continuable(self, last: Path, payload: dict[str, Any]) -> None:
+    def check_continuable(self, last: Path, payload: Mapping[str, Any]) -> None:
         """The network's outputs are the recorded labels and its embedding rows the recorded vocabulary's
         words: --force continues only where both are this data's."""
         cannot = f"cannot resume {last} on these data, even with --force"
         keep = "--force continues a run only on data whose training split gives the same labels and vocabulary"
         if self.config.data.dataset == "tsv":
             keep += " (one --tsv FILE is re-split 80/10/10 when a line is added or removed; a folder keeps its train.tsv)"
-        trained, given = payload.get("label_names"), list(self.data.splits.label_names)
+        checkpoint = CheckpointPayload.of(payload)
+        trained, given = checkpoint.label_names, list(self.data.splits.label_names)
         if trained != given:
             what = f"the labels {quoted(trained)}" if trained is not None else "labels it does not record"
             raise CheckpointError(
                 f"{cannot}: its network was trained to output {what}, and these data are labelled {quoted(given)}; "
                 f"{keep}: restore the data or start a new run"
             )
-        recorded = payload.get("vocab_fingerprint") or vocabulary_fingerprint(payload["vocab"])
+        recorded = checkpoint.vocab_fingerprint or vocabulary_fingerprint(checkpoint.vocab)
         if recorded != self.data.vocab.fingerprint:
             raise CheckpointError(
-                f"{cannot}: its embedding has one row per word of the vocabulary its training split gave ({len(payload['vocab'])} "
+                f"{cannot}: its embedding has one row per word of the vocabulary its training split gave ({len(checkpoint.vocab)} "
                 f"words, fingerprint {recorded}), and the training split of these data gives another ({len(self.data.vocab)} words, "
                 f"fingerprint {self.data.vocab.fingerprint}); {keep}: restore the data or start a new run"
             )
@@ -200,15 +202,15 @@ class ClassificationTask(Task):
         pretrain_checksum = None
         for cell in cells:
             if cell.phase == PhaseName.PRETRAIN:  # the network every arm starts from
-                pretrain_checksum = cell.payload.get("tensor_checksum")
-            row = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)})
+                pretrain_checksum = cell.payload.tensor_checksum
+            row = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload.epoch, "checkpoint": str(cell.path)})
             row[score_key(Split.TEST, cell.mode)] = context.evaluate_split(Split.TEST, cell.mode).as_dict()
-            row[score_key(Split.DEV, cell.mode)] = cell.payload["dev"].get(cell.mode)
-            row[epoch_key(cell.mode)] = cell.payload["epoch"]
+            row[score_key(Split.DEV, cell.mode)] = cell.payload.dev_scores(cell.mode)
+            row[epoch_key(cell.mode)] = cell.payload.epoch
         results = {
             "run_dir": str(context.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
             "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
-            "history": context.history,
+            "history": [dict(record) for record in context.history],  # the read-only view as plain records, for JSON
             "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
         }
         self.log_table(context.log, rows)

@@ -4,7 +4,7 @@ labelled as its outputs are (by label name, never by position)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork
 from drga.beta import AdjustmentStrength
-from drga.checkpoint_format import CheckpointError, load_module_state
+from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
 from drga.data import Vocabulary
 from drga.data.vocab import vocabulary_fingerprint
@@ -50,7 +50,7 @@ NetworkSource = AttentionNetwork | Callable[[int, int], AttentionNetwork]
 
 def load_trained(
     path: str | Path, device: str = "cpu", expected_net: str | None = None, network: NetworkSource | None = None,
-    payload: dict[str, Any] | None = None,
+    payload: Mapping[str, Any] | None = None,
 ) -> TrainedModel:
     """A model checkpoint's network, agent and β on ``device``, with its configuration, vocabulary and label names.
 
@@ -58,27 +58,27 @@ def load_trained(
     toolkit's registry (``drga networks``) does not hold: an instance, or a class (or function)
     called with the vocabulary size and the number of labels. ``payload``: the file, already loaded.
     """
-    payload = model_checkpoint(path, payload)
-    if expected_net is not None and payload["net_name"] != expected_net:
-        raise CheckpointError(f"{path} holds the network '{payload['net_name']}', not '{expected_net}'")
-    recorded_fingerprint = payload.get("vocab_fingerprint")
-    if recorded_fingerprint is not None and vocabulary_fingerprint(payload["vocab"]) != recorded_fingerprint:
+    checkpoint = model_checkpoint(path, payload)
+    if expected_net is not None and checkpoint.net_name != expected_net:
+        raise CheckpointError(f"{path} holds the network '{checkpoint.net_name}', not '{expected_net}'")
+    recorded_fingerprint = checkpoint.vocab_fingerprint
+    if recorded_fingerprint is not None and vocabulary_fingerprint(checkpoint.vocab) != recorded_fingerprint:
         raise CheckpointError(f"{path} is corrupted: its vocabulary does not match the fingerprint written with it")
-    config = config_from_dict(payload["config"])
+    config = config_from_dict(checkpoint.config)
     config.network.vectors = None  # the trained embeddings are in the checkpoint
     # A network reading its pretrained tokenizer's subwords gets that tokenizer back (checked against the recorded ids).
     subwords = config.network.name in PRETRAINED_TOKENIZERS
-    vocab = pretrained_vocabulary(config, payload["vocab"]) if subwords else Vocabulary(payload["vocab"])
-    label_names = payload.get("label_names")
+    vocab = pretrained_vocabulary(config, checkpoint.vocab) if subwords else Vocabulary(checkpoint.vocab)
+    label_names = checkpoint.label_names
     if label_names is None:
-        label_names = recover_label_names(path, payload, config, vocab)
+        label_names = recover_label_names(path, checkpoint, config, vocab)
     network = _network_for(path, config, vocab, len(label_names), network)
-    load_module_state(network, payload["network"], "network", path)
-    policy, strength = trained_agent(payload, path, config)
+    load_module_state(network, checkpoint.network_state, "network", path)
+    policy, strength = trained_agent(checkpoint, path, config)
     torch_device = ready_for_evaluation(device, network, policy, strength)
-    tokenizer = payload.get("tokenizer") or ("raw-text" if config.data.dataset in RAW_TEXT_DATASETS else "whitespace")
+    tokenizer = checkpoint.tokenizer or ("raw-text" if config.data.dataset in RAW_TEXT_DATASETS else "whitespace")
     return TrainedModel(
-        config, network, policy, strength, vocab, list(label_names), bool(payload["has_agent"]), payload["phase"], torch_device, tokenizer
+        config, network, policy, strength, vocab, list(label_names), checkpoint.has_agent, checkpoint.phase, torch_device, tokenizer
     )
 
 
@@ -99,12 +99,12 @@ def _network_for(
     return build_attention_network(config, vocab, num_classes)
 
 
-def recover_label_names(path: str | Path, payload: dict[str, Any], config: ExperimentConfig, vocab: Vocabulary) -> list[str]:
+def recover_label_names(path: str | Path, payload: Mapping[str, Any], config: ExperimentConfig, vocab: Vocabulary) -> list[str]:
     """The label names of a checkpoint that records none (written before checkpoints kept them): those
     of its training data, when these data are still what it was trained on (the same data fingerprint)."""
     unknown = f"{path} records no label names (it was written before checkpoints kept them), so which output is which label"
     advice = "evaluate it where its training data are unchanged, or retrain it with this version"
-    recorded = payload.get("data_checksum")
+    recorded = CheckpointPayload.of(payload).data_checksum
     if recorded is None:
         raise CheckpointError(f"{unknown} can only be read off its training data, and it records no fingerprint of them; retrain it")
     try:

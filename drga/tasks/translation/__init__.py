@@ -1,8 +1,9 @@
 """Translation with DRGA: encoder-decoder cross-attention retrofitted by the agent.
 
+- :mod:`drga.tasks.translation.spec`: its registration in the task registry (``drga/registry.py``);
 - :mod:`drga.tasks.translation.task`: :class:`TranslationTask`, the task half of a run (its trainer:
-  :class:`drga.trainer.TranslationTrainer`);
-- :mod:`drga.tasks.translation.config`: the ``[nmt]`` section and the translation defaults;
+  :mod:`drga.tasks.translation.trainer` · ``TranslationTrainer``, re-exported by :mod:`drga.trainer`);
+- :mod:`drga.tasks.translation.config`: the ``[nmt]`` section, the translation defaults and the loader;
 - :mod:`drga.tasks.translation.data`: the parallel corpus, its subword models, the network;
 - :mod:`drga.tasks.translation.decoding`: greedy and beam search, ``net-only`` and ``with-agent``;
 - :mod:`drga.tasks.translation.metrics`: perplexity, sacrebleu BLEU and chrF;

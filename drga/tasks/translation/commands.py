@@ -1,13 +1,15 @@
-"""What ``drga translate`` and ``drga evaluate`` do with a translation checkpoint (drga/cli.py parses
-both commands and dispatches here).
+"""What ``drga translate`` and ``drga evaluate`` do with a translation checkpoint: the commands
+translation registers (``drga/tasks/translation/spec.py``); drga/cli.py parses the command line and
+dispatches here.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from drga.config import ConfigError, refuse_option
 from drga.names import MODES, Mode, checked_mode, counted
@@ -18,6 +20,35 @@ if TYPE_CHECKING:
     from drga.data.parallel import EncodedPair, ParallelBatchIterator
     from drga.tasks.translation.config import NMTConfig
     from drga.tasks.translation.trained import TranslationModel
+
+
+#: Where each option of ``drga translate`` is read (see ``drga.cli.OPTION_SCOPES``).
+OPTION_SCOPES: dict[str, dict[str, str | None]] = {
+    "translate": {**{name: None for name in ("checkpoint", "input", "output", "mode", "beam", "batch_size", "reference", "device",
+                                             "no_progress")}, "length_penalty": "beam search (a beam above 1)"},
+}
+
+
+def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """``drga translate``, added to argparse's subparsers object; its handler by name."""
+    translate = commands.add_parser(
+        "translate",
+        help="translate text (one sentence per line, stdin or --input) with a trained translation checkpoint",
+        description="Translate one sentence per line. Output: one detokenized translation per line.",
+    )
+    translate.add_argument("checkpoint", help="a translation checkpoint, e.g. runs/multi30k-en-de-seq2seq-luong-seed0/cotrain_best.pt")
+    translate.add_argument("--input", help="source text file, plain or gzip (default: stdin)")
+    translate.add_argument("--output", help="write translations here (default: stdout)")
+    translate.add_argument("--mode", choices=list(map(str, MODES)), help="default: with-agent when the checkpoint has a trained agent")
+    translate.add_argument("--beam", type=int, help="beam size; 1 = greedy (default: the run's nmt.beam_size)")
+    translate.add_argument("--length-penalty", type=float, help="beam search's α (default: the run's nmt.length_penalty)")
+    translate.add_argument("--batch-size", type=int, default=64)
+    translate.add_argument(
+        "--reference", help="reference translations (plain or gzip): print sacrebleu BLEU and chrF with signatures to stderr"
+    )
+    translate.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+    translate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return {"translate": translate_lines}
 
 
 def _read_lines(path: str | None) -> list[str]:

@@ -28,11 +28,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
-from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value, network_run_defaults, suggest
+from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value, network_run_defaults, requested_network, suggest
 from drga.config import config_to_toml as experiment_toml
 
 if sys.version_info >= (3, 11):
@@ -176,17 +177,6 @@ def _overrides_mapping(overrides: list[str]) -> dict[str, dict[str, Any]]:
     return mapping
 
 
-def requested_network(path: str | Path | None, overrides: list[str]) -> str | None:
-    """The network a config file plus overrides ask for (the last word wins), or None."""
-    name = None
-    if path is not None and Path(path).is_file():
-        name = _read_toml(path).get("network", {}).get("name", name)
-    for item in overrides:
-        if item.split("=", 1)[0].strip() == "network.name" and "=" in item:
-            name = item.split("=", 1)[1].strip()
-    return name
-
-
 def load_translation_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TranslationConfig:
     """Defaults, the network's translation defaults, the TOML file, then ``section.key=value`` overrides."""
     overrides = list(overrides or [])
@@ -201,6 +191,26 @@ def load_translation_config(path: str | Path | None = None, overrides: list[str]
     _apply(config, _overrides_mapping(overrides), "--set")
     config.validate()
     return config
+
+
+def load_checked_translation_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                                    report: Callable[[str], None] | None = None) -> TranslationConfig:
+    """:func:`load_translation_config`, its data set one of the parallel ones and its agent trained by
+    REINFORCE: translation's loader in the task registry (``drga train``, ``drga tune``). ``report``: the
+    loader's signature (translation's defaults are applied before the file, not reported)."""
+    from drga.data.parallel import PARALLEL_DATASETS
+
+    translation = load_translation_config(path, overrides)
+    data = translation.experiment.data
+    if data.dataset not in PARALLEL_DATASETS:
+        raise ConfigError(
+            f"network '{translation.experiment.network.name}' translates parallel text, but data set '{data.dataset}' is not one; "
+            f"choose one of: {', '.join(sorted(PARALLEL_DATASETS))}"
+        )
+    if translation.experiment.agent.algorithm != "reinforce":
+        raise ConfigError(f"agent.algorithm={translation.experiment.agent.algorithm}: translation trains the agent with REINFORCE "
+                          "(eqs. 6–7) only")
+    return translation
 
 
 def translation_config_from_dict(mapping: dict[str, Any]) -> TranslationConfig:

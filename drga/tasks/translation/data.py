@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from drga.baselines.nmt_common import TranslationNetwork
-from drga.checkpoint_format import CheckpointError
+from drga.checkpoint_format import CheckpointError, CheckpointPayload
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelSplits, encode_pairs, load_parallel_dataset
 from drga.data.subword import SubwordTokenizer
@@ -122,11 +122,12 @@ def tokenizers_from_payload(
 ) -> tuple[SubwordTokenizer, SubwordTokenizer]:
     """The (source, target) tokenizers saved in a translation checkpoint (one object when shared),
     checked against the fingerprint written with them where the checkpoint has one."""
-    if payload.get("task") != "translation":
+    checkpoint = CheckpointPayload.of(payload)
+    if checkpoint.task != "translation":
         raise CheckpointError(f"{source_path} holds no translation model (no subword tokenizers)")
-    source = SubwordTokenizer(payload["source_tokenizer"])
-    target = source if payload.get("shared_tokenizer") else SubwordTokenizer(payload["target_tokenizer"])
-    recorded = payload.get("vocab_fingerprint")
+    source = SubwordTokenizer(checkpoint.source_tokenizer)
+    target = source if checkpoint.shared_tokenizer else SubwordTokenizer(checkpoint.target_tokenizer)
+    recorded = checkpoint.vocab_fingerprint
     if recorded is not None and tokenizer_fingerprint(source, target) != recorded:
         raise CheckpointError(
             f"{source_path} is corrupted: its subword models are not the ones its network was trained with "

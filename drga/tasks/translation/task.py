@@ -24,7 +24,7 @@ from torch import Tensor
 
 from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.checkpoint_format import load_checkpoint
+from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
 from drga.names import MODES, Split, epoch_key, row_scores, score_key
@@ -95,7 +95,7 @@ class TranslationTask(Task):
     # ------------------------------------------------------------------ data and network
 
     def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
-        saved_tokenizers = tokenizers_from_payload(load_checkpoint(resume_from), resume_from) if resume_from is not None else None
+        saved_tokenizers = tokenizers_from_payload(CheckpointPayload.read(resume_from), resume_from) if resume_from is not None else None
         self._data = prepare_translation_data(self.translation, saved_tokenizers)
         for line in self.data.reports:
             log(f"data  {line}")
@@ -212,7 +212,7 @@ class TranslationTask(Task):
 
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
         # Its embedding rows and outputs are the pieces of its subword models: this run's must be the same.
-        if payload.get("task") != "translation":
+        if CheckpointPayload.of(payload).task != "translation":
             raise ConfigError(f"train.init_from: {source} holds no translation network")
         mine = tokenizer_fingerprint(self.data.source_tokenizer, self.data.target_tokenizer)
         # From the subword models the checkpoint carries, not only its recorded fingerprint: a checkpoint
@@ -252,9 +252,9 @@ class TranslationTask(Task):
         target_lang = self.data.splits.target_lang
         for cell in cells:
             row: dict[str, Any] = rows.setdefault(
-                cell.label, {"phase": cell.phase, "epoch": cell.payload["epoch"], "checkpoint": str(cell.path)}
+                cell.label, {"phase": cell.phase, "epoch": cell.payload.epoch, "checkpoint": str(cell.path)}
             )
-            row[epoch_key(cell.mode)] = cell.payload["epoch"]
+            row[epoch_key(cell.mode)] = cell.payload.epoch
             searches = [("greedy", 1, score_key(Split.TEST, cell.mode))]
             searches += [(f"beam{beam}", beam, score_key(Split.TEST, cell.mode, beam=True))] if beam else []
             for name, size, key in searches:
@@ -264,12 +264,12 @@ class TranslationTask(Task):
                 row[key] = result.as_dict()
                 if size == 1:
                     signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
-            row[score_key(Split.DEV, cell.mode)] = cell.payload["dev"].get(cell.mode)
+            row[score_key(Split.DEV, cell.mode)] = cell.payload.dev_scores(cell.mode)
         results = {
             "run_dir": str(context.run_dir),
             "config": self.translation.to_dict(),
             "results": rows,
-            "history": context.history,
+            "history": [dict(record) for record in context.history],  # the read-only view as plain records, for JSON
             "beam_size": beam,
             "bleu_signature": signature,
         }

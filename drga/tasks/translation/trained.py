@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ import torch
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.beta import AdjustmentStrength
-from drga.checkpoint_format import CheckpointError, load_module_state
+from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
 from drga.names import Mode, checked_mode
@@ -73,22 +73,22 @@ class TranslationModel:
         return translations, cut
 
 
-def is_translation_checkpoint(payload: dict[str, Any]) -> bool:
+def is_translation_checkpoint(payload: Mapping[str, Any]) -> bool:
     """Whether a loaded checkpoint (:func:`drga.checkpoint_format.load_checkpoint`) holds a translation model."""
-    return payload.get("task") == "translation"
+    return CheckpointPayload.of(payload).task == "translation"
 
 
-def load_translation_model(path: str | Path, device: str = "cpu", payload: dict[str, Any] | None = None) -> TranslationModel:
+def load_translation_model(path: str | Path, device: str = "cpu", payload: Mapping[str, Any] | None = None) -> TranslationModel:
     """Rebuild network, agent, β and tokenizers from a translation checkpoint (``payload``: the file, already loaded)."""
-    payload = model_checkpoint(path, payload)
-    if not is_translation_checkpoint(payload):
-        raise CheckpointError(f"{path} holds the classification network '{payload.get('net_name')}', not a translation model")
-    config = translation_config_from_dict(payload["config"])
-    source, target = tokenizers_from_payload(payload, path)
+    checkpoint = model_checkpoint(path, payload)
+    if not is_translation_checkpoint(checkpoint):
+        raise CheckpointError(f"{path} holds the classification network '{checkpoint.net_name}', not a translation model")
+    config = translation_config_from_dict(checkpoint.config)
+    source, target = tokenizers_from_payload(checkpoint, path)
     network = build_translation_network(config, len(source), len(target))
-    load_module_state(network, payload["network"], "network", path)
-    policy, strength = trained_agent(payload, path, config.experiment)
+    load_module_state(network, checkpoint.network_state, "network", path)
+    policy, strength = trained_agent(checkpoint, path, config.experiment)
     torch_device = ready_for_evaluation(device, network, policy, strength)
     return TranslationModel(
-        config, network, policy, strength, source, target, bool(payload["has_agent"]), str(payload["phase"]), torch_device
+        config, network, policy, strength, source, target, checkpoint.has_agent, checkpoint.phase, torch_device
     )

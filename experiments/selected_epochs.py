@@ -1,4 +1,5 @@
-"""Which epoch a run's rows were read at: how often co-training kept its starting point.
+"""Which epoch a run's rows were read at: how often co-training kept its starting point (the study tables'
+"Selected epochs": experiments/regime_tables.py, tuned_tables.py and explain_tables.py).
 
 A run's result file (``drga sweep --results``) records, per row and evaluation mode, the epoch its
 best dev score was at (``rows[<row>][<mode>]["epoch"]``). Co-training and the equal-budget baseline
@@ -19,8 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: The result files' row labels (``Phase.report_label`` in drga.runner.phases, which this layer may not import).
-BASELINE, AGENT, DRGA = "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"
+from drga.names import ResultRow
+
+#: The result files' row labels (``Phase.report_label`` in drga.runner.phases).
+BASELINE, AGENT, DRGA = ResultRow.EQUAL_BUDGET, ResultRow.AGENT_ON_FROZEN, ResultRow.DRGA
 
 #: What is counted: (name, row, mode) whose selected epoch 0 is the phase's starting point.
 STARTS: tuple[tuple[str, str, str], ...] = (
