@@ -40,7 +40,7 @@ import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, get_type_hints
+from typing import Any, Generic, Protocol, TypeVar, cast, get_type_hints
 
 from drga.errors import UserError
 
@@ -278,6 +278,24 @@ class TaskSpec:
     train_options: tuple[tuple[str, str], ...] = ()
     #: What to do with one of its checkpoints instead of ``drga predict`` (a task with no ``load``).
     inference: str = ""
+    #: ``(config, dev record) -> tuple``: the selection key (bigger is better) of a dev record, as results.json keeps
+    #: it or as an epoch's numbers (``drga tune`` ranks its trials by it and prunes on its first number).
+    selection_key: Callable[[Any, Mapping[str, Any]], tuple[float, ...]] | None = None
+    #: ``config -> str``: what the selection key's first number is ("dev accuracy"), as ``drga tune`` reports it.
+    metric_name: Callable[[Any], str] | None = None
+    #: ``config -> str``: the content fingerprint of the configured data as read (``drga sweep`` checks a finished
+    #: run's data against it before skipping the run).
+    data_fingerprint: Callable[[Any], str] | None = None
+    #: ``() -> config``: its default configuration (``drga sweep``'s table lists the settings that differ from it).
+    defaults: Callable[[], Any] | None = None
+
+    def required(self, name: str, command: str) -> Callable[..., Any]:
+        """Its callable ``name`` (one of the optional fields above), or an error saying that ``command`` needs it."""
+        found = getattr(self, name)
+        if found is None:
+            raise RegistryError(f"task '{self.name}' cannot be used by {command}: its TaskSpec gives no {name} "
+                                "(docs/extending.md, \"A new task\")")
+        return cast(Callable[..., Any], found)
 
     @property
     def factory(self) -> Any:

@@ -109,3 +109,23 @@ def test_drga_networks_lists_each_networks_settings_with_their_defaults(capsys):
     assert "settings: embedding_dim=300, hidden_size=300," in out[row + 1] and "kernel_sizes=(3, 4, 5)" in out[row + 1]
     transformer = next(i for i, line in enumerate(out) if line.startswith("transformer "))
     assert "heads=" in out[transformer + 1] and "feedforward_size=" in out[transformer + 1]
+
+
+def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_task):
+    """The tuner's selection key and metric, and the sweep's data fingerprint and defaults, come from each task's
+    TaskSpec (no isinstance on the configuration); a task that gives none is refused by name, not guessed."""
+    from drga.config import ExperimentConfig
+    from drga.registry import RegistryError
+    from drga.sweep.fingerprints import _defaults
+    from drga.tasks.translation.config import NMTConfig, TranslationConfig
+    from drga.tune.study import metric_name, selection_key
+
+    classification, translation = ExperimentConfig(), TranslationConfig(ExperimentConfig(), NMTConfig())
+    assert metric_name(classification) == "dev accuracy" and metric_name(translation) == "dev BLEU"
+    assert selection_key(classification, {"accuracy": 0.75, "reward": -0.5}) == (0.75, -0.5)
+    assert type(_defaults(classification)) is ExperimentConfig and type(_defaults(translation)) is TranslationConfig
+    mine = registry.task_spec("reward-first").config()
+    with pytest.raises(RegistryError, match="task 'reward-first' cannot be used by drga tune: its TaskSpec gives no selection_key"):
+        selection_key(mine, {"accuracy": 0.75})
+    with pytest.raises(RegistryError, match="cannot be used by drga sweep: its TaskSpec gives no defaults"):
+        _defaults(mine)

@@ -26,6 +26,7 @@ from typing import Any
 
 from drga.config import ConfigError, fingerprinted, flatten, settings_fingerprint
 from drga.errors import UserError
+from drga.registry import task_of_config
 from drga.sweep.grid import Run, train_overrides
 
 if sys.version_info >= (3, 11):
@@ -86,21 +87,12 @@ class SettingsCheck:
 
     def data_fingerprint(self, config: Any) -> tuple[str | None, str]:
         """The fingerprint of the configured data as read (None where they cannot be read here), and a note saying why not."""
-        from drga.config import ExperimentConfig
-
         key = json.dumps(config.to_dict().get("data"), sort_keys=True, default=str) + json.dumps(
             {k: v for k, v in config.to_dict().get("nmt", {}).items() if k in ("source_lang", "target_lang", "train_files",
                                                                              "dev_files", "test_files")}, sort_keys=True)
         if key not in self._data:
             try:
-                if isinstance(config, ExperimentConfig):
-                    from drga.tasks.classification.data import load_splits
-
-                    self._data[key] = load_splits(config).content_fingerprint
-                else:
-                    from drga.tasks.translation.data import load_translation_splits
-
-                    self._data[key] = load_translation_splits(config).content_fingerprint
+                self._data[key] = task_of_config(config).required("data_fingerprint", "drga sweep")(config)
             except (UserError, OSError, ValueError) as error:
                 self._data[key] = None
                 self._data_notes[key] = f"its data not compared: they cannot be read here ({str(error).splitlines()[0]})"
@@ -224,7 +216,4 @@ def settings_lines(runs: list[Run], check: SettingsCheck) -> list[str]:
 
 def _defaults(config: Any) -> Any:
     """The default configuration of ``config``'s task."""
-    from drga.config import ExperimentConfig
-    from drga.tasks.translation.config import NMTConfig, TranslationConfig
-
-    return TranslationConfig(ExperimentConfig(), NMTConfig()) if isinstance(config, TranslationConfig) else ExperimentConfig()
+    return task_of_config(config).required("defaults", "drga sweep")()

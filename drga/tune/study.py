@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drga.config import ExperimentConfig, fingerprinted
+from drga.config import fingerprinted
 from drga.errors import UserError
 from drga.names import Split, counted, row_epoch, score_key
+from drga.registry import task_of_config
 from drga.runner.phases import Phase, phase_plan
 from drga.tasks.run_config import experiment, load_run_config, run_config_toml
 from drga.tune.pruning import ReportAndPrune
@@ -167,27 +168,12 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 
 def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
     """The task's selection key (bigger is better) of a dev record: as results.json keeps it, or an epoch's numbers."""
-    if isinstance(config, ExperimentConfig):
-        from drga.tasks.classification.evaluation import EvalResult
-        from drga.tasks.classification.task import classification_selection_key
-
-        return classification_selection_key(scores_from_record(EvalResult, dev))
-    from drga.tasks.translation.evaluation import TranslationEval
-    from drga.tasks.translation.task import translation_selection_key
-
-    return translation_selection_key(scores_from_record(TranslationEval, dev), config.nmt.select_metric)
-
-
-def scores_from_record(kind: type, record: Mapping[str, Any]) -> Any:
-    """A task's score object from a record of its fields (an epoch's numbers lack the text ones: None)."""
-    return kind(**{f.name: record.get(f.name) for f in dataclasses.fields(kind) if f.name in record or f.default is dataclasses.MISSING})
+    return tuple(task_of_config(config).required("selection_key", "drga tune")(config, dev))
 
 
 def metric_name(config: Any) -> str:
     """What a trial's value is."""
-    if isinstance(config, ExperimentConfig):
-        return "dev accuracy"
-    return "dev BLEU" if config.nmt.select_metric == "bleu" else "minus dev perplexity"
+    return str(task_of_config(config).required("metric_name", "drga tune")(config))
 
 
 def record_cost(trial: Any, wall: float, cpu: float) -> None:

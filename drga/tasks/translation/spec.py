@@ -6,6 +6,7 @@ layer of its task); what is heavy is imported when used, so that ``drga --help``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,31 @@ def _shared(config: TranslationConfig) -> Any:
     return config.experiment
 
 
+def _selection_key(config: TranslationConfig, dev: Mapping[str, Any]) -> tuple[float, ...]:
+    from drga.tasks.evaluation import scores_from_record
+    from drga.tasks.translation.evaluation import TranslationEval
+    from drga.tasks.translation.task import translation_selection_key
+
+    return translation_selection_key(scores_from_record(TranslationEval, dev), config.nmt.select_metric)
+
+
+def _metric_name(config: TranslationConfig) -> str:
+    return "dev BLEU" if config.nmt.select_metric == "bleu" else "minus dev perplexity"
+
+
+def _data_fingerprint(config: TranslationConfig) -> str:
+    from drga.tasks.translation.data import load_translation_splits
+
+    return str(load_translation_splits(config).content_fingerprint)
+
+
+def _defaults() -> TranslationConfig:
+    from drga.config import ExperimentConfig
+    from drga.tasks.translation.config import NMTConfig
+
+    return TranslationConfig(ExperimentConfig(), NMTConfig())
+
+
 SPEC = register_task(TaskSpec(
     name="translation",  # its checkpoints record it as "task"
     config=TranslationConfig,
@@ -43,4 +69,8 @@ SPEC = register_task(TaskSpec(
     commands=commands.register,
     option_scopes=commands.OPTION_SCOPES,
     inference="translate with it (drga translate {path} < input.txt)",
+    selection_key=_selection_key,
+    metric_name=_metric_name,
+    data_fingerprint=_data_fingerprint,
+    defaults=_defaults,
 ))
