@@ -32,7 +32,7 @@ def gaussian_log_prob(dist: Normal, x: Tensor) -> Tensor:
 
 
 class BlockwiseState(Protocol):
-    """Eq. 1's states kept as blocks (``drga.state.AgentState`` is one): a policy may compute its
+    """Eq. 1's states kept as blocks (``drga.core.state.AgentState`` is one): a policy may compute its
     first layer block by block (``project``) instead of on the concatenated rows (``dense``)."""
 
     def dense(self) -> Tensor: ...

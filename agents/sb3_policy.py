@@ -2,7 +2,7 @@
 
 The toolkit's agent is a Gaussian over the *pre-squash* variable x of eq. 2; the action is
 a = squash(x) = 2·sigmoid(x) − 1. Anything with a ``distribution(state)`` method returning a
-:class:`~torch.distributions.Normal` over x plugs into :func:`drga.rollout.rollout`,
+:class:`~torch.distributions.Normal` over x plugs into :func:`drga.core.rollout.rollout`,
 :func:`drga.tasks.classification.evaluation.evaluate` and the trainer. Two ways to get there from SB3:
 
 - :func:`gaussian_policy_from_sb3` — *exact* conversion into a :class:`GaussianPolicy`, for an

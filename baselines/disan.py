@@ -9,7 +9,7 @@ H = Dh dimensions k, α[:, k] is a softmax over the real tokens of the k-th scor
 
 The site's attention is [B, 1, T, H] (H == Dh, as eq. 1's α_t·h_t needs), the agent emits an
 action vector a_t ∈ R^H per token, and eqs. 3–4 adjust and renormalise each dimension on its
-own (see drga.adjust.adjust_attention).
+own (see drga.core.adjust.adjust_attention).
 
 Simplification: DiSAN's token2token directional self-attention block (forward/backward masked
 multi-dimensional attention with a fusion gate) costs B·T²·D memory; here a BiLSTM produces the

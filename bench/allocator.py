@@ -1,4 +1,4 @@
-"""What keeping freed memory mapped (drga/allocator.py) does to training speed, side by side:
+"""What keeping freed memory mapped (drga/runtime/allocator.py) does to training speed, side by side:
 ``python bench/switch.py allocator`` with the same options (see bench/switch.py).
 
     python bench/allocator.py --net disan transformer --train-fraction 0.1

@@ -4,7 +4,7 @@ Runs ``bench/throughput.py --json`` twice per round for the same networks, once 
 off and once on, alternating the order from round to round, and prints each phase's epoch time
 both ways, the speed-up, and the co-training/baseline ratio both ways. The switches:
 
-- ``allocator``: glibc's malloc defaults against freed memory kept mapped (``drga/allocator.py``,
+- ``allocator``: glibc's malloc defaults against freed memory kept mapped (``drga/runtime/allocator.py``,
   ``DRGA_KEEP_FREED_MEMORY``);
 - ``fused-adam``: the for-each Adam against PyTorch's fused kernel (``train.fused_adam``).
 

@@ -44,11 +44,11 @@ from typing import Any
 import torch
 from torch.distributions import Normal
 
-from drga.allocator import keep_freed_memory
 from drga.config import ConfigError, load_config
+from drga.core.rollout import predict_samples, sample_and_adjust
+from drga.core.state import agent_state
 from drga.names import Part
-from drga.rollout import predict_samples, sample_and_adjust
-from drga.state import agent_state
+from drga.runtime.allocator import keep_freed_memory
 from drga.trainer import Trainer
 
 from stepping import begin_phase, train_step
@@ -283,7 +283,7 @@ def main() -> None:
                              "each alone; and eqs. 2–4 on the K samples alone")
     parser.add_argument("--memory-of", choices=PHASES, help=argparse.SUPPRESS)  # the child process of --memory
     args = parser.parse_args()
-    kept = keep_freed_memory()  # as drga train does (drga/allocator.py); DRGA_KEEP_FREED_MEMORY=0 leaves malloc alone
+    kept = keep_freed_memory()  # as drga train does (drga/runtime/allocator.py); DRGA_KEEP_FREED_MEMORY=0 leaves malloc alone
     if args.clock == "cpu" and args.device != "cpu":
         parser.error("--clock cpu measures CPU work; on a GPU use the wall clock")
     nets = [net for net in DEFAULT_DATASET if available(net)] if args.net == ["all"] else args.net

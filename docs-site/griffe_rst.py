@@ -1,6 +1,6 @@
 """A griffe extension: the docstrings' reStructuredText spellings as the Markdown mkdocstrings renders.
 
-The code's docstrings use Sphinx's roles and literals (``:func:`drga.state.build_agent_state```,
+The code's docstrings use Sphinx's roles and literals (``:func:`drga.core.state.build_agent_state```,
 ``` ``text`` ```), which read well in the source and in ``help()``. On the site, a role becomes a
 cross-reference, a double-backtick literal a Markdown code span, and a paragraph's closing ``::``
 a colon. A reference into a module the reference documents (a ``::: module`` line of

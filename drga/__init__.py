@@ -2,17 +2,17 @@
 
 The method's equations, one implementation each:
 
-- :func:`drga.state.build_agent_state` (eq. 1)
+- :func:`drga.core.state.build_agent_state` (eq. 1)
 - :func:`agents.gaussian_policy.squash` (eq. 2's squashing)
-- :func:`drga.adjust.adjust_attention` (eqs. 3–4)
-- :func:`drga.beta.beta_schedule` and :class:`drga.beta.AdjustmentStrength` (β of eq. 3)
-- :func:`drga.reward.drga_reward` (eq. 5)
+- :func:`drga.core.adjust.adjust_attention` (eqs. 3–4)
+- :func:`drga.core.beta.beta_schedule` and :class:`drga.core.beta.AdjustmentStrength` (β of eq. 3)
+- :func:`drga.core.reward.drga_reward` (eq. 5)
 - :func:`agents.reinforce.reinforce_loss` (eqs. 6–7)
 
 and :func:`drga.load`: a trained checkpoint that classifies new texts (``drga.load(path).predict(texts)``).
 
 The plug points (docs/extending.md): :func:`drga.registry.register_network` (an attention network),
-:func:`drga.registry.register_reward` (a :class:`drga.reward.Reward`, chosen by ``reward.name``) and
+:func:`drga.registry.register_reward` (a :class:`drga.core.reward.Reward`, chosen by ``reward.name``) and
 :func:`drga.registry.register_task` (a task: its configuration, trainer, checkpoints and commands).
 """
 
@@ -33,12 +33,12 @@ if not (Path(__file__).parent / "baselines").is_dir() and (_CHECKOUT / "baseline
 #: Exported names → their modules, imported when first used (PEP 562), so that ``import drga``
 #: and ``drga --help`` do not load torch.
 _EXPORTS = {
-    "adjust_attention": "drga.adjust", "AdjustmentStrength": "drga.beta", "beta_schedule": "drga.beta",
-    "RewardTerms": "drga.reward", "count_highlighted": "drga.reward", "drga_reward": "drga.reward",
-    "saliency_penalty": "drga.reward", "agent_state_size": "drga.state", "build_agent_state": "drga.state",
+    "adjust_attention": "drga.core.adjust", "AdjustmentStrength": "drga.core.beta", "beta_schedule": "drga.core.beta",
+    "RewardTerms": "drga.core.reward", "count_highlighted": "drga.core.reward", "drga_reward": "drga.core.reward",
+    "saliency_penalty": "drga.core.reward", "agent_state_size": "drga.core.state", "build_agent_state": "drga.core.state",
     "load": "drga.prediction",  # drga.load(checkpoint).predict(texts)
     "register_network": "drga.registry", "register_reward": "drga.registry", "register_task": "drga.registry",
-    "Reward": "drga.reward",
+    "Reward": "drga.core.reward",
 }
 
 

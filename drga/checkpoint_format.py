@@ -364,6 +364,21 @@ class CheckpointPayload(Mapping[str, Any]):
     def rng_cuda(self) -> list[Any]:
         return self.entries["rng_cuda"]
 
+    @property
+    def network_optimizer_state(self) -> dict[str, Any] | None:
+        """``last.pt``: the network optimiser's state (None: the phase had none)."""
+        return self.entries["net_optimizer"]
+
+    @property
+    def agent_optimizer_state(self) -> dict[str, Any] | None:
+        """``last.pt``: the agent optimiser's state (None: the phase had none)."""
+        return self.entries["agent_optimizer"]
+
+    @property
+    def lr_schedule_state(self) -> dict[str, Any] | None:
+        """``last.pt``: the network's learning-rate schedule (None: absent from a last.pt older than the schedule)."""
+        return self.entries.get("lr_schedule")
+
 
 #: Where a DRGA checkpoint comes from, said when a file is not one.
 WHAT_A_CHECKPOINT_IS = "DRGA checkpoints are the .pt files of a run folder, such as runs/<run>/cotrain_best.pt"

@@ -9,11 +9,11 @@ import os
 import sys
 
 from drga import __version__
-from drga.allocator import keep_freed_memory
 from drga.config import DATA_DIR_SCOPE, flag_overrides, refuse_option, refuse_unread_data_dir, tsv_implies_dataset
 from drga.data import DATASETS
 from drga.errors import UserError
 from drga.registry import TaskSpec, task_of_checkpoint, task_specs
+from drga.runtime.allocator import keep_freed_memory
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
@@ -112,8 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_train(args: argparse.Namespace) -> int:
     """``drga train``: a run of the task that trains the requested network (``drga/registry.py`` · ``task_for_network``),
     through the Python API's door (``drga.api.train``) whatever the task."""
-    from drga import api, distributed
+    from drga import api
     from drga.data.embeddings import VECTOR_SETS
+    from drga.runtime import distributed
     from drga.tasks.run_config import experiment, requested_task
 
     _refuse_unread_train_options(args)
@@ -167,12 +168,13 @@ def _refuse_options_of_other_tasks(args: argparse.Namespace, task: TaskSpec) -> 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """``drga evaluate``: what the checkpoint's task reports of a split (its registration's ``evaluate``)."""
-    from drga.checkpoint_format import load_checkpoint
+    from drga.checkpoint_format import CheckpointPayload, load_checkpoint
 
-    payload = load_checkpoint(args.checkpoint)
+    payload = load_checkpoint(args.checkpoint)  # as loaded: the task's evaluate reads it
     task = task_of_checkpoint(payload)
     if task is None:
-        raise UserError(f"{args.checkpoint} is a checkpoint of the task '{payload.get('task')}', which is not registered here: "
+        recorded = CheckpointPayload.of(payload).task
+        raise UserError(f"{args.checkpoint} is a checkpoint of the task '{recorded}', which is not registered here: "
                         "register it first (docs/extending.md)")
     if task.evaluate is None:
         raise UserError(f"{args.checkpoint} is a {task.name} checkpoint, and that task registered no `drga evaluate`")
@@ -313,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parser.parse_args(argv)
     configure_logging(args.quiet, args.verbose)
-    keep_freed_memory()  # CPU training: freed tensors stay mapped for the next step (drga/allocator.py)
+    keep_freed_memory()  # CPU training: freed tensors stay mapped for the next step (drga/runtime/allocator.py)
     handler = HANDLERS[args.command]
     try:
         return handler(args)

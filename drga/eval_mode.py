@@ -1,22 +1,7 @@
-"""Switching modules to evaluation mode for a block and restoring what they were."""
+"""Moved to :mod:`drga.runtime.eval_mode`: this earlier path re-exports its public names, with a ``DeprecationWarning``."""
 
-from __future__ import annotations
+import warnings
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from drga.runtime.eval_mode import *  # noqa: F403
 
-from torch import nn
-
-
-@contextmanager
-def eval_mode(*modules: nn.Module | None) -> Iterator[None]:
-    """The given modules (``None`` skipped) in eval mode inside the block; each one's previous mode after it."""
-    present = [module for module in modules if module is not None]
-    previous = [module.training for module in present]
-    for module in present:
-        module.eval()
-    try:
-        yield
-    finally:
-        for module, training in zip(present, previous):
-            module.train(training)
+warnings.warn("drga.eval_mode moved to drga.runtime.eval_mode; import it from there", DeprecationWarning, stacklevel=2)

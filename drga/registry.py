@@ -6,7 +6,7 @@
   parameters), the run defaults it wants (``defaults``, ``section.key`` → value) and, for a network
   that reads a pretrained checkpoint's subwords, the loader of that tokenizer (``tokenizer``).
 - :func:`register_reward` (``@register_reward("my-reward")`` on a class or function returning a
-  :class:`drga.reward.Reward`): the reward ``reward.name`` chooses, with its settings read from
+  :class:`drga.core.reward.Reward`): the reward ``reward.name`` chooses, with its settings read from
   ``[reward]`` the same way.
 - :func:`register_task` (``register_task(TaskSpec(...))``): a task's configuration class and loader,
   its trainer, its checkpoints and inference loader, and its ``drga`` commands. ``drga train``,
@@ -24,7 +24,7 @@ its own settings only (:meth:`NetworkSpec.build`).
 
 This module sits with the utilities, below every network, reward and task, so that the configuration
 can read the registries. The built-ins register when their modules are imported (``drga.baselines``,
-``drga.reward``, ``drga.tasks.classification.spec``, ``drga.tasks.translation.spec``); a lookup here
+``drga.core.reward``, ``drga.tasks.classification.spec``, ``drga.tasks.translation.spec``); a lookup here
 imports them first, by name (as gymnasium's string entry points do), and so does it the modules
 named in ``$DRGA_PLUGINS`` (comma-separated), so that a plug-in of your own is known to every ``drga`` command
 and to the processes a local sweep starts (which inherit the environment).
@@ -59,7 +59,7 @@ INPUTS = ("text", "aspect", "document", "parallel")
 POSITIONAL = ("vocab_size", "num_classes")
 #: Modules whose import registers the built-in networks and rewards.
 NETWORK_PLUGINS = ("drga.baselines",)
-REWARD_PLUGINS = ("drga.reward",)
+REWARD_PLUGINS = ("drga.core.reward",)
 #: Modules whose import registers the built-in tasks (each registers its own :class:`TaskSpec`).
 TASK_PLUGINS = ("drga.tasks.classification.spec", "drga.tasks.translation.spec")
 #: The task of a network no registration names (its loader says that the network is unknown).
@@ -303,7 +303,9 @@ class TaskSpec:
 
     def holds(self, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` (a loaded checkpoint) is one of this task's."""
-        return self.owns_checkpoint(payload) if self.owns_checkpoint is not None else payload.get("task") == self.name
+        from drga.checkpoint_format import CheckpointPayload  # torch: only when a checkpoint is read
+
+        return self.owns_checkpoint(payload) if self.owns_checkpoint is not None else CheckpointPayload.of(payload).task == self.name
 
 
 _LOADED: set[str] = set()
@@ -451,7 +453,7 @@ def register_reward(
 ) -> Callable[[Any], Any]:
     """Register a reward under ``name`` (``reward.name``): a decorator of a class, or a function, whose
     keyword parameters are its ``[reward]`` settings and whose result (an instance) is a
-    :class:`drga.reward.Reward`: ``reward(log_likelihood, original, revised, masks) -> RewardTerms``."""
+    :class:`drga.core.reward.Reward`: ``reward(log_likelihood, original, revised, masks) -> RewardTerms``."""
     _check_name("reward", name)
 
     def register(factory: Any) -> Any:

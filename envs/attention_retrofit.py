@@ -6,14 +6,14 @@ network (arrays "adjusted one by one", in site order, then array order, then tok
 - observation: the state s_t of eq. 1 for the current token (``Box(-inf, inf, (S,), float32)``);
 - action: a_t ∈ [-1, 1]^A, A = 1, or H for multi-dimensional attention;
 - reward: 0 until the last token, then the reward of the revised attention: eq. 5 with the env's
-  γ, √L0 and δ, or the :class:`~drga.reward.Reward` given as ``reward`` (its objective: what the
+  γ, √L0 and δ, or the :class:`~drga.core.reward.Reward` given as ``reward`` (its objective: what the
   agent maximises; ``info["reward"]`` is the reward as runs report it);
 - ``info`` at the end: original and revised attention per site, N per array, log P(y|X), the
   penalty, whether the prediction is correct (a sequence label: every real position, plus the
   token accuracy; see :func:`prediction_scores`) and β.
 
-The environment calls the same functions as the batched trainer (:mod:`drga.state`,
-:func:`drga.rollout.site_adjusted_attention`, :func:`drga.scoring.score` with the run's :class:`~drga.reward.Reward`), so an
+The environment calls the same functions as the batched trainer (:mod:`drga.core.state`,
+:func:`drga.core.rollout.site_adjusted_attention`, :func:`drga.core.scoring.score` with the run's :class:`~drga.core.reward.Reward`), so an
 agent trained here optimises the same objective.
 """
 
@@ -28,11 +28,11 @@ import torch
 from gymnasium import spaces
 
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.beta import AdjustmentStrength
-from drga.reward import Reward, count_highlighted, make_reward
-from drga.rollout import site_adjusted_attention
-from drga.scoring import RewardConstants, RewardSettings, score
-from drga.state import build_agent_state
+from drga.core.beta import AdjustmentStrength
+from drga.core.reward import Reward, count_highlighted, make_reward
+from drga.core.rollout import site_adjusted_attention
+from drga.core.scoring import RewardConstants, RewardSettings, score
+from drga.core.state import build_agent_state
 
 
 def prediction_scores(prediction: torch.Tensor, label: torch.Tensor, pad_id: int = 0) -> dict[str, Any]:
@@ -78,8 +78,8 @@ class AttentionRetrofitEnv(gym.Env):
             order: "random" (examples drawn with the env's seeded RNG) or "sequential".
             device: where the network runs.
             reward: the reward instead of eq. 5 with ``gamma``, ``sqrt_l0`` and ``delta``: a
-                :class:`~drga.reward.Reward`, or a ``[reward]`` section (the reward it chooses,
-                :func:`drga.reward.make_reward`); ``delta`` still counts ``info["highlighted"]``.
+                :class:`~drga.core.reward.Reward`, or a ``[reward]`` section (the reward it chooses,
+                :func:`drga.core.reward.make_reward`); ``delta`` still counts ``info["highlighted"]``.
         """
         super().__init__()
         if not len(examples):

@@ -6,7 +6,7 @@ was trained on, with the action the evaluation uses (a = squash(μ(s_t)), eq. 2 
 - mean |μ|, the pre-squash mean, and the share of real tokens whose action is saturated (|a| > 0.99);
 - the share of sequences (arrays) whose α + β·a is non-positive on every real token: eqs. 3–4
   then have nothing to renormalise, and the adjusting module keeps the original α
-  (drga/adjust.py), so the agent changes nothing there;
+  (drga/core/adjust.py), so the agent changes nothing there;
 - the mean total-variation distance TV(α, α′) it makes.
 
     python experiments/deterministic_actions.py runs/sb3-compare-small/*/agent_best.pt --split dev
@@ -23,10 +23,10 @@ import torch
 
 from drga.agents.gaussian_policy import squash
 from drga.analysis.attention import length_sorted_chunks, load_inputs
+from drga.core.reward import attention_shift
+from drga.core.rollout import mean_action_attention
 from drga.data import collate
-from drga.eval_mode import eval_mode
-from drga.reward import attention_shift
-from drga.rollout import mean_action_attention
+from drga.runtime.eval_mode import eval_mode
 
 
 def site_counts(site, policy, beta: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:

@@ -26,7 +26,7 @@ from drga.names import EpochRecord, Mode, PhaseName, ResultRow
 from drga.sweep.results import accuracy as result_accuracy
 from drga.tasks.classification.data import prepare_data
 
-#: The trainer's training reward: (TensorBoard run, tag) of phase 2 and of co-training (drga/monitor.py).
+#: The trainer's training reward: (TensorBoard run, tag) of phase 2 and of co-training (drga/runner/tensorboard.py).
 TAGS = (("agent", "agent/reward"), ("drga", "agent/reward"))
 
 

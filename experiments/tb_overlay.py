@@ -3,7 +3,7 @@
     python experiments/tb_overlay.py runs/demo-subj-lstm-sa --out docs/tensorboard-overlay.png
 
 Reads the run's sibling TensorBoard runs (``tb/baseline``, ``tb/drga``, ``tb/agent``; see
-drga/monitor.py) and draws what TensorBoard's Scalars tab draws for the same tags: dev accuracy
+drga/runner/tensorboard.py) and draws what TensorBoard's Scalars tab draws for the same tags: dev accuracy
 per arm against network updates since the comparison began, the training loss, and the agent's
 signals (how far it moves attention, its σ, the highlighted fraction N/L).
 """

@@ -327,10 +327,10 @@ def stop_chains(chains: list[Chain], grace: float, say) -> None:
 
 
 def stop_left_runs(study: Study, chains: list[Chain], say) -> None:
-    """SIGKILL to a run still training after its sweep has gone (it holds its folder's lock, drga/run_lock.py). A sweep
+    """SIGKILL to a run still training after its sweep has gone (it holds its folder's lock, drga/runtime/run_lock.py). A sweep
     starts each run in a session of its own, which the GPU machine does not end with the command: one left running
     would hold the GPU, and its folder's lock against the resuming call."""
-    from drga.run_lock import run_lock_holder
+    from drga.runtime.run_lock import run_lock_holder
 
     for chain in chains:
         for stage in STAGES:

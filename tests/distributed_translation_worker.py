@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from drga import distributed
+from drga.runtime import distributed
 from drga.trainer import TranslationTrainer
 from tests.distributed_worker import MODULES, record_writes
 from tests.nmt_helpers import tiny_translation_config

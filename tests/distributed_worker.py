@@ -20,8 +20,8 @@ from typing import Any
 import torch
 
 import drga.baselines as baselines
-from drga import distributed
 from drga.config import load_config
+from drga.runtime import distributed
 from drga.trainer import Trainer
 from tests.tiny_network import TinyAttentionNet
 

@@ -1,4 +1,4 @@
-"""Another process holding a run folder's lock (drga/run_lock.py), for tests of what meets it."""
+"""Another process holding a run folder's lock (drga/runtime/run_lock.py), for tests of what meets it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HOLD = ("import sys, time; from pathlib import Path; from drga.run_lock import acquire_run_lock; "
+HOLD = ("import sys, time; from pathlib import Path; from drga.runtime.run_lock import acquire_run_lock; "
         "handle = acquire_run_lock(Path(sys.argv[1])); print('locked' if handle else 'busy', flush=True); time.sleep(120)")
 
 

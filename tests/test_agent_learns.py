@@ -8,10 +8,10 @@ mass onto the keyword and raise the reward.
 import torch
 
 from drga.agents import GaussianPolicy, reinforce_loss
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
+from drga.core.state import build_agent_state
 from drga.data import BatchIterator, collate
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
-from drga.state import build_agent_state
 from tests.tiny_network import TinyAttentionNet, keyword_examples, keyword_positions
 
 GAMMA, SQRT_L0, DELTA, BETA, K = 0.2, 0.2, 0.85, torch.tensor(0.4), 5

@@ -1,4 +1,4 @@
-"""drga/allocator.py: glibc's malloc told to keep freed memory, or left alone."""
+"""drga/runtime/allocator.py: glibc's malloc told to keep freed memory, or left alone."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import sys
 import pytest
 import torch
 
-from drga.allocator import keep_freed_memory
+from drga.runtime.allocator import keep_freed_memory
 
-CHECK = "from drga.allocator import keep_freed_memory; import torch; print(keep_freed_memory()); print(float(torch.ones(4_000_000).sum()))"
+CHECK = (
+    "from drga.runtime.allocator import keep_freed_memory; import torch; "
+    "print(keep_freed_memory()); print(float(torch.ones(4_000_000).sum()))"
+)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's mallopt exists on Linux only")

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import drga.baselines as baselines
-from drga.rollout import rollout, sample_and_adjust
+from drga.core.rollout import rollout, sample_and_adjust
 from drga.trainer import Trainer
 from tests.scripts import load_script
 from tests.test_trainer import tiny_config

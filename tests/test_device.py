@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from drga.building import resolve_device
 from drga.config import ConfigError, load_config
 from drga.runner.phases import PHASE_NAMES
+from drga.runtime.device import resolve_device
 from drga.trainer import Trainer
 from tests.conftest import require_data
 from tests.nmt_helpers import tiny_translation_config

@@ -17,18 +17,18 @@ hooks = load_script("docs-site/hooks.py", "docs_site_hooks")
 
 
 def test_a_role_into_a_documented_module_is_a_strict_cross_reference():
-    assert "drga.state" in rst.DOCUMENTED and "drga.runner.callbacks" in rst.DOCUMENTED
-    target = "drga.state.build_agent_state"
+    assert "drga.core.state" in rst.DOCUMENTED and "drga.runner.callbacks" in rst.DOCUMENTED
+    target = "drga.core.state.build_agent_state"
     assert rst.markdown(f"see :func:`{target}`.") == f"see [`{target}`][{target}]."
     assert rst.markdown(":class:`~drga.config.ExperimentConfig`") == "[`ExperimentConfig`][drga.config.ExperimentConfig]"
     assert rst.markdown(":meth:`drga.api.RetrofitResult.table()`") == "[`drga.api.RetrofitResult.table`][drga.api.RetrofitResult.table]"
 
 
 def test_a_role_into_another_module_is_an_optional_reference():
-    optional = '<autoref identifier="drga.rollout.rollout" optional><code>rollout</code></autoref>'
-    assert rst.markdown(":func:`~drga.rollout.rollout`") == optional
+    optional = '<autoref identifier="drga.runner.loop.PhaseRunner" optional><code>PhaseRunner</code></autoref>'
+    assert rst.markdown(":class:`~drga.runner.loop.PhaseRunner`") == optional
     # a module whose name begins like a documented one's is not it
-    assert "optional" in rst.markdown(":mod:`drga.stateful`")
+    assert "optional" in rst.markdown(":mod:`drga.runner.callbacks_of_mine`")
 
 
 def test_literals_and_literal_blocks_become_markdown():

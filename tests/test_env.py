@@ -10,10 +10,10 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from drga.agents import GaussianPolicy
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
 from drga.data import collate
 from drga.envs import ENV_ID, AttentionRetrofitEnv
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
 

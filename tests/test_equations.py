@@ -6,13 +6,13 @@ import pytest
 import torch
 from torch.distributions import Normal
 
-from drga.adjust import adjust_attention
 from drga.agents import reinforce_loss, squash
 from drga.agents.gaussian_policy import gaussian_log_prob
 from drga.baselines.protocol import AttentionSite
-from drga.beta import AdjustmentStrength, beta_schedule
-from drga.reward import count_highlighted, drga_reward, saliency_penalty
-from drga.state import agent_state_size, build_agent_state
+from drga.core.adjust import adjust_attention
+from drga.core.beta import AdjustmentStrength, beta_schedule
+from drga.core.reward import count_highlighted, drga_reward, saliency_penalty
+from drga.core.state import agent_state_size, build_agent_state
 
 
 def t(values, dtype=torch.float32):
@@ -245,8 +245,8 @@ def test_reinforce_loss_uses_mean_of_samples_as_baseline():
 def test_an_untrained_agent_adjusts_gently_by_default():
     """The default initial spread: expected total-variation distance between α and α′ ≤ 0.1 at L = 20
     (with the earlier init log σ = −0.5 it was ≈ 0.45 and a third of the tokens were zeroed)."""
-    from drga.building import build_policy
     from drga.config import ExperimentConfig
+    from drga.core.building import build_policy
 
     config = ExperimentConfig()
     torch.manual_seed(0)
@@ -263,7 +263,7 @@ def test_an_untrained_agent_adjusts_gently_by_default():
 
 
 def test_attention_shift_by_hand():
-    from drga.reward import attention_shift
+    from drga.core.reward import attention_shift
 
     # one example, two samples; α = [0.5, 0.3, 0.2, pad]
     alpha = t([[[0.5, 0.3, 0.2, 0.0]]])

@@ -27,7 +27,7 @@ from drga.analysis.lexicon import (
 from drga.analysis.modified_words import changes_between
 from drga.analysis.negation import modifier_pairs, modifier_view
 from drga.analysis.stats import paired_effect_size
-from drga.building import state_and_action_size
+from drga.core.building import state_and_action_size
 from drga.data import EncodedExample, collate
 from tests.test_families import make
 

@@ -15,16 +15,16 @@ import dataclasses
 import pytest
 import torch
 
-from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, build_network
 from drga.baselines.common import apply_keep_mask, attention_pool, dropout_keep_mask
 from drga.baselines.protocol import AttentionSite, Batch, NetworkEncoding, per_example
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
-from drga.rollout import predict_fewer_gradients, rollout
-from drga.scoring import RewardConstants
-from drga.state import AgentState, agent_state, build_agent_state
+from drga.core.adjust import adjust_attention
+from drga.core.rollout import predict_fewer_gradients, rollout
+from drga.core.scoring import RewardConstants
+from drga.core.state import AgentState, agent_state, build_agent_state
 from tests.test_families import BATCHES, CLASSIFIERS, SMALL
 
 
@@ -276,8 +276,8 @@ def test_task_loss_samples_keeps_values_and_averages_the_gradient_over_the_kept_
 
 def plain_rollout(network, policy, batch, beta, k, gamma=0.2, sqrt_l0=0.2, delta=0.85):
     """The rollout written plainly: the dense state of every token, padding included, one
-    dist.sample((k,)) per site, masked sums (what drga/rollout.py computes blockwise on the real tokens)."""
-    from drga.reward import drga_reward
+    dist.sample((k,)) per site, masked sums (what drga/core/rollout.py computes blockwise on the real tokens)."""
+    from drga.core.reward import drga_reward
 
     encoding = network.encode(batch)
     log_prob = torch.zeros(batch.size, k)

@@ -21,8 +21,8 @@ from drga.analysis.faithfulness import BINS, ranking, rationale_size
 from drga.analysis.stats import kendall_tau
 from drga.baselines import NETWORK_INPUTS
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
-from drga.building import state_and_action_size
 from drga.cli import main
+from drga.core.building import state_and_action_size
 from drga.data import EncodedExample, collate
 from drga.trainer import Trainer
 from tests.test_families import CLASSIFIERS, make

@@ -8,17 +8,17 @@ from collections import Counter
 import pytest
 import torch
 
-from drga.adjust import adjust_attention
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, NETWORKS, PRETRAINED_TOKENIZERS, build_network
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.baselines.transformer import column_mean, revise_matrices
-from drga.building import state_and_action_size
 from drga.config import ConfigError, load_config
+from drga.core.adjust import adjust_attention
+from drga.core.building import state_and_action_size
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
+from drga.core.state import build_agent_state
 from drga.data import DATASETS, EncodedExample, TextExample, Vocabulary, collate, encode_examples, load_dataset
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
-from drga.state import build_agent_state
 from drga.tasks.classification.data import prepare_data
 from tests.conftest import require_data
 
@@ -414,7 +414,7 @@ def test_the_k_samples_of_a_sequence_share_one_dropout_mask(name):
     log_likelihood = network.log_likelihood(output, batch.labels.repeat_interleave(k, dim=0)).view(batch.size, k)
     assert torch.allclose(log_likelihood, log_likelihood[:, :1].expand_as(log_likelihood), atol=1e-5)
     # the same through the rollout's two-group prediction (eq. 12 through fewer samples)
-    from drga.rollout import predict_fewer_gradients
+    from drga.core.rollout import predict_fewer_gradients
 
     grouped = predict_fewer_gradients(network, encoding, revised, k, 1)
     assert torch.allclose(grouped, output, atol=1e-5)

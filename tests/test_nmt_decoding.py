@@ -13,9 +13,9 @@ from drga.baselines.nmt_common import BOS_ID, EOS_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
-from drga.building import state_and_action_size
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
+from drga.core.building import state_and_action_size
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
 from drga.tasks.translation.decoding import agent_adjuster, beam_search, greedy_decode, length_limits, length_normalizer
 
 NETWORKS = {

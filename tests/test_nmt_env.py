@@ -13,11 +13,11 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from drga.agents import GaussianPolicy
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
 from drga.data.parallel import EncodedPair, collate_parallel
 from drga.envs.attention_retrofit import prediction_scores
 from drga.envs.translation import translation_env
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
 
 PAIRS = [
     EncodedPair([5, 6, 7], [8, 9], 0),  # 3 source tokens, 2 target tokens + </s> = 3 decoder steps

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from drga.baselines.protocol import Batch
-from drga.rollout import rollout
+from drga.core.rollout import rollout
 from drga.tasks.translation.evaluation import TranslationEval, evaluate_translation, teacher_forced_scores
 from tests.nmt_helpers import tiny_translation_config
 from tests.test_nmt_decoding import batch, network_and_agent

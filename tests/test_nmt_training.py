@@ -210,8 +210,8 @@ def test_sb3_learns_the_agent_phase_of_a_translation_run(tmp_path):
 def test_revised_loss_with_one_gradient_sample_has_the_gradient_of_the_loss_over_all_samples(tmp_path):
     # train.task_loss_samples = n < K: the translation task's eq. 12 reads only the n samples that carry
     # the gradient; the gradient equals that of the label-smoothed loss over all B·K rows.
-    from drga.rollout import rollout
-    from drga.scoring import RewardConstants
+    from drga.core.rollout import rollout
+    from drga.core.scoring import RewardConstants
     from drga.tasks.translation.task import TranslationTask, token_cross_entropy
 
     k, n = 3, 1

@@ -20,10 +20,10 @@ import drga.baselines as baselines
 from drga import registry
 from drga.baselines import NETWORK_INPUTS, NETWORKS, PRETRAINED_TOKENIZERS, build_network
 from drga.config import NETWORK_DEFAULTS, ConfigError, config_from_dict, config_to_toml, load_config
+from drga.core.reward import Closeness, DRGAReward, RewardTerms, attention_shift, drga_reward, make_reward
+from drga.core.scoring import RewardConstants, score
 from drga.data import collate
 from drga.registry import RegistryError, network_spec, register_network, register_reward
-from drga.reward import Closeness, DRGAReward, RewardTerms, attention_shift, drga_reward, make_reward
-from drga.scoring import RewardConstants, score
 from tests.test_trainer import write_keyword_tsv
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
@@ -340,8 +340,8 @@ def test_the_environment_and_the_sb3_learner_reward_the_chosen_reward():
 def test_reinforce_learns_from_the_chosen_reward():
     # drga_update's agent reward is the rollout's objective: the chosen reward's, closeness's term included
     from drga.agents.gaussian_policy import GaussianPolicy
-    from drga.rollout import rollout
-    from drga.state import agent_state_size
+    from drga.core.rollout import rollout
+    from drga.core.state import agent_state_size
 
     network, examples = small_setting()
     batch = collate(examples[:4])

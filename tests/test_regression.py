@@ -47,10 +47,10 @@ def test_translation_run_reproduces_the_pinned_numbers(name, tmp_path, record_pr
 def test_a_changed_reward_is_caught(tmp_path, monkeypatch):
     # The test of the test: a one-line change to eq. 5 (the penalty's second term weighted by 1.1)
     # must fail the exact comparison and the portable one, wherever this runs.
-    import drga.reward
+    import drga.core.reward
 
-    original = drga.reward.saliency_penalty
-    monkeypatch.setattr(drga.reward, "saliency_penalty", lambda highlighted, length, l0: original(highlighted, length, 1.1 * l0))
+    original = drga.core.reward.saliency_penalty
+    monkeypatch.setattr(drga.core.reward, "saliency_penalty", lambda highlighted, length, l0: original(highlighted, length, 1.1 * l0))
     pinned_on, pinned = load_fixture()
     result = run("lstm-sa", require_data("mr").parent, tmp_path)
     portable = compare("lstm-sa", pinned["lstm-sa"], result, "portable")

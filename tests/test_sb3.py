@@ -20,11 +20,11 @@ from drga.agents.sb3_policy import SB3PolicyAdapter, gaussian_policy_from_sb3, p
 from drga.checkpoint_format import load_checkpoint
 from drga.cli import main
 from drga.config import AgentConfig, RewardConfig, load_config
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
 from drga.data import BatchIterator, collate
 from drga.envs import AttentionRetrofitEnv
 from drga.learners.sb3 import PreSquashActions, build_sb3_model, count_env_steps
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
 from drga.tasks.classification.data import prepare_data
 from drga.tasks.classification.evaluation import evaluate
 from drga.tasks.classification.trained import load_trained

@@ -14,8 +14,8 @@ from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError, config_to_toml, load_config
 from drga.learners import NetworkLearner, ReinforceLearner
-from drga.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 from drga.runner.run_folder import RunExistsError, RunInUseError
+from drga.runtime.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 from drga.trainer import Trainer
 from tests.lock_holder import lock_held_elsewhere
 from tests.scripts import load_script

@@ -228,8 +228,8 @@ def test_the_unpack_refuses_what_it_cannot_vouch_for(rehearsal, gpu, tmp_path, c
     other = {**manifest, "source": {**manifest["source"], "commit": "0" * 40}}
     foreign = rebuilt(archive, tmp_path / "foreign.tar.gz", other)
     assert "its commit 0000000000 is not in this repository; --force" in refused(str(foreign), "--into", str(study))
-    dirty = {**manifest, "source": {**manifest["source"], "code_dirty_paths": ["drga/rollout.py"]}}
-    assert "its code had uncommitted changes (drga/rollout.py)" in refused(
+    dirty = {**manifest, "source": {**manifest["source"], "code_dirty_paths": ["drga/core/rollout.py"]}}
+    assert "its code had uncommitted changes (drga/core/rollout.py)" in refused(
         str(rebuilt(archive, tmp_path / "dirty.tar.gz", dirty)), "--into", str(study))
     assert not study.exists()
     assert gpu.main(["unpack", str(foreign), "--into", str(study), "--force"]) == 0

@@ -25,12 +25,12 @@ from tqdm.auto import tqdm
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.data.pretrained_vocab import SubwordVocabulary, word_groups, word_text
-from drga.eval_mode import eval_mode
 from drga.names import Mode, checked_mode
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
+from drga.runtime.eval_mode import eval_mode
 
 if TYPE_CHECKING:
     from drga.tasks.classification.data import PreparedData

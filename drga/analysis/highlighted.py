@@ -1,14 +1,14 @@
 """Highlighted-token counts (the paper's Table VIII): N before and after DRGA over a data set.
 
 N is eq. 5's count: tokens taken in descending attention until their cumulative mass reaches
-δ (``drga.reward.count_highlighted``), counted on the per-token weights of ``SQUASH_RULE``.
+δ (``drga.core.reward.count_highlighted``), counted on the per-token weights of ``SQUASH_RULE``.
 "Before" is the retrofitted network's own α, "after" the revised α′ (deterministic agent);
 with ``--reference`` also the α of another checkpoint (e.g. the equal-budget baseline).
 
 Documents (HAN): N is counted on each sentence's word array α_s (one row per sentence, means
 over all sentences of all documents) and, separately, on each document's sentence array γ (one
 row per document). The trainer's logged N/L averages, per document, N/L over its S word arrays
-and its sentence array (eq. 5 as in ``drga.reward``); that figure is reported too, as a check.
+and its sentence array (eq. 5 as in ``drga.core.reward``); that figure is reported too, as a check.
 IAN: the table counts the context array; its array over the aspect term is counted separately,
 with the trainer's N/L (the mean over both arrays) beside it.
 """
@@ -25,7 +25,7 @@ import torch
 
 from drga.analysis.attention import AttentionRecord
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend_below, new_figure, save_png, styled
-from drga.reward import count_highlighted
+from drga.core.reward import count_highlighted
 
 
 def highlighted(weights: np.ndarray, delta: float) -> int:

@@ -191,7 +191,7 @@ class BatchIterator:
 
     @staticmethod
     def collate(examples: list[EncodedExample]) -> Batch:
-        """One batch of the given examples (what :class:`drga.distributed.ShardedBatches` calls on a shard)."""
+        """One batch of the given examples (what :class:`drga.runtime.distributed.ShardedBatches` calls on a shard)."""
         return collate(examples)
 
     def batch_at(self, step: int) -> Batch:

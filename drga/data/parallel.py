@@ -352,7 +352,7 @@ class ParallelBatchIterator:
 
     @staticmethod
     def collate(pairs: list[EncodedPair]) -> Batch:
-        """One batch of the given pairs (what :class:`drga.distributed.ShardedBatches` calls on a shard)."""
+        """One batch of the given pairs (what :class:`drga.runtime.distributed.ShardedBatches` calls on a shard)."""
         return collate_parallel(pairs)
 
     def __iter__(self) -> Iterator[Batch]:

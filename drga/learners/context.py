@@ -24,10 +24,10 @@ from torch import Tensor
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.beta import AdjustmentStrength
 from drga.config import ExperimentConfig
+from drga.core.beta import AdjustmentStrength
+from drga.core.rollout import Rollout
 from drga.names import Part
-from drga.rollout import Rollout
 
 
 class TaskLosses(Protocol):
@@ -93,7 +93,7 @@ class LearnerContext(Protocol):
 
     @property
     def phase_step(self) -> int:
-        """Updates since the current phase began: the step axis every arm shares (``drga/monitor.py``)."""
+        """Updates since the current phase began: the step axis every arm shares (``drga/runner/tensorboard.py``)."""
         ...
 
     @property

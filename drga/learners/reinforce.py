@@ -2,7 +2,7 @@
 
 Encode the batch once; the K action samples of each sequence reuse that encoding (eq. 1's states,
 eq. 2's actions, eqs. 3–4's revised attention, the prediction and eq. 5's reward:
-:func:`drga.rollout.rollout`). REINFORCE (eqs. 6–7) with the mean of the K rewards as baseline
+:func:`drga.core.rollout.rollout`). REINFORCE (eqs. 6–7) with the mean of the K rewards as baseline
 trains the agent; in co-training, eq. 12 on the revised attention trains the network and β's
 learned factor in the same backward pass.
 
@@ -10,7 +10,7 @@ Beyond the paper, each off by default: ``data.agent_holdout`` (the agent learns 
 the network is not trained on), ``agent.reward_baseline = "self-critical"`` (the baseline is the
 reward of the mean action) and ``train.original_attention_loss`` (the network also trained on its
 own attention). The agent learns from the chosen reward's objective (``terms.objective``: eq. 5, less
-``reward.closeness`` × TV(α, α′) when that is set; ``drga/reward.py``), as the SB3 learners do.
+``reward.closeness`` × TV(α, α′) when that is set; ``drga/core/reward.py``), as the SB3 learners do.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from torch import Tensor
 
 from drga.agents.reinforce import reinforce_loss
 from drga.baselines.protocol import Batch
+from drga.core.rollout import Rollout, rollout
 from drga.learners.context import LearnerContext
 from drga.learners.updates import UpdateLearner
 from drga.names import Part
-from drga.rollout import Rollout, rollout
 
 
 def drga_update(context: LearnerContext, cotrain: bool, batch: Any) -> dict[str, Tensor]:
@@ -44,7 +44,7 @@ def drga_update(context: LearnerContext, cotrain: bool, batch: Any) -> dict[str,
         with torch.no_grad():
             acting_encoding = network.encode(acting_batch)
         acting = rollout(network, policy, acting_batch, beta.detach(), reward=reward, samples=k, encoding=acting_encoding)
-    agent_reward = acting.terms.objective  # the chosen reward's (drga/reward.py: eq. 5, less reward.closeness × TV(α, α′))
+    agent_reward = acting.terms.objective  # the chosen reward's (drga/core/reward.py: eq. 5, less reward.closeness × TV(α, α′))
     baseline = self_critical_baseline(context, acting_batch, acting_encoding, step_beta) \
         if config.agent.reward_baseline == "self-critical" else None
     agent_loss = reinforce_loss(acting.log_prob.view(-1, k), agent_reward.view(-1, k), config.agent.normalize_advantage, baseline)
@@ -88,7 +88,7 @@ def update_statistics(
     context: LearnerContext, acting: Rollout, agent_reward: Tensor, baseline: Tensor | None, task_loss: Tensor,
     agent_loss: Tensor, beta: Tensor, agent_norm: Tensor | None, network_norm: Tensor | None,
 ) -> dict[str, Tensor]:
-    """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/monitor.py``).
+    """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/runner/tensorboard.py``).
 
     0-dim tensors on the run's device, not Python numbers: reading a number waits for the device,
     so the loop reads them only when it logs (``PhaseRunner.train_epoch_by_steps``).

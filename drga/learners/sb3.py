@@ -6,7 +6,7 @@ the runner's as always. Design (docs/sb3.md has the reasoning and the comparison
 
 - Environment: :class:`envs.AttentionRetrofitEnv` over the training split, the frozen
   pretrained network, the run's reward (``[reward]``: the one ``reward.name`` chooses, with
-  ``reward.closeness``'s term; ``drga/reward.py``) and β; ``agent.sb3_n_envs`` copies in one SB3
+  ``reward.closeness``'s term; ``drga/core/reward.py``) and β; ``agent.sb3_n_envs`` copies in one SB3
   ``DummyVecEnv`` (all share the network, so processes would only copy it).
 - Actions: SB3 acts through :class:`PreSquashActions`: its action u ∈ [-1, 1] is eq. 2's
   pre-squash x = limit·u and the env receives a = squash(x). SB3's diagonal Gaussian over u is
@@ -57,9 +57,9 @@ from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
-from drga.eval_mode import eval_mode
 from drga.learners.context import LearnedEpoch, LearnerContext
 from drga.names import PhaseName
+from drga.runtime.eval_mode import eval_mode
 
 #: ``agent.algorithm`` → SB3 class; "reinforce" is the runner's own learner.
 SB3_ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"sb3-ppo": PPO, "sb3-a2c": A2C}
@@ -139,7 +139,7 @@ def make_env_factory(
     def make() -> gym.Env:
         env = AttentionRetrofitEnv(
             network, list(examples), collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device,
-            reward=reward,  # the reward the run chose, as REINFORCE learns from (drga/reward.py)
+            reward=reward,  # the reward the run chose, as REINFORCE learns from (drga/core/reward.py)
         )
         return PreSquashActions(env, config.agent.sb3_action_limit)
 

@@ -17,8 +17,8 @@ from torch import nn
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
-from drga.beta import AdjustmentStrength
 from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, CheckpointPayload, load_module_state
+from drga.core.beta import AdjustmentStrength
 from drga.names import Part, parse_score_key
 
 

@@ -22,17 +22,17 @@ from typing import Any, Protocol
 import torch
 from torch import Tensor
 
-from drga import distributed
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.beta import AdjustmentStrength
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
+from drga.core.beta import AdjustmentStrength
 from drga.learners.context import StepsLosses, TaskLosses
 from drga.runner import checkpoints
 from drga.runner.callbacks import CallbackList, Image, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.optim import OptimiserStep
+from drga.runtime import distributed
 
 #: The loop's pass over an epoch's batches (``PhaseRunner.train_by_updates``): (update, epoch, epochs) → mean statistics.
 TrainsByUpdates = Callable[[Callable[[Batch], Mapping[str, Tensor]], int, int], dict[str, float]]
@@ -72,7 +72,7 @@ class RunState:
 
     @property
     def phase_step(self) -> int:
-        """Updates since the current phase began: the step axis every arm shares (``drga/monitor.py``)."""
+        """Updates since the current phase began: the step axis every arm shares (``drga/runner/tensorboard.py``)."""
         return self.global_step - self.progress.start_step
 
 

@@ -1,6 +1,6 @@
 """The loggers ``run.report_to`` names, each a callback (:mod:`drga.runner.callbacks`).
 
-- ``tensorboard``: :class:`TensorBoardLogger`, one TensorBoard run per arm under ``tb/`` (:mod:`drga.monitor`);
+- ``tensorboard``: :class:`TensorBoardLogger`, one TensorBoard run per arm under ``tb/`` (:mod:`drga.runner.tensorboard`);
 - ``csv``: :class:`CSVLogger`, ``metrics.csv``: one row per dev evaluation.
 """
 
@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from drga.monitor import ARMS, PhaseWriters
 from drga.names import history_key
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, Image, RunEnd, RunStart, TrainingLog
+from drga.runner.tensorboard import ARMS, PhaseWriters
 
 #: Scores that are sizes, not measurements: kept out of TensorBoard.
 COUNTS = ("examples", "sentences", "tokens")
@@ -21,7 +21,7 @@ COUNTS = ("examples", "sentences", "tokens")
 
 class TensorBoardLogger(Callback):
     """TensorBoard's event files under the run folder's ``tb/``: one sibling run per arm, the same tags
-    for the same quantity, on each phase's step axis (the tags: :mod:`drga.monitor`)."""
+    for the same quantity, on each phase's step axis (the tags: :mod:`drga.runner.tensorboard`)."""
 
     def __init__(self) -> None:
         self.writers: PhaseWriters | None = None

@@ -7,7 +7,7 @@ where an interrupted run stopped. Then the final report and ``results.json``. Wh
 to the run's callbacks (:mod:`drga.runner.callbacks`): the loggers ``run.report_to`` names
 (TensorBoard, one sibling run per arm on a shared step axis; a CSV file) and the caller's own.
 
-Started by ``torchrun`` it trains as N data-parallel processes (``drga/distributed.py``,
+Started by ``torchrun`` it trains as N data-parallel processes (``drga/runtime/distributed.py``,
 docs/distributed.md): DDP over what each phase trains, ``data.batch_size`` the global batch, and
 only rank 0 logging and writing files.
 
@@ -32,13 +32,12 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from drga import distributed
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
-from drga.beta import AdjustmentStrength
-from drga.building import build_policy, build_strength, seed_everything, state_and_action_size
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
+from drga.core.beta import AdjustmentStrength
+from drga.core.building import build_policy, build_strength, state_and_action_size
 from drga.learners import Learner, make_learner
 from drga.names import Part, PhaseName, best_checkpoint, counted, history_key
 from drga.runner import checkpoints
@@ -51,6 +50,8 @@ from drga.runner.phases import PHASES, Phase, epoch_key, phase_plan, phase_summa
 from drga.runner.run_folder import RunFolder, default_run_name, lock_run_dir, log_info
 from drga.runner.selection import Selection
 from drga.runner.task import Task
+from drga.runtime import distributed
+from drga.runtime.device import seed_everything
 
 #: The training statistics are reported (:meth:`Callback.on_train_log`) every this many steps.
 LOG_INTERVAL = 10
@@ -143,7 +144,7 @@ class PhaseRunner:
             self.release_run_lock()
 
     def release_run_lock(self) -> None:
-        """Let another process train in the run folder (``drga/run_lock.py``)."""
+        """Let another process train in the run folder (``drga/runtime/run_lock.py``)."""
         if self.run_lock is not None:
             self.run_lock.release()
             self.run_lock = None

@@ -12,11 +12,12 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from drga import distributed
-from drga.beta import AdjustmentStrength
+from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
+from drga.core.beta import AdjustmentStrength
 from drga.names import Part
 from drga.runner.lr_schedule import LearningRateSchedule
+from drga.runtime import distributed
 
 
 def clip_gradients(params: Iterable[nn.Parameter], grad_clip: float) -> Tensor:
@@ -164,12 +165,13 @@ class OptimiserStep:
 
     def load_state_dict(self, payload: Mapping[str, Any]) -> None:
         """The optimiser states and the network's learning-rate schedule saved in ``last.pt``, for the phase being resumed."""
-        if self.network_optimizer is not None and payload["net_optimizer"] is not None:
-            self.network_optimizer.load_state_dict(payload["net_optimizer"])
+        saved = CheckpointPayload.of(payload)
+        if self.network_optimizer is not None and saved.network_optimizer_state is not None:
+            self.network_optimizer.load_state_dict(saved.network_optimizer_state)
             if self.lr_schedule is not None:
-                self.lr_schedule.load_state_dict(payload.get("lr_schedule"))  # absent from a last.pt older than the schedule
-        if self.agent_optimizer is not None and payload["agent_optimizer"] is not None:
-            self.agent_optimizer.load_state_dict(payload["agent_optimizer"])
+                self.lr_schedule.load_state_dict(saved.lr_schedule_state)
+        if self.agent_optimizer is not None and saved.agent_optimizer_state is not None:
+            self.agent_optimizer.load_state_dict(saved.agent_optimizer_state)
 
     # ------------------------------------------------------------------ precision
 

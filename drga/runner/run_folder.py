@@ -12,7 +12,7 @@ from filelock import FileLock
 from drga.checkpoint_format import CheckpointError
 from drga.config import ExperimentConfig
 from drga.errors import UserError
-from drga.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
+from drga.runtime.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 
 #: The toolkit's logger: ``logging.getLogger("drga")``. The command line sends it to stdout
 #: (``--quiet``: warnings only; ``--verbose``: debug too); a library user configures it with the
@@ -34,7 +34,7 @@ class RunInUseError(UserError):
 
 
 def lock_run_dir(run_dir: Path) -> FileLock:
-    """Hold ``run_dir`` for this process (``drga/run_lock.py``) until the returned lock is released."""
+    """Hold ``run_dir`` for this process (``drga/runtime/run_lock.py``) until the returned lock is released."""
     handle = acquire_run_lock(run_dir)
     if handle is None:
         pid = run_lock_holder(run_dir)

@@ -22,8 +22,8 @@ from torch import Tensor
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError, CheckpointPayload
 from drga.config import ConfigError, ExperimentConfig, settings_fingerprint
+from drga.core.rollout import Rollout
 from drga.names import PhaseName, ResultRow, best_checkpoint
-from drga.rollout import Rollout
 from drga.runner.checkpoints import inherited_plateau_cuts
 from drga.runner.context import RunContext, TaskBatches
 from drga.runner.phases import Phase

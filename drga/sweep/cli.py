@@ -5,7 +5,7 @@ Each run is a separate `drga train` process in its own folder ``<logdir>/<datase
 its output in ``train.log`` there. A run whose folder has ``results.json`` is finished and skipped;
 one with ``last.pt`` but no results was interrupted and continues with ``--resume``. So after a
 crash, a reboot or Ctrl-C, the same command picks up where the grid stopped. A run that another
-process is training (it holds the folder's lock, ``drga/run_lock.py``) is skipped, so two sweeps
+process is training (it holds the folder's lock, ``drga/runtime/run_lock.py``) is skipped, so two sweeps
 over one grid never train a run at once. At the end (also after an interruption, with what is
 finished) one results table is written: every run, then mean ± std over seeds.
 

@@ -6,7 +6,7 @@
   task with its CPUs and GPUs, on an embedded Ray or a cluster.
 
 An executor skips a run that another process is training (it holds the folder's lock,
-``drga/run_lock.py``), trains the others, and settles each as it ends with :func:`settle`.
+``drga/runtime/run_lock.py``), trains the others, and settles each as it ends with :func:`settle`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Protocol
 
-from drga.run_lock import run_lock_holder
+from drga.runtime.run_lock import run_lock_holder
 from drga.sweep.child import train_to_end
 from drga.sweep.grid import Run, command, source_commit
 from drga.sweep.results import export_result

@@ -2,7 +2,7 @@
 
 - ``net-only``: the (retrofitted) network alone, with its own attention.
 - ``with-agent``: the agent's deterministic actions squash(μ(s_t)) applied through eqs. 3–4
-  (:func:`drga.rollout.mean_action_attention`).
+  (:func:`drga.core.rollout.mean_action_attention`).
 
 Classification adds accuracy (``drga/tasks/classification/evaluation.py``), translation perplexity,
 BLEU and chrF (``drga/tasks/translation/evaluation.py``); both sum eq. 5's terms here.
@@ -20,11 +20,11 @@ from torch import Tensor, nn
 
 from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.eval_mode import eval_mode
+from drga.core.reward import RewardTerms
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardSettings, score
 from drga.names import MODES, Mode
-from drga.reward import RewardTerms
-from drga.rollout import rollout
-from drga.scoring import RewardSettings, score
+from drga.runtime.eval_mode import eval_mode
 
 
 @dataclass

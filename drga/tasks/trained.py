@@ -16,10 +16,11 @@ import torch
 from torch import nn
 
 from drga.agents.gaussian_policy import GaussianPolicy
-from drga.beta import AdjustmentStrength
-from drga.building import build_policy, resolve_device
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig
+from drga.core.beta import AdjustmentStrength
+from drga.core.building import build_policy
+from drga.runtime.device import resolve_device
 
 
 def model_checkpoint(path: str | Path, payload: Mapping[str, Any] | None = None) -> CheckpointPayload:

@@ -30,13 +30,13 @@ from typing import Any, Protocol, get_type_hints, runtime_checkable
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
-from drga.beta import AdjustmentStrength
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
+from drga.core.beta import AdjustmentStrength
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.text import check_label_column, check_rare_labels
 from drga.data.tokenize import CUSTOM_TOKENIZER, raw_text_tokens
-from drga.names import MODES, Mode, PhaseName, Split, row_epoch, row_scores
+from drga.names import MODES, Mode, PhaseName, Split, best_checkpoint, row_epoch, row_scores
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.loggers import CSVLogger, TensorBoardLogger
 from drga.runner.run_folder import default_run_name, log_info
@@ -352,8 +352,8 @@ def retrofit(
 
     trainer = Trainer(config, overwrite=True, network=network, data=data.prepared, callbacks=callbacks)
     results = trainer.run()
-    best = trainer.run_dir / "cotrain_best.pt"
-    has_agent = bool(trainer.context.load_model(best)["has_agent"]) if best.exists() else False
+    best = best_checkpoint(trainer.run_dir, PhaseName.COTRAIN)
+    has_agent = trainer.context.load_model(best).has_agent if best.exists() else False
     classifier = Classifier(trainer.network, trainer.policy, trainer.strength, data.vocab, data.label_names, data.tokenizer,
                             config.data, has_agent)
     return RetrofitResult(

@@ -39,4 +39,7 @@ def load_classification_config(path: str | Path | None = None, overrides: list[s
 
 def is_classification_checkpoint(payload: Mapping[str, Any]) -> bool:
     """Whether a loaded checkpoint (:func:`drga.checkpoint_format.load_checkpoint`) holds a classifier."""
-    return payload.get("task", TASK_NAME) == TASK_NAME
+    from drga.checkpoint_format import CheckpointPayload  # torch: only when a checkpoint is read
+
+    # a classifier's checkpoint records no task (they had no names when it began); another task's records its name
+    return "task" not in payload or CheckpointPayload.of(payload).task == TASK_NAME

@@ -10,8 +10,8 @@ import torch
 
 from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
+from drga.core.scoring import RewardSettings
 from drga.names import Mode
-from drga.scoring import RewardSettings
 from drga.tasks.evaluation import RewardSums, scored_batches
 
 

@@ -22,18 +22,18 @@ from torch import Tensor
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS
 from drga.baselines.protocol import AttentionNetwork
-from drga.beta import AdjustmentStrength
-from drga.checkpoint_format import CheckpointError, load_checkpoint
+from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_checkpoint
 from drga.config import DataConfig
+from drga.core.beta import AdjustmentStrength
+from drga.core.rollout import rollout
+from drga.core.scoring import RewardConstants
 from drga.data import EncodedExample, TextExample, Vocabulary, collate, encode_examples
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
-from drga.eval_mode import eval_mode
 from drga.names import Mode, checked_mode
 from drga.registry import task_of_checkpoint
-from drga.rollout import rollout
-from drga.scoring import RewardConstants
+from drga.runtime.eval_mode import eval_mode
 from drga.tasks.classification.config import TASK_NAME
 from drga.tasks.classification.trained import NetworkSource, load_trained
 
@@ -232,7 +232,8 @@ def load(
     payload = load_checkpoint(path)
     task = task_of_checkpoint(payload)
     if task is None or task.name != TASK_NAME:  # another task's checkpoint: what to do with it instead, as its task says
-        what = f"a {task.name} checkpoint" if task is not None else f"a checkpoint of the task '{payload.get('task')}', not registered here"
+        recorded = CheckpointPayload.of(payload).task
+        what = f"a {task.name} checkpoint" if task is not None else f"a checkpoint of the task '{recorded}', not registered here"
         instead = f": {task.inference.format(path=path)}" if task is not None and task.inference else ""
         raise CheckpointError(f"{path} is {what}{instead}")
     model = load_trained(path, device=device, network=network, payload=payload)

@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
 
-from drga import distributed
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError, CheckpointPayload
 from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
+from drga.core.rollout import Rollout
+from drga.core.scoring import cross_entropy_loss
 from drga.data import BatchIterator, collate
 from drga.data.vocab import vocabulary_fingerprint
 from drga.names import MODES, Mode, PhaseName, Split, epoch_key, row_scores, score_key
-from drga.rollout import Rollout
 from drga.runner.context import RunContext
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
-from drga.scoring import cross_entropy_loss
+from drga.runtime import distributed
 from drga.tasks.classification.data import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
 from drga.tasks.classification.evaluation import EvalResult, evaluate
 from drga.tasks.classification.trained import quoted

@@ -14,9 +14,9 @@ import torch
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork
-from drga.beta import AdjustmentStrength
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
+from drga.core.beta import AdjustmentStrength
 from drga.data import Vocabulary
 from drga.data.vocab import vocabulary_fingerprint
 from drga.errors import UserError

@@ -24,8 +24,8 @@ from tqdm.auto import tqdm
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
 from drga.baselines.protocol import Batch
-from drga.eval_mode import eval_mode
-from drga.rollout import mean_action_attention
+from drga.core.rollout import mean_action_attention
+from drga.runtime.eval_mode import eval_mode
 
 
 def agent_adjuster(policy: GaussianPolicy, beta: Tensor | float) -> Adjuster:

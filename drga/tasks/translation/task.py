@@ -1,6 +1,6 @@
 """Translation (Multi30k, any parallel corpus): the task half of a run.
 
-One DRGA step is :func:`drga.rollout.rollout` unchanged: the encoder and the teacher-forced
+One DRGA step is :func:`drga.core.rollout.rollout` unchanged: the encoder and the teacher-forced
 decoder run once, K action samples adjust every cross-attention array (one per target step, and
 per layer and head for the Transformer), ``predict`` recomputes the output distribution, and the
 reward of a sentence pair (eq. 5) is log P(y|X) (the sum of the target tokens' log-probabilities)
@@ -26,9 +26,9 @@ from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
+from drga.core.rollout import Rollout
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
 from drga.names import MODES, Split, epoch_key, row_scores, score_key
-from drga.rollout import Rollout
 from drga.runner.context import RunContext
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
