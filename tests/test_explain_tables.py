@@ -144,7 +144,7 @@ def test_the_random_ranking_says_its_draws_and_their_spread(tables):
     one = [{"seed": 0, "analysis_seed": 0, "attentions": {}}, {"seed": 1, "attentions": {}}]  # no field: one draw
     assert tables.draws_text(one) == "1 draw per sentence"
     note = tables.random_draws_note(one)[0]
-    assert "1 draw per sentence" in note and "for every seed and run" in note and "awaits that re-analysis" in note
+    assert "1 draw per sentence" in note and "for every seed and run" in note and "measured on a replicate of the MR cell" in note
     by_draw = {"comprehensiveness": [0.03, 0.05, 0.04], "sufficiency": [0.2, 0.3, 0.25]}
     several = [{"seed": 0, "analysis_seed": 0, "random_draws": 3,
                 "attentions": {"baseline": {"faithfulness": {"random_by_draw": by_draw}}}}]
@@ -162,3 +162,39 @@ def test_the_code_note_names_each_analysis_commit_and_the_hand_set_ones(tables):
     # seed 2 is in the hand-set list but names another commit: not the file b30a80f rewrote, so not said of it
     assert "The field of seed 1 was rewritten by hand" in note and "first named 3044793 (seed 1), the commit" in note
     assert "rewritten" not in tables.code_note("sst", runs)[0]
+
+
+def test_the_redraw_replicate_section_by_hand(tables, tmp_path):
+    """Issue 55's replicate: per attention and measure, the attention's AOPC, the first draw, the mean of the
+    draws, their spread and the seed-draws on the attention's better side, worked out by hand for two seeds."""
+    results = tmp_path / "results"
+    (results / "explain-redraw" / "analysis").mkdir(parents=True)
+    (results / "explain-redraw" / "regime").mkdir(parents=True)
+    (results / "explain-regime").mkdir()
+
+    def faithfulness(attention_aopc: float, draws: list[float]) -> dict:
+        return {measure: {"attention": {"aopc": attention_aopc}} for measure in ("comprehensiveness", "sufficiency")} | {
+            "random_by_draw": {"comprehensiveness": draws, "sufficiency": draws}}
+
+    for seed, (own, draws) in enumerate([(0.10, [0.02, 0.04, 0.06]), (0.20, [0.05, 0.07, 0.30])]):
+        name = f"mr-lstm-sa-seed{seed}"
+        analysis = {"run": name, "dataset": "mr", "seed": seed, "random_draws": 3, "cost": {"commit": "abcdef0123"},
+                    "attentions": {a: {"faithfulness": faithfulness(own, draws)} for a in tables.ATTENTION_NAMES}}
+        (results / "explain-redraw" / "analysis" / f"{name}.json").write_text(json.dumps(analysis))
+        (results / "explain-redraw" / "regime" / f"{name}.json").write_text(
+            json.dumps({"name": name, "commit": "280acee7db", "pretrain_checksum": f"new{seed}"}))
+        (results / "explain-regime" / f"{name}.json").write_text(
+            json.dumps({"name": name, "pretrain_checksum": "new0" if seed == 0 else "old"}))
+    lines = tables.redraw_section(results)
+    text = "\n".join(lines)
+    assert "1 of 2 pretrained networks have the checksum the study recorded" in text
+    assert "commit 280acee" in text and "analysis code abcdef0" in text and "3 random draws per sentence" in text
+    rows = [line for line in lines if line.startswith("| equal-budget baseline")]
+    # comprehensiveness (higher is better): own 0.15 on average; first draws 0.02, 0.05 -> 0.035; means 0.04, 0.14 -> 0.09;
+    # spreads 0.04, 0.25 -> 0.145; on the better side: 3 of 3 for seed 0, and 0.05, 0.07 of seed 1's (0.30 > 0.20) -> 5 of 6
+    assert rows[0] == "| equal-budget baseline α | comprehensiveness | 0.1500 | 0.0350 | 0.0900 | 0.1450 | 5 of 6 |"
+    # sufficiency (lower is better): only seed 1's 0.30 lies above its attention's 0.20 -> 1 of 6
+    assert rows[1] == "| equal-budget baseline α | sufficiency | 0.1500 | 0.0350 | 0.0900 | 0.1450 | 1 of 6 |"
+    # first draw minus the mean: (0.02 - 0.04 + 0.05 - 0.14) / 2 = -0.055; smallest gap |0.15 - 0.09| = 0.06
+    assert "comprehensiveness -0.0550, sufficiency -0.0550" in text and "is 0.0600." in text
+    assert tables.redraw_section(tmp_path / "nothing") == []

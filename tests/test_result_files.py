@@ -23,6 +23,8 @@ OTHER_KINDS = {
     "tuned-search": lambda content: all("checksum" in cell for cell in content.values()),
     "brevity": lambda content: "history" in content or "short_below" in content,
 }
+#: The explainability replicate's analyses (issue 55), beside its training result files in ``explain-redraw/regime``.
+REDRAW_ANALYSES = ("explain-redraw", "analysis")
 #: Folders of translation runs, whose test scores are BLEU and perplexity, not an accuracy.
 TRANSLATION = ("translation-regime", "translation-probes")
 FILES = sorted(RESULTS.rglob("*.json"))
@@ -42,8 +44,8 @@ def test_a_committed_result_file_reads_through_the_typed_reader(path):
         content = json.loads(path.read_text(encoding="utf-8"))
         assert content["network"] > 0 and all(count > 0 for count in content["agent"].values())
         return
-    if folder in OTHER_KINDS:
-        assert OTHER_KINDS[folder](json.loads(path.read_text(encoding="utf-8")))
+    if folder in OTHER_KINDS or (folder, path.parent.name) == REDRAW_ANALYSES:
+        assert OTHER_KINDS.get(folder, OTHER_KINDS["explain-analysis"])(json.loads(path.read_text(encoding="utf-8")))
         return
     result = read_result_file(path)
     assert result.name == path.stem and result.rows
