@@ -91,7 +91,7 @@ def update_statistics(
     """What an update logs: the losses, eq. 5's terms, β, and the agent's own signals (``drga/runner/tensorboard.py``).
 
     0-dim tensors on the run's device, not Python numbers: reading a number waits for the device,
-    so the loop reads them only when it logs (``PhaseRunner.train_epoch_by_steps``).
+    so the loop reads them only when it logs (``PhaseRunner.train_by_updates``).
     """
     k, terms = context.config.agent.samples, acting.terms
     rewards = agent_reward.view(-1, k)
