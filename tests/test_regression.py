@@ -128,7 +128,7 @@ def test_make_regression_compares_two_revisions_exactly(tmp_path):
     git = ["git", "-C", str(tree), "-c", "user.name=test", "-c", "user.email=test@localhost"]
     for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
         subprocess.run(git + command, check=True, capture_output=True)
-    reward = tree / "drga" / "reward.py"
+    reward = tree / "drga" / "core" / "reward.py"
     source = reward.read_text(encoding="utf-8")
     assert source.count("return ratio + l0 / ratio") == 1
     reward.write_text(source.replace("return ratio + l0 / ratio", "return ratio + 1.1 * l0 / ratio"), encoding="utf-8")
