@@ -25,7 +25,6 @@ from drga.tasks.classification.api import (
     STARTING_POINTS,
     RetrofitResult,
     TextData,
-    _qualified,  # noqa: F401 - kept importable from here (tests/test_api.py)
     default_tokenizer,
     retrofit,
 )

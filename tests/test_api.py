@@ -11,11 +11,12 @@ import pytest
 import torch
 
 import drga
-from drga.api import RetrofitResult, TextData, _qualified, retrofit
+from drga.api import RetrofitResult, TextData, retrofit
 from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError
 from drga.errors import UserError
 from drga.prediction import Classifier
+from drga.tasks.classification.api import _qualified
 from tests.conftest import drga_messages
 from tests.tiny_network import TinyAttentionNet
 
