@@ -285,65 +285,74 @@ REDRAW = "explain-redraw"
 
 def redraw_section(results: Path) -> list[str]:
     """How far the ERASER random reference moves over draws, from the replicate in ``results/explain-redraw/``:
-    per attention, the AOPC of the first draw (the committed analyses' kind) and of the mean of the draws, the
-    spread over draws, and whether the attention's side of the reference holds for every draw of every seed."""
-    analyses = [json.loads(f.read_text(encoding="utf-8")) for f in sorted((results / REDRAW / "analysis").glob("*.json"))]
-    trained = {json.loads(f.read_text(encoding="utf-8"))["name"]: json.loads(f.read_text(encoding="utf-8"))
-               for f in sorted((results / REDRAW / "regime").glob("*.json"))}
-    if not analyses:
+    per data set, attention and measure, the AOPC of the first draw (the committed analyses' kind) and of the mean
+    of the draws, the spread over draws, and whether the attention's side of the reference holds for every draw."""
+    def read(folder: Path) -> list[dict[str, Any]]:
+        return [json.loads(f.read_text(encoding="utf-8")) for f in sorted(folder.glob("*.json"))]
+
+    by_dataset: dict[str, list[dict[str, Any]]] = {}
+    for run in read(results / REDRAW / "analysis"):
+        by_dataset.setdefault(run["dataset"], []).append(run)
+    if not by_dataset:
         return []
-    committed = {json.loads(f.read_text(encoding="utf-8"))["name"]: json.loads(f.read_text(encoding="utf-8"))
-                 for f in sorted((results / "explain-regime").glob("*.json"))}
+    by_dataset = dict(sorted(by_dataset.items(), key=lambda item: _dataset_order(item[0])))
+    trained = {run["name"]: run for run in read(results / REDRAW / "regime")}
+    committed = {run["name"]: run for run in read(results / "explain-regime")}
+    analyses = [run for runs in by_dataset.values() for run in runs]
     names = [run["run"] for run in analyses]
     same = sum(trained[n]["pretrain_checksum"] == committed.get(n, {}).get("pretrain_checksum") for n in names if n in trained)
     draws = sorted({int(run.get("random_draws", 1)) for run in analyses})
     commits = sorted({str(trained[n]["commit"])[:7] for n in names if n in trained})
     analysed = sorted({str(run.get("cost", {}).get("commit", "?"))[:7] for run in analyses})
+    cells = " and ".join(DATASETS.get(d, d) for d in by_dataset)
+    seeds = "; ".join(f"{DATASETS.get(d, d)} {', '.join(str(r['seed']) for r in runs)}" for d, runs in by_dataset.items())
     lines = [
-        "## The random reference over several draws: a replicate on MR",
+        f"## The random reference over several draws: a replicate on {cells}",
         "",
         f"The committed analyses above rank each sentence's tokens at random once. Their checkpoints are not committed, so "
-        f"they cannot be analysed again; instead MR's {len(analyses)} seeds ({', '.join(str(r['seed']) for r in analyses)}) were "
-        f"trained again with the study's code and settings (commit {', '.join(commits)}, `experiments/explain_regime.sh`'s MR "
-        f"sweep) on another machine and analysed with {', '.join(map(str, draws))} random draws per sentence (analysis code "
-        f"{', '.join(analysed)}). The retrained networks are not the study's: {same} of {len(names)} pretrained networks have "
-        "the checksum the study recorded (the machines' kernels round differently), so these numbers are a replicate of "
-        "the MR cell, not a re-analysis of it. The random ranking enters no test on this page (its rows are a reference); "
-        "what one draw can change is that reference line, measured here.",
+        f"they cannot be analysed again; instead the seeds of {cells} ({seeds}) were trained again with the study's code and "
+        f"settings (commit {', '.join(commits)}, `experiments/explain_regime.sh`'s sweep) on another machine and analysed "
+        f"with {', '.join(map(str, draws))} random draws per sentence (analysis code {', '.join(analysed)}). The retrained "
+        f"networks are not the study's: {same} of {len(names)} pretrained networks have the checksum the study recorded "
+        "(the machines' kernels round differently), so these numbers are a replicate of those cells, not a re-analysis of "
+        "them. The random ranking enters no test on this page (its rows are a reference); what one draw can change is that "
+        "reference line, measured here.",
         "",
-        "| attention | measure | attention's AOPC | random, first draw | random, mean of the draws | spread over draws "
-        "(max − min) | seed-draws where the attention is on its better side |",
-        "|---|---|---|---|---|---|---|",
+        "| data set | attention | measure | attention's AOPC | random, first draw | random, mean of the draws | spread over "
+        "draws (max − min) | seed-draws where the attention is on its better side |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     first_error: dict[str, list[float]] = {"comprehensiveness": [], "sufficiency": []}
     gaps: list[float] = []
-    for attention in ATTENTION_NAMES:
-        for measure, better in (("comprehensiveness", +1), ("sufficiency", -1)):
-            rows = [run["attentions"][attention]["faithfulness"] for run in analyses if attention in run["attentions"]]
-            own = [row[measure]["attention"]["aopc"] for row in rows]
-            by_draw = [row["random_by_draw"][measure] for row in rows]
-            beats = sum(better * (a - d) > 0 for a, draws_of in zip(own, by_draw) for d in draws_of)
-            first_error[measure] += [d[0] - np.mean(d) for d in by_draw]
-            gaps.append(abs(np.mean(own) - np.mean([np.mean(d) for d in by_draw])))
-            lines.append(
-                f"| {ATTENTION_NAMES[attention]} | {measure} | {np.mean(own):.4f} | {np.mean([d[0] for d in by_draw]):.4f} "
-                f"| {np.mean([np.mean(d) for d in by_draw]):.4f} | {np.mean([max(d) - min(d) for d in by_draw]):.4f} "
-                f"| {beats} of {sum(len(d) for d in by_draw)} |")
+    for dataset, runs in by_dataset.items():
+        for attention in ATTENTION_NAMES:
+            for measure, better in (("comprehensiveness", +1), ("sufficiency", -1)):
+                rows = [run["attentions"][attention]["faithfulness"] for run in runs if attention in run["attentions"]]
+                own = [row[measure]["attention"]["aopc"] for row in rows]
+                by_draw = [row["random_by_draw"][measure] for row in rows]
+                beats = sum(better * (a - d) > 0 for a, draws_of in zip(own, by_draw) for d in draws_of)
+                first_error[measure] += [d[0] - np.mean(d) for d in by_draw]
+                gaps.append(abs(np.mean(own) - np.mean([np.mean(d) for d in by_draw])))
+                lines.append(
+                    f"| {DATASETS.get(dataset, dataset)} | {ATTENTION_NAMES[attention]} | {measure} | {np.mean(own):.4f} "
+                    f"| {np.mean([d[0] for d in by_draw]):.4f} | {np.mean([np.mean(d) for d in by_draw]):.4f} "
+                    f"| {np.mean([max(d) - min(d) for d in by_draw]):.4f} | {beats} of {sum(len(d) for d in by_draw)} |")
     lines += [
         "",
         "Each number is the mean over the seeds; an AOPC is the mean over the sentences and the bins, as in the tables "
         f"above; comprehensiveness: higher is more faithful, sufficiency: lower. Files: `experiments/results/{REDRAW}/` "
         "(`regime/`: the training result files; `analysis/`: the analyses), made by these two commands, the first in a "
-        "checkout of the training commit (`git worktree add ../at-280acee 280acee`), one seed at a time:",
+        "checkout of the training commit (`git worktree add ../at-280acee 280acee`):",
         "",
         "```bash",
-        "OMP_NUM_THREADS=1 python experiments/sweep.py --config experiments/configs/paper_regime.toml --nets lstm-sa --datasets mr \\",
-        f"    --seeds 0 1 2 3 4 --jobs 1 --threads-per-run 1 --logdir runs/explain-redraw --results experiments/results/{REDRAW}/regime",
+        f"OMP_NUM_THREADS=1 python experiments/sweep.py --config experiments/configs/paper_regime.toml --nets lstm-sa --datasets "
+        f"{' '.join(by_dataset)} \\",
+        f"    --seeds 0 1 2 3 4 --jobs 2 --threads-per-run 1 --logdir runs/explain-redraw --results experiments/results/{REDRAW}/regime",
         "OMP_NUM_THREADS=1 python experiments/explain_study.py analyze --runs runs/explain-redraw \\",
         f"    --out experiments/results/{REDRAW}/analysis --random-draws 5",
         "```",
         "",
-        "The first draw minus the mean of the draws, mean over the attentions and seeds: "
+        "The first draw minus the mean of the draws, mean over the data sets, attentions and seeds: "
         + ", ".join(f"{measure} {np.mean(found):+.4f}" for measure, found in first_error.items())
         + ". Being one ranking shared by every attention and seed, a draw's error does not average out over the seeds; "
         f"the smallest gap between an attention's AOPC and the reference's mean is {min(gaps):.4f}.",

@@ -187,14 +187,14 @@ def test_the_redraw_replicate_section_by_hand(tables, tmp_path):
             json.dumps({"name": name, "pretrain_checksum": "new0" if seed == 0 else "old"}))
     lines = tables.redraw_section(results)
     text = "\n".join(lines)
-    assert "1 of 2 pretrained networks have the checksum the study recorded" in text
+    assert "1 of 2 pretrained networks have the checksum the study recorded" in text and "a replicate on MR\n" in text + "\n"
     assert "commit 280acee" in text and "analysis code abcdef0" in text and "3 random draws per sentence" in text
-    rows = [line for line in lines if line.startswith("| equal-budget baseline")]
+    rows = [line for line in lines if line.startswith("| MR | equal-budget baseline")]
     # comprehensiveness (higher is better): own 0.15 on average; first draws 0.02, 0.05 -> 0.035; means 0.04, 0.14 -> 0.09;
     # spreads 0.04, 0.25 -> 0.145; on the better side: 3 of 3 for seed 0, and 0.05, 0.07 of seed 1's (0.30 > 0.20) -> 5 of 6
-    assert rows[0] == "| equal-budget baseline α | comprehensiveness | 0.1500 | 0.0350 | 0.0900 | 0.1450 | 5 of 6 |"
+    assert rows[0] == "| MR | equal-budget baseline α | comprehensiveness | 0.1500 | 0.0350 | 0.0900 | 0.1450 | 5 of 6 |"
     # sufficiency (lower is better): only seed 1's 0.30 lies above its attention's 0.20 -> 1 of 6
-    assert rows[1] == "| equal-budget baseline α | sufficiency | 0.1500 | 0.0350 | 0.0900 | 0.1450 | 1 of 6 |"
+    assert rows[1] == "| MR | equal-budget baseline α | sufficiency | 0.1500 | 0.0350 | 0.0900 | 0.1450 | 1 of 6 |"
     # first draw minus the mean: (0.02 - 0.04 + 0.05 - 0.14) / 2 = -0.055; smallest gap |0.15 - 0.09| = 0.06
     assert "comprehensiveness -0.0550, sufficiency -0.0550" in text and "is 0.0600." in text
     assert tables.redraw_section(tmp_path / "nothing") == []
