@@ -354,8 +354,10 @@ def redraw_section(results: Path) -> list[str]:
         "",
         "The first draw minus the mean of the draws, mean over the data sets, attentions and seeds: "
         + ", ".join(f"{measure} {np.mean(found):+.4f}" for measure, found in first_error.items())
-        + ". Being one ranking shared by every attention and seed, a draw's error does not average out over the seeds; "
-        f"the smallest gap between an attention's AOPC and the reference's mean is {min(gaps):.4f}.",
+        + ". The first draw is the ranking the committed analyses used (the same seeded draw of the same sentences), so "
+        "this estimates how far their reference rows lie from a mean of five; being one ranking shared by every attention "
+        "and seed, a draw's error does not average out over the seeds. The smallest gap between an attention's AOPC and "
+        f"the reference's mean is {min(gaps):.4f}.",
         "",
     ]
     return lines

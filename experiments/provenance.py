@@ -43,7 +43,7 @@ PAGES = {
     "tuned-search": ("results/tuned.md", "(the same command)"),
     "explain-analysis": ("EXPLAINABILITY.md", "python experiments/explain_study.py tables"),
     "explain-regime": ("EXPLAINABILITY.md (seeds whose net-only network is the baseline's)", "(the same command)"),
-    "explain-redraw": ("EXPLAINABILITY.md (the random reference over five draws: an MR replicate)", "(the same command)"),
+    "explain-redraw": ("EXPLAINABILITY.md (the random reference over five draws: a replicate)", "(the same command)"),
     "reward-tuning": ("RESULTS.md, distributed.md (the reward grids)", "python experiments/tune_reward.py "
                       "experiments/results/reward-tuning-repro/mr-lstm-sa.json "
                       "--compare experiments/results/reward-tuning/mr-lstm-sa.json"),
