@@ -274,7 +274,7 @@ def random_draws_note(runs: list[dict[str, Any]]) -> list[str]:
                  + " (max − min, mean over the runs and attentions that have several draws).")
     else:
         text += (" No analysis of these runs averages several draws (their checkpoints are not committed); how far the "
-                 "reference moves over five draws is measured on a replicate of the MR cell, in the last section.")
+                 "reference moves over five draws is measured on retrained replicates, in the last section (which names their cells).")
     return [text, ""]
 
 

@@ -144,7 +144,8 @@ def test_the_random_ranking_says_its_draws_and_their_spread(tables):
     one = [{"seed": 0, "analysis_seed": 0, "attentions": {}}, {"seed": 1, "attentions": {}}]  # no field: one draw
     assert tables.draws_text(one) == "1 draw per sentence"
     note = tables.random_draws_note(one)[0]
-    assert "1 draw per sentence" in note and "for every seed and run" in note and "measured on a replicate of the MR cell" in note
+    assert "1 draw per sentence" in note and "for every seed and run" in note
+    assert "measured on retrained replicates, in the last section" in note
     by_draw = {"comprehensiveness": [0.03, 0.05, 0.04], "sufficiency": [0.2, 0.3, 0.25]}
     several = [{"seed": 0, "analysis_seed": 0, "random_draws": 3,
                 "attentions": {"baseline": {"faithfulness": {"random_by_draw": by_draw}}}}]
