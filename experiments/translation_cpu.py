@@ -1,0 +1,329 @@
+"""The translation study on this project's two CPU cores, one seed at a time (issue 61).
+
+One unit is one seed's whole pipeline, sized to finish within one stretch of work:
+
+    bash experiments/translation_cpu.sh luong 0 [--deadline 10:05 | --budget-min 135] [--dry-run]
+    python experiments/translation_cpu.py run luong 0 ...        # the same
+
+1. stage 1: the network alone, whole passes, to early stopping or the config's cap;
+2. stage 2, from stage 1's best network (``train.init_from``): the equal-budget baseline, the agent on the
+   frozen network and co-training, each counted in training pairs (the config's ``nmt.epoch_pairs``);
+3. test2016 decoding, greedy and beam, in both modes: every row's, at the end of each stage's run.
+
+Both stages are ``experiments/sweep.py`` runs with ``experiments/configs/nmt_cpu_<net>.toml``, as the GPU
+route runs them (experiments/translation_gpu.py). Their result files go straight into the study's folder,
+experiments/results/translation-regime/ (stage 1 in ``pretrain/``), with what the tables check them
+against: the gzip'd test translations (``hypotheses/``), the runs' ``train.log`` (``logs/``), the test
+references, and one record of the unit (``units/<run>.json``: commit, machine, threads, the projection it
+started with and the seconds each stage took). Commit that folder when the unit ends.
+
+Before it starts, the unit prints its plan and its projected finish: from the units of the same network
+already recorded in ``units/`` (their stages' measured seconds, the slowest of them), else from the
+throughput probe of ``probes/`` (training seconds only, plus the allowances it names). Given a deadline,
+it refuses (exit 2) a unit, or a stage, that would not finish before it; stage 1's files are then ready
+to commit and the next stretch does stage 2, where stage 1's run folder survived. A killed unit resumes
+where its run folders survived: a stage whose result file exists is skipped, an interrupted run resumes
+from its last epoch (sweep). SIGINT or SIGTERM stops the running stage in order (the run keeps its last
+epoch's ``last.pt``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import checkout  # noqa: F401  (first: this checkout's drga)
+from translation_gpu import DATASET, NETWORKS, PRETRAIN_ONLY, STUDY, Refused, epochs_of, now, references, running_source, sha256, stage_prefix
+
+from drga.errors import UserError
+from drga.names import PhaseName, best_checkpoint
+from drga.sweep.results import portable_path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = {net: f"experiments/configs/nmt_cpu_{key}.toml" for key, net in NETWORKS.items()}
+STAGES = ("pretrain", "drga")
+#: Stage 1 trains on whole passes; the config's nmt.epoch_pairs is stage 2's budget unit.
+STAGE_ONE = [*PRETRAIN_ONLY, "nmt.epoch_pairs=0"]
+TRAIN_PAIRS = 29_000  #: Multi30k task 1's training pairs (a whole pass)
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One seed of one network: where its runs and files live."""
+
+    net: str
+    seed: int
+    work: Path
+    study: Path
+
+    @property
+    def name(self) -> str:
+        return f"{DATASET}-{self.net}-seed{self.seed}"
+
+    @property
+    def config(self) -> Path:
+        return ROOT / CONFIGS[self.net]
+
+    def logdir(self, stage: str) -> Path:
+        return self.work / stage_prefix(stage)
+
+    def run_folder(self, stage: str) -> Path:
+        return self.logdir(stage) / self.name
+
+    def result_file(self, stage: str) -> Path:
+        return self.study / stage_prefix(stage) / f"{self.name}.json"
+
+    def record_file(self) -> Path:
+        return self.study / "units" / f"{self.name}.json"
+
+    def command(self, stage: str, python: str, threads: int) -> list[str]:
+        settings = list(STAGE_ONE) if stage == "pretrain" else [
+            f"train.init_from={portable_path(str(best_checkpoint(self.run_folder('pretrain'), PhaseName.PRETRAIN)), ROOT)}"]
+        return [python, str(ROOT / "experiments" / "sweep.py"), "--config", str(self.config), "--nets", self.net,
+                "--datasets", DATASET, "--seeds", str(self.seed), "--logdir", str(self.logdir(stage)),
+                "--results", str(self.study / stage_prefix(stage)), "--out", str(self.work / f"sweep-{stage}-{self.name}.md"),
+                "--jobs", "1", "--threads-per-run", str(threads), *(x for s in settings for x in ("--set", s))]
+
+
+# ------------------------------------------------------------------------------------------ the projection
+
+
+def read_config(path: Path) -> dict:
+    import tomllib
+
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+def projection(unit: Unit) -> tuple[dict[str, float], str]:
+    """Projected seconds of each stage, and where the projection comes from."""
+    recorded = []
+    for path in sorted((unit.study / "units").glob(f"{DATASET}-{unit.net}-seed*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("config_sha256") == sha256(unit.config.read_bytes()) and record.get("finished"):
+            recorded.append(record["stage_seconds"])
+    if recorded:
+        stages = {stage: max(r[stage] for r in recorded) for stage in STAGES}
+        return stages, f"the slowest of {len(recorded)} finished unit(s) of this network and config (units/)"
+    probe_path = unit.study / "probes" / f"throughput-{unit.net}.json"
+    if not probe_path.is_file():
+        raise Refused(f"no finished unit of {unit.net} and no throughput probe ({portable_path(str(probe_path), ROOT)}): "
+                      "nothing to project from")
+    probe = json.loads(probe_path.read_text(encoding="utf-8"))
+    config = read_config(unit.config)
+    train, nmt = config["train"], config["nmt"]
+    base, cotrain = probe["baseline_seconds_per_1000_pairs"], probe["cotrain_seconds_per_1000_pairs"]
+    allowance = probe["allowances"]
+    stage1 = train["pretrain_epochs"] * TRAIN_PAIRS / 1000 * base * (1 + allowance["dev_evaluation_fraction"])
+    stage1 += allowance["test_decoding_seconds_per_row"] * 1
+    pairs = nmt["epoch_pairs"] / 1000
+    steps = train["agent_epochs"] + train["cotrain_epochs"]
+    stage2 = (steps * pairs * base + steps * pairs * cotrain) * (1 + allowance["dev_evaluation_fraction"])
+    stage2 += allowance["test_decoding_seconds_per_row"] * 5
+    return {"pretrain": stage1, "drga": stage2}, (
+        f"the throughput probe {portable_path(str(probe_path), ROOT)} (training seconds at {probe['threads']} threads, the "
+        f"epoch cap, and its stated allowances: {allowance['dev_evaluation_fraction']:.0%} for dev evaluation, "
+        f"{allowance['test_decoding_seconds_per_row']:.0f} s of test decoding per row; no unit has finished yet)")
+
+
+def parse_deadline(text: str | None, budget_min: float | None, started: float) -> float | None:
+    if text and budget_min:
+        raise Refused("--deadline and --budget-min: give one")
+    if budget_min:
+        return started + budget_min * 60
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text) if "T" in text or "-" in text else None
+        if moment is None:
+            hours, minutes = (int(x) for x in text.split(":"))
+            moment = datetime.now().replace(hour=hours, minute=minutes, second=0, microsecond=0)
+    except ValueError as error:
+        raise Refused(f"--deadline {text!r}: not HH:MM or an ISO date and time ({error})") from None
+    if moment.timestamp() <= started:
+        raise Refused(f"--deadline {text!r} has passed ({moment:%Y-%m-%d %H:%M})")
+    return moment.timestamp()
+
+
+def clock(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds).strftime("%H:%M")
+
+
+def duration(seconds: float) -> str:
+    return str(timedelta(seconds=round(seconds)))
+
+
+# ------------------------------------------------------------------------------------------ the unit's files
+
+
+def collect(unit: Unit, stage: str) -> list[Path]:
+    """A finished stage's translations (gzip'd) and train.log into the study's folder, as the tables read them."""
+    folder, prefix, written = unit.run_folder(stage), stage_prefix(stage), []
+    for translation in sorted((folder / "translations").glob("test.*")):
+        target = unit.study / "hypotheses" / f"{prefix}{unit.name}" / f"{translation.name}.gz"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(gzip.compress(translation.read_bytes(), mtime=0))
+        written.append(target)
+    log = folder / "train.log"
+    if log.is_file():
+        target = unit.study / "logs" / f"{prefix}{unit.name}.log"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(portable_log(log.read_text(encoding="utf-8", errors="replace")), encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def portable_log(text: str) -> str:
+    """A log as committed: this machine's absolute paths as paths relative to the checkout."""
+    return text.replace(str(ROOT) + "/", "").replace(str(ROOT), ".")
+
+
+def write_references(study: Path) -> None:
+    text, _ = references(None)
+    target = study / "hypotheses" / "references.test.de.gz"
+    content = gzip.compress(text.encode("utf-8"), mtime=0)
+    if target.is_file() and gzip.decompress(target.read_bytes()) != text.encode("utf-8"):
+        raise Refused(f"{portable_path(str(target), ROOT)} holds other references than this data's test2016 German side")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+
+
+def write_record(unit: Unit, record: dict) -> None:
+    path = unit.record_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------------ running
+
+
+def run_stage(command: list[str], log: Path) -> int:
+    """One sweep, its output to ``log`` and the terminal; SIGINT/SIGTERM stop it in order (the run keeps last.pt)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"\n=== {now()} {' '.join(command)}\n")
+        handle.flush()
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+
+        def forward(signum, frame):  # noqa: ARG001
+            process.send_signal(signal.SIGTERM)
+
+        previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                handle.write(line)
+                handle.flush()
+                print(line, end="", flush=True)
+            return process.wait()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+def run_unit(args: argparse.Namespace) -> int:
+    started = time.time()
+    net = NETWORKS.get(args.net, args.net)
+    if net not in CONFIGS:
+        raise Refused(f"NET must be {' or '.join(NETWORKS)}, not {args.net!r}")
+    if args.seed < 0:
+        raise Refused(f"SEED must be ≥ 0, not {args.seed}")
+    unit = Unit(net, args.seed, (ROOT / args.work).resolve(), (ROOT / args.study).resolve())
+    if not unit.config.is_file():
+        raise Refused(f"{CONFIGS[net]} is missing")
+    deadline = parse_deadline(args.deadline, args.budget_min, started)
+    projected, source = projection(unit)
+    todo = [stage for stage in STAGES if not unit.result_file(stage).is_file()]
+    remaining = sum(projected[stage] for stage in todo)
+    print(f"[plan] {unit.name}: config {CONFIGS[net]}, {args.threads} thread(s), run folders under "
+          f"{portable_path(str(unit.work), ROOT)}, files into {portable_path(str(unit.study), ROOT)}")
+    for stage in STAGES:
+        state = "to do" if stage in todo else "done (its result file exists): skipped"
+        resumes = " (resumes its run folder)" if stage in todo and (unit.run_folder(stage) / "last.pt").is_file() else ""
+        print(f"[plan]   stage {STAGES.index(stage) + 1} ({stage}): projected {duration(projected[stage])}; {state}{resumes}")
+    print(f"[plan] projected from {source}")
+    print(f"[plan] projected finish {clock(started + remaining)} ({duration(remaining)} from now)"
+          + (f"; deadline {clock(deadline)}" if deadline else "; no deadline given"))
+    if not todo:
+        print(f"[done] {unit.name}: both stages have their result files")
+        return 0
+    if "drga" in todo and "pretrain" not in todo and not best_checkpoint(unit.run_folder("pretrain"), PhaseName.PRETRAIN).is_file():
+        raise Refused(f"stage 1's result file exists but its network ({portable_path(str(unit.run_folder('pretrain')), ROOT)}) is not on "
+                      "this machine: stage 2 needs it; move the stage-1 result file aside to pretrain again")
+    if deadline and started + remaining > deadline:
+        raise Refused(f"the unit would end at {clock(started + remaining)}, after the deadline {clock(deadline)}: not started")
+    if args.dry_run:
+        for stage in todo:
+            print(f"[dry-run] {' '.join(portable_path(part, ROOT) for part in unit.command(stage, args.python, args.threads))}")
+        return 0
+    write_references(unit.study)
+    record = {"format": FORMAT, "unit": unit.name, "net": net, "seed": unit.seed, "config": CONFIGS[net],
+              "config_sha256": sha256(unit.config.read_bytes()), "source": running_source(ROOT / ".gpu"),
+              "threads": args.threads, "cpus": len(os.sched_getaffinity(0)), "started": now(), "deadline": clock(deadline) if deadline else None,
+              "projected_seconds": {s: round(projected[s]) for s in STAGES}, "projected_from": source, "finished": False}
+    if unit.record_file().is_file():  # a resumed unit keeps what its earlier stretch measured
+        earlier = json.loads(unit.record_file().read_text(encoding="utf-8"))
+        record["earlier"] = {k: earlier.get(k) for k in ("started", "stage_seconds", "source")}
+    record["stage_seconds"] = dict((record.get("earlier") or {}).get("stage_seconds") or {})
+    for stage in todo:
+        begun = time.time()
+        if deadline and stage == "drga" and begun + projected[stage] > deadline:
+            write_record(unit, record)
+            raise Refused(f"stage 2 would end at {clock(begun + projected[stage])}, after the deadline {clock(deadline)}: not started; "
+                          "commit stage 1's files and run the unit again in the next stretch")
+        print(f"[stage] {stage}: started {clock(begun)}", flush=True)
+        code = run_stage(unit.command(stage, args.python, args.threads), unit.work / f"sweep-{stage}-{unit.name}.log")
+        seconds = time.time() - begun
+        record["stage_seconds"][stage] = round(seconds + record["stage_seconds"].get(stage, 0))
+        record.setdefault("epochs", {})[stage] = epochs_of(unit.run_folder(stage) / "train.log")
+        if not unit.result_file(stage).is_file():
+            write_record(unit, record)
+            print(f"[stop] {unit.name} stage {stage} ended without its result file (exit {code}) after {duration(seconds)}", file=sys.stderr)
+            return code or 1
+        written = collect(unit, stage)
+        print(f"[stage] {stage}: done in {duration(seconds)}; {len(written)} files into {portable_path(str(unit.study), ROOT)}", flush=True)
+        write_record(unit, record)
+    record.update({"finished": True, "ended": now(), "seconds": round(sum(record["stage_seconds"].values()))})
+    write_record(unit, record)
+    print(f"[end] {unit.name}: {duration(time.time() - started)} this stretch; commit {portable_path(str(unit.study), ROOT)}")
+    if args.tables:
+        return subprocess.call([args.python, str(ROOT / "experiments" / "translation_tables.py"), str(unit.study), "--out", "-"], cwd=ROOT)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="one seed's whole pipeline")
+    run.add_argument("net", help="luong or transformer")
+    run.add_argument("seed", type=int)
+    run.add_argument("--deadline", help="HH:MM (today) or an ISO date and time: refuse a unit or stage that would end after it")
+    run.add_argument("--budget-min", type=float, help="minutes from now: the deadline as a budget")
+    run.add_argument("--dry-run", action="store_true", help="the plan and the commands; nothing starts")
+    run.add_argument("--threads", type=int, default=2, help="torch threads of the run (default 2: the machine's two cores)")
+    run.add_argument("--work", default="runs/translation-cpu", help="run folders (kept for a resume)")
+    run.add_argument("--study", default=str(STUDY), help="the study's folder of committed files")
+    run.add_argument("--python", default=sys.executable, help="the Python the runs use")
+    run.add_argument("--tables", action="store_true", help="print the tables of the study's folder at the end")
+    args = parser.parse_args(argv)
+    try:
+        return run_unit(args)
+    except (Refused, UserError) as error:
+        print(f"translation_cpu.py: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
