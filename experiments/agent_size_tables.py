@@ -22,6 +22,7 @@ from typing import Any
 import checkout  # noqa: F401  (first: this checkout's drga)
 import regime_tables as regime
 from agent_size_study import AGENT_SIZES, BASELINE, CELL, STUDY
+from selected_epochs import StartCounts, fraction_text, start_counts
 from study_stats import holm_adjust, paired_comparison, t_interval
 
 from drga.analysis.stats import mean_std_text
@@ -181,17 +182,17 @@ def provenance(runs: dict, parameters: dict[str, Any], tuned: dict[int, dict[str
     return [
         f"Seeds {', '.join(map(str, seeds)) or '-'}; code {', '.join(commits) or '-'} (the runs after pretraining), "
         f"{', '.join(pretrain_commits) or '-'} (the pretrained networks, `agent-size/pretrain/`). Every run of a seed starts "
-        "from that seed's network (checked from the files). One torch thread per run on the project's 2-core CPU machine; "
-        f"{hours:.2f} wall hours in all after pretraining.",
+        f"from that seed's network (checked from the files). {hours:.2f} wall hours in all after pretraining (the files' "
+        f"`wall_seconds`). The files record no thread count: {threads_text(runs)}.",
         "",
         "The pretraining has the tuned study's settings (`tuned-regime/pretrain/`, code 021f4d1), so each seed's network "
         f"should be that study's: in {sum(same_training(r, tuned.get(s)) for s, r in runs['pretrain'].items())} of "
         f"{len(runs['pretrain'])} seeds every epoch's training loss and dev accuracy are equal to that study's, and in "
         f"{sum(r.get('pretrain_checksum') == (tuned.get(s) or {}).get('pretrain_checksum') for s, r in runs['pretrain'].items())} "
-        "the checkpoint's tensor checksum is (a checkpoint holds the agent's and β's initial tensors too, which pretraining "
-        "does not train).",
+        "the checkpoint's tensor checksum is. The files do not say why the checksums differ where the recorded histories "
+        "agree.",
         "",
-        f"The pretrained network alone (before the equal-budget baseline's 8 further epochs): test "
+        f"The pretrained network alone (before the equal-budget baseline's at most 8 further epochs): test "
         f"{mean_std_text(pretrain_only)} over {len(pretrain_only)} seed{'s' if len(pretrain_only) != 1 else ''}.",
         "",
         f"Iterations are updates of batch {parameters.get('batch_size', '-')}: {parameters.get('steps_per_epoch', '-')} per epoch "
@@ -199,6 +200,58 @@ def provenance(runs: dict, parameters: dict[str, Any], tuned: dict[int, dict[str
         "agent phase to its selected epoch and co-training to the epoch the with-agent model was selected at (0: the agent "
         "phase's model was kept); the baseline's are the network's updates beyond pretraining to its selected epoch.",
     ]
+
+
+def threads_text(runs: dict) -> str:
+    """What the result files' ``run.threads`` say (0: torch's default, whatever the environment set)."""
+    found = [((r.get("config") or {}).get("run") or {}).get("threads") for by_seed in runs.values() for r in by_seed.values()]
+    counts = {value: found.count(value) for value in sorted(set(found), key=str)}
+    return "; ".join((f"`run.threads` is {value} in {count} of {len(found)} files" if value is not None else
+                      f"no `run.threads` in {count} of {len(found)} files") + (" (torch's default)" if value == 0 else "")
+                     for value, count in counts.items()) or "no file"
+
+
+def baseline_seeds(runs: dict) -> list[str]:
+    """What the equal-budget baseline is in each seed: its epochs, the epoch it kept, and whether that is the pretrained network."""
+    lines = [
+        "| seed | baseline epochs run | epoch kept (0: the pretrained network) | baseline test | pretrained network's test "
+        "| the baseline in this seed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for seed, result in sorted(runs[BASELINE].items()):
+        phase = (result.get("phases") or {}).get("baseline") or {}
+        epoch = selected_epoch(result, EQUAL_BUDGET, "net-only")
+        baseline = accuracy(result, EQUAL_BUDGET, "net-only")
+        pretrained = accuracy(runs["pretrain"].get(seed), PRETRAIN_ONLY, "net-only")
+        stopped = ", stopped early" if phase.get("stopped_early") else ""
+        what = ("the pretrained network itself" if epoch == 0 else
+                f"the network after {epoch} further epoch{'s' if epoch != 1 else ''}" if epoch is not None else "-")
+        lines.append(f"| {seed} | {phase.get('epochs', '-')} of at most {phase.get('max_epochs', '-')}{stopped} | "
+                     f"{'-' if epoch is None else epoch} | {'-' if baseline is None else f'{baseline:.2f}'} "
+                     f"| {'-' if pretrained is None else f'{pretrained:.2f}'} | {what} |")
+    return lines
+
+
+def start_lines(runs: dict) -> list[str]:
+    """Per size and over all sizes, the runs whose DRGA rows were read at co-training epoch 0; then the baseline's."""
+    lines = [
+        "| agent | runs | DRGA with agent = agent on the frozen network (co-training epoch 0) "
+        "| DRGA net-only = pretrained network (co-training epoch 0) | both |",
+        "|---|---|---|---|---|",
+    ]
+    total = StartCounts()
+    for size in AGENT_SIZES:
+        count = start_counts(runs[size][seed] for seed in sorted(runs[size]))
+        total += count
+        lines.append(f"| {size.replace('x', ' × ')} | {count.runs} | {fraction_text(count.with_agent, count.runs)} "
+                     f"| {fraction_text(count.net_only, count.runs)} | {fraction_text(count.both, count.runs)} |")
+    lines.append(f"| **all** | {total.runs} | {fraction_text(total.with_agent, total.runs)} | {fraction_text(total.net_only, total.runs)} "
+                 f"| {fraction_text(total.both, total.runs)} |")
+    kept = [seed for seed, r in sorted(runs[BASELINE].items()) if selected_epoch(r, EQUAL_BUDGET, "net-only") == 0]
+    lines += ["", f"The equal-budget baseline kept the pretrained network (its epoch 0) in {len(kept)} of {len(runs[BASELINE])} "
+                  f"seeds{' (' + ', '.join(map(str, kept)) + ')' if kept else ''}: every size's comparison in those seeds is "
+                  "against the pretrained network itself."]
+    return lines
 
 
 def page(results: Path, out: Path) -> str:
@@ -216,13 +269,25 @@ def page(results: Path, out: Path) -> str:
         "The classification study's paper regime (`experiments/configs/paper_regime.toml`: GloVe 6B 50d, 300-unit LSTM+SA, "
         "dropout 0.5, 3 agent epochs then 5 co-training epochs, SUBJ's tuned √L0 = 0.5 and δ = 0.85), with the agent's MLP "
         "varied as in the paper's Table I. The comparison is paired by seed: each size, and the equal-budget baseline "
-        "(the network alone for the same 8 epochs), start from the same pretrained network.",
+        "(the network alone for at most the same 8 epochs, stopped early on dev and read at its best dev epoch, which may be "
+        "its epoch 0: the pretrained network itself; per seed below), start from the same pretrained network.",
         "",
         *provenance(runs, parameters, tuned_study_pretraining(results, sorted(runs["pretrain"]))),
         "",
         "## Table I, ours beside the paper's",
         "",
         *main_table(runs, parameters),
+        "",
+        "## The baseline in each seed",
+        "",
+        *baseline_seeds(runs),
+        "",
+        "## Selected epochs: how often co-training kept its starting point",
+        "",
+        "Runs whose row was read at co-training epoch 0, the starting point, which competes for the best dev score: DRGA's "
+        "with-agent row is then the agent on the frozen pretrained network, its net-only row the pretrained network.",
+        "",
+        *start_lines(runs),
         "",
     ]
     return "\n".join(lines)

@@ -304,6 +304,9 @@ def redraw_section(results: Path) -> list[str]:
     draws = sorted({int(run.get("random_draws", 1)) for run in analyses})
     commits = sorted({str(trained[n]["commit"])[:7] for n in names if n in trained})
     analysed = sorted({str(run.get("cost", {}).get("commit", "?"))[:7] for run in analyses})
+    logdirs = sorted({str(((trained[n].get("config") or {}).get("run") or {}).get("logdir")) for n in names if n in trained})
+    # the run folder as the training files record it (``run.logdir``; the analysis reads the runs from the same folder)
+    logdir = logdirs[0] if len(logdirs) == 1 and logdirs[0] != "None" else "<the run folder>"
     cells = " and ".join(DATASETS.get(d, d) for d in by_dataset)
     seeds = "; ".join(f"{DATASETS.get(d, d)} {', '.join(str(r['seed']) for r in runs)}" for d, runs in by_dataset.items())
     lines = [
@@ -314,7 +317,7 @@ def redraw_section(results: Path) -> list[str]:
         f"settings (commit {', '.join(commits)}, `experiments/explain_regime.sh`'s sweep) on another machine and analysed "
         f"with {', '.join(map(str, draws))} random draws per sentence (analysis code {', '.join(analysed)}). The retrained "
         f"networks are not the study's: {same} of {len(names)} pretrained networks have the checksum the study recorded "
-        "(the machines' kernels round differently), so these numbers are a replicate of those cells, not a re-analysis of "
+        "(the files do not say why), so these numbers are a replicate of those cells, not a re-analysis of "
         "them. The random ranking enters no test on this page (its rows are a reference); what one draw can change is that "
         "reference line, measured here.",
         "",
@@ -342,13 +345,14 @@ def redraw_section(results: Path) -> list[str]:
         "Each number is the mean over the seeds; an AOPC is the mean over the sentences and the bins, as in the tables "
         f"above; comprehensiveness: higher is more faithful, sufficiency: lower. Files: `experiments/results/{REDRAW}/` "
         "(`regime/`: the training result files; `analysis/`: the analyses), made by these two commands, the first in a "
-        "checkout of the training commit (`git worktree add ../at-280acee 280acee`):",
+        "checkout of the training commit (`git worktree add ../at-280acee 280acee`), with the run folder the training files "
+        "record (`run.logdir`):",
         "",
         "```bash",
         f"OMP_NUM_THREADS=1 python experiments/sweep.py --config experiments/configs/paper_regime.toml --nets lstm-sa --datasets "
         f"{' '.join(by_dataset)} \\",
-        f"    --seeds 0 1 2 3 4 --jobs 2 --threads-per-run 1 --logdir runs/explain-redraw --results experiments/results/{REDRAW}/regime",
-        "OMP_NUM_THREADS=1 python experiments/explain_study.py analyze --runs runs/explain-redraw \\",
+        f"    --seeds 0 1 2 3 4 --jobs 2 --threads-per-run 1 --logdir {logdir} --results experiments/results/{REDRAW}/regime",
+        f"OMP_NUM_THREADS=1 python experiments/explain_study.py analyze --runs {logdir} \\",
         f"    --out experiments/results/{REDRAW}/analysis --random-draws 5",
         "```",
         "",

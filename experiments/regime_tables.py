@@ -186,8 +186,15 @@ def comparisons(cells: dict) -> list[tuple[str, tuple[str, str], tuple[str, str]
     ]
 
 
-def drga_table(cells: dict) -> list[str]:
-    keys = [key for key in order(cells) if any(DRGA in r["rows"] for r in cells[key].values())]
+def drga_keys(cells: dict) -> list[tuple[str, str]]:
+    """The cells, in the tables' order, that have a run with DRGA's rows (not only pretrain-only runs)."""
+    return [key for key in order(cells) if any(DRGA in r["rows"] for r in cells[key].values())]
+
+
+def comparison_stats(cells: dict) -> dict[str, list[dict]]:
+    """Per comparison (its title), per cell with DRGA's rows: the paired differences over seeds, p, the spread and
+    Holm's p over the cells of that comparison (what :func:`comparison_lines` prints; experiments/answers.py reads it)."""
+    keys = drga_keys(cells)
     stats: dict[str, list[dict]] = {}
     for title, ours, reference in comparisons(cells):
         entries = []
@@ -200,6 +207,12 @@ def drga_table(cells: dict) -> list[str]:
         for entry, adjusted in zip(entries, holm_adjust([e["p"] for e in entries])):
             entry["holm"] = adjusted
         stats[title] = entries
+    return stats
+
+
+def drga_table(cells: dict) -> list[str]:
+    keys = drga_keys(cells)
+    stats = comparison_stats(cells)
     header = (
         "| network | data set | seeds | paper: baseline → DRGA | pretrain-only | equal-budget baseline | DRGA with agent | DRGA net-only |"
     )

@@ -49,11 +49,15 @@ def hand_made_study(results: Path, study, tables) -> None:
         # the tuned study's pretraining of the seed: the same curve (seed 0 also the same checksum), seed 2 another curve
         write_run(results, "tuned-pretrain", seed, {}, checksum="net" if seed == 0 else "tuned",
                   history=curve if seed < 2 else [{**curve[0], "task_loss": 0.4}])
-        write_run(results, "baseline", seed, {tables.EQUAL_BUDGET: {"net-only": (base, 4)}})
+        # seed 1's baseline kept its epoch 0 (the pretrained network), after 3 of at most 8 epochs
+        write_run(results, "baseline", seed, {tables.EQUAL_BUDGET: {"net-only": (base, 0 if seed == 1 else 4)}},
+                  phases={"baseline": {"epochs": 3 if seed == 1 else 8, "max_epochs": 8, "stopped_early": seed == 1}})
         for size in study.AGENT_SIZES:
             agent = {"2x300": (91.0, 93.0, 92.0)[seed]}.get(size, base)
+            # 1x100's seed 0 kept co-training's start in both modes
+            cotrain, net_only = (0, 0) if (size, seed) == ("1x100", 0) else (3, 1)
             write_run(results, size, seed, {tables.AGENT_ROW: {"with-agent": (agent, 2)},
-                                            tables.DRGA: {"with-agent": (agent, 3), "net-only": (base + 0.5, 1)}})
+                                            tables.DRGA: {"with-agent": (agent, cotrain), "net-only": (base + 0.5, net_only)}})
     (results / "agent-size" / "parameters.json").write_text(json.dumps(
         {"network": 1_234_000, "agent": {size: 100_000 for size in study.AGENT_SIZES} | {"2x300": 271_201},
          "train_examples": 8000, "batch_size": 64, "steps_per_epoch": 125}))
@@ -77,12 +81,27 @@ def test_the_page_from_a_hand_made_study(study, tables, tmp_path):
     other = row_of(text, "| 1 × 100 |")
     assert other[9] == "+0.00 (no spread)" and other[12] == "no test"
     baseline = row_of(text, "| none: equal-budget baseline |")
-    assert baseline[1] == "1,234K" and baseline[3].startswith("500 ") and baseline[7] == "91.00 ± 1.00"
+    # the baseline's selected epochs 4, 0, 4 at 125 updates: 333 on average
+    assert baseline[1] == "1,234K" and baseline[3].startswith("333 ") and baseline[7] == "91.00 ± 1.00"
     net_only = row_of(text.split("DRGA net-only − the equal-budget baseline")[1], "| 2 × 300 |")
     assert net_only[1:3] == ["3", "+0.50 (no spread)"]
     assert "test 90.00 ± 1.00 over 3 seeds" in text  # the pretrained network alone
     assert "125 per epoch (8000 training sentences)" in text
     assert "in 2 of 3 seeds every epoch's training loss and dev accuracy are equal to that study's, and in 1 the checkpoint's" in text
+    assert "The files do not say why the checksums differ" in text
+    assert "The files record no thread count: no `run.threads` in 36 of 36 files." in text
+    assert tables.threads_text({"a": {0: {"config": {"run": {"threads": 0}}}, 1: {"config": {"run": {"threads": 2}}}}}) == (
+        "`run.threads` is 0 in 1 of 2 files (torch's default); `run.threads` is 2 in 1 of 2 files")
+    # the baseline per seed (the hand-made tests need not equal the pretrained network's where the epoch is 0)
+    each = text.split("## The baseline in each seed")[1]
+    assert row_of(each, "| 1 |")[1:] == ["3 of at most 8, stopped early", "0", "91.00", "90.00", "the pretrained network itself"]
+    assert row_of(each, "| 0 |")[1:] == ["8 of at most 8", "4", "90.00", "89.00", "the network after 4 further epochs"]
+    # co-training's start: only 1x100's seed 0, in both modes; 1 of 30 runs over the sizes
+    starts = text.split("## Selected epochs")[1]
+    assert row_of(starts, "| 1 × 100 |")[1:] == ["3", "1/3 (33%)", "1/3 (33%)", "1/3 (33%)"]
+    assert row_of(starts, "| 2 × 300 |")[1:] == ["3", "0/3 (0%)", "0/3 (0%)", "0/3 (0%)"]
+    assert row_of(starts, "| **all** |")[1:] == ["30", "1/30 (3%)", "1/30 (3%)", "1/30 (3%)"]
+    assert "kept the pretrained network (its epoch 0) in 1 of 3 seeds (1)" in starts
 
 
 def test_a_zero_mean_difference_prints_without_a_sign_of_rounding(tables):

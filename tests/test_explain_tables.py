@@ -183,7 +183,8 @@ def test_the_redraw_replicate_section_by_hand(tables, tmp_path):
                     "attentions": {a: {"faithfulness": faithfulness(own, draws)} for a in tables.ATTENTION_NAMES}}
         (results / "explain-redraw" / "analysis" / f"{name}.json").write_text(json.dumps(analysis))
         (results / "explain-redraw" / "regime" / f"{name}.json").write_text(
-            json.dumps({"name": name, "commit": "280acee7db", "pretrain_checksum": f"new{seed}"}))
+            json.dumps({"name": name, "commit": "280acee7db", "pretrain_checksum": f"new{seed}",
+                        "config": {"run": {"logdir": "../elsewhere/runs-x"}}}))
         (results / "explain-regime" / f"{name}.json").write_text(
             json.dumps({"name": name, "pretrain_checksum": "new0" if seed == 0 else "old"}))
     lines = tables.redraw_section(results)
@@ -198,4 +199,7 @@ def test_the_redraw_replicate_section_by_hand(tables, tmp_path):
     assert rows[1] == "| MR | equal-budget baseline α | sufficiency | 0.1500 | 0.0350 | 0.0900 | 0.1450 | 1 of 6 |"
     # first draw minus the mean: (0.02 - 0.04 + 0.05 - 0.14) / 2 = -0.055; smallest gap |0.15 - 0.09| = 0.06
     assert "comprehensiveness -0.0550, sufficiency -0.0550" in text and "is 0.0600." in text
+    # the commands name the run folder the training files record, and the page no cause the files do not give
+    assert "--logdir ../elsewhere/runs-x --results" in text and "analyze --runs ../elsewhere/runs-x " in text
+    assert "(the files do not say why)" in text and "round" not in text
     assert tables.redraw_section(tmp_path / "nothing") == []

@@ -164,7 +164,7 @@ def test_the_page_from_a_hand_made_study(tables, tmp_path):
     failed = "| network | data set | arm | trial | started |"
     drga_failure, baseline_failure = row_of(text, failed, "| lstm-sa | mr | drga |"), row_of(text, failed, "| lstm-sa | mr | baseline |")
     assert drga_failure[3] == "6" and drga_failure[6] == "-"
-    assert drga_failure[7] == 'marked FAIL by hand: "killed with the session"; its parameters were not retried'
+    assert drga_failure[7] == 'marked FAIL by hand: "killed with the session"; no later trial ran its parameters'
     assert baseline_failure[3] == "4" and baseline_failure[6] == "-"
     assert baseline_failure[7].endswith("retried its parameters as trial 5 (pruned)")
     assert row_of(text, "### The best configurations", "| lstm-sa | mr | drga |")[3:] == ["1", "reward.gamma = 0.5, variant = closeness"]
@@ -198,6 +198,21 @@ def test_the_page_from_a_hand_made_study(tables, tmp_path):
     assert row_of(text, "### Time", "| lstm-sa | mr |")[2:] == ["3", "110 ± 10", "105 ± 10", "10.0 ± 1.0", "6.0 ± 0.0 (60 ± 0)"]
     # co-training epoch 0 with the agent in seed 0; net-only in every seed; the baseline never
     assert row_of(text, "### Selected epochs", "| lstm-sa | mr |")[2:] == ["3", "1/3 (33%)", "3/3 (100%)", "1/3 (33%)", "0/3 (0%)"]
+
+
+def test_a_trial_failed_by_hand_whose_parameters_a_later_trial_ran(tables):
+    from types import SimpleNamespace
+
+    def trial(number, params, state="COMPLETE", **attrs):
+        return SimpleNamespace(number=number, params=params, state=SimpleNamespace(name=state), user_attrs=attrs, system_attrs={})
+
+    failed = trial(12, {"reward.gamma": 0.2, "variant": "paper"}, "FAIL", stopped="killed")
+    # trial 11 ran them before it (not after), trial 14 others; trial 15 the same two, not recorded as a retry
+    trials = [trial(11, dict(failed.params)), failed, trial(14, {"reward.gamma": 0.3, "variant": "paper"}),
+              trial(15, dict(failed.params))]
+    study = SimpleNamespace(get_trials=lambda deepcopy=False: trials)
+    assert tables.failure_of(failed, study) == ('marked FAIL by hand: "killed"; trial 15 (complete) ran the same 2 parameters, '
+                                                "which the file does not record as a retry")
 
 
 def test_the_average_over_the_cells(tables):
