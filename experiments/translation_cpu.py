@@ -34,7 +34,6 @@ import gzip
 import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -43,7 +42,21 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
-from translation_gpu import DATASET, NETWORKS, PRETRAIN_ONLY, STUDY, Refused, epochs_of, now, references, running_source, sha256, stage_prefix
+from translation_gpu import (
+    DATASET,
+    NETWORKS,
+    PRETRAIN_ONLY,
+    SMOKE_SETTINGS,
+    STUDY,
+    Refused,
+    epochs_of,
+    now,
+    references,
+    running_source,
+    sha256,
+    smoke_data,
+    stage_prefix,
+)
 
 from drga.errors import UserError
 from drga.names import PhaseName, best_checkpoint
@@ -56,6 +69,8 @@ STAGES = ("pretrain", "drga")
 STAGE_ONE = [*PRETRAIN_ONLY, "nmt.epoch_pairs=0"]
 TRAIN_PAIRS = 29_000  #: Multi30k task 1's training pairs (a whole pass)
 FORMAT = 1
+#: The rehearsal's stage 2 counts the slice's 128 training pairs as an epoch.
+SMOKE_PAIRS = ("nmt.epoch_pairs=128",)
 
 
 @dataclass(frozen=True)
@@ -66,14 +81,13 @@ class Unit:
     seed: int
     work: Path
     study: Path
+    config: Path
+    extra: tuple[str, ...] = ()
+    """Settings of both stages' runs (the rehearsal's tiny networks)."""
 
     @property
     def name(self) -> str:
         return f"{DATASET}-{self.net}-seed{self.seed}"
-
-    @property
-    def config(self) -> Path:
-        return ROOT / CONFIGS[self.net]
 
     def logdir(self, stage: str) -> Path:
         return self.work / stage_prefix(stage)
@@ -88,12 +102,37 @@ class Unit:
         return self.study / "units" / f"{self.name}.json"
 
     def command(self, stage: str, python: str, threads: int) -> list[str]:
-        settings = list(STAGE_ONE) if stage == "pretrain" else [
-            f"train.init_from={portable_path(str(best_checkpoint(self.run_folder('pretrain'), PhaseName.PRETRAIN)), ROOT)}"]
-        return [python, str(ROOT / "experiments" / "sweep.py"), "--config", str(self.config), "--nets", self.net,
-                "--datasets", DATASET, "--seeds", str(self.seed), "--logdir", str(self.logdir(stage)),
-                "--results", str(self.study / stage_prefix(stage)), "--out", str(self.work / f"sweep-{stage}-{self.name}.md"),
-                "--jobs", "1", "--threads-per-run", str(threads), *(x for s in settings for x in ("--set", s))]
+        settings = (
+            [*self.extra, *STAGE_ONE]
+            if stage == "pretrain"
+            else [
+                *self.extra,
+                f"train.init_from={portable_path(str(best_checkpoint(self.run_folder('pretrain'), PhaseName.PRETRAIN)), ROOT)}",
+            ]
+        )
+        return [
+            python,
+            str(ROOT / "experiments" / "sweep.py"),
+            "--config",
+            str(self.config),
+            "--nets",
+            self.net,
+            "--datasets",
+            DATASET,
+            "--seeds",
+            str(self.seed),
+            "--logdir",
+            str(self.logdir(stage)),
+            "--results",
+            str(self.study / stage_prefix(stage)),
+            "--out",
+            str(self.work / f"sweep-{stage}-{self.name}.md"),
+            "--jobs",
+            "1",
+            "--threads-per-run",
+            str(threads),
+            *(x for s in settings for x in ("--set", s)),
+        ]
 
 
 # ------------------------------------------------------------------------------------------ the projection
@@ -117,9 +156,12 @@ def projection(unit: Unit) -> tuple[dict[str, float], str]:
         stages = {stage: max(r[stage] for r in recorded) for stage in STAGES}
         return stages, f"the slowest of {len(recorded)} finished unit(s) of this network and config (units/)"
     probe_path = unit.study / "probes" / f"throughput-{unit.net}.json"
+    if not probe_path.is_file():  # a rehearsal's own folder has none: the study's probe
+        probe_path = ROOT / STUDY / "probes" / probe_path.name
     if not probe_path.is_file():
-        raise Refused(f"no finished unit of {unit.net} and no throughput probe ({portable_path(str(probe_path), ROOT)}): "
-                      "nothing to project from")
+        raise Refused(
+            f"no finished unit of {unit.net} and no throughput probe ({portable_path(str(probe_path), ROOT)}): nothing to project from"
+        )
     probe = json.loads(probe_path.read_text(encoding="utf-8"))
     config = read_config(unit.config)
     train, nmt = config["train"], config["nmt"]
@@ -134,7 +176,8 @@ def projection(unit: Unit) -> tuple[dict[str, float], str]:
     return {"pretrain": stage1, "drga": stage2}, (
         f"the throughput probe {portable_path(str(probe_path), ROOT)} (training seconds at {probe['threads']} threads, the "
         f"epoch cap, and its stated allowances: {allowance['dev_evaluation_fraction']:.0%} for dev evaluation, "
-        f"{allowance['test_decoding_seconds_per_row']:.0f} s of test decoding per row; no unit has finished yet)")
+        f"{allowance['test_decoding_seconds_per_row']:.0f} s of test decoding per row; no unit has finished yet)"
+    )
 
 
 def parse_deadline(text: str | None, budget_min: float | None, started: float) -> float | None:
@@ -189,8 +232,8 @@ def portable_log(text: str) -> str:
     return text.replace(str(ROOT) + "/", "").replace(str(ROOT), ".")
 
 
-def write_references(study: Path) -> None:
-    text, _ = references(None)
+def write_references(study: Path, data_root: Path | None) -> None:
+    text, _ = references(data_root)
     target = study / "hypotheses" / "references.test.de.gz"
     content = gzip.compress(text.encode("utf-8"), mtime=0)
     if target.is_file() and gzip.decompress(target.read_bytes()) != text.encode("utf-8"):
@@ -208,14 +251,21 @@ def write_record(unit: Unit, record: dict) -> None:
 # ------------------------------------------------------------------------------------------ running
 
 
-def run_stage(command: list[str], log: Path) -> int:
+def run_stage(command: list[str], log: Path, environment: dict[str, str]) -> int:
     """One sweep, its output to ``log`` and the terminal; SIGINT/SIGTERM stop it in order (the run keeps last.pt)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a", encoding="utf-8") as handle:
         handle.write(f"\n=== {now()} {' '.join(command)}\n")
         handle.flush()
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=environment,
+            start_new_session=True,
+        )
 
         def forward(signum, frame):  # noqa: ARG001
             process.send_signal(signal.SIGTERM)
@@ -240,39 +290,64 @@ def run_unit(args: argparse.Namespace) -> int:
         raise Refused(f"NET must be {' or '.join(NETWORKS)}, not {args.net!r}")
     if args.seed < 0:
         raise Refused(f"SEED must be ≥ 0, not {args.seed}")
-    unit = Unit(net, args.seed, (ROOT / args.work).resolve(), (ROOT / args.study).resolve())
+    study = (ROOT / args.study).resolve()
+    if args.smoke and study == (ROOT / STUDY).resolve():
+        raise Refused(f"a rehearsal (--smoke) writes into a folder given with --study, not the study's own {STUDY}")
+    unit = Unit(
+        net, args.seed, (ROOT / args.work).resolve(), study, ROOT / CONFIGS[net], (*SMOKE_SETTINGS, *SMOKE_PAIRS) if args.smoke else ()
+    )
     if not unit.config.is_file():
         raise Refused(f"{CONFIGS[net]} is missing")
+    data_root = smoke_data(unit.work, print) if args.smoke else None
+    environment = dict(os.environ, PYTHONUNBUFFERED="1", **({"DRGA_DATA": str(data_root)} if data_root else {}))
     deadline = parse_deadline(args.deadline, args.budget_min, started)
     projected, source = projection(unit)
     todo = [stage for stage in STAGES if not unit.result_file(stage).is_file()]
     remaining = sum(projected[stage] for stage in todo)
-    print(f"[plan] {unit.name}: config {CONFIGS[net]}, {args.threads} thread(s), run folders under "
-          f"{portable_path(str(unit.work), ROOT)}, files into {portable_path(str(unit.study), ROOT)}")
+    print(
+        f"[plan] {unit.name}: config {CONFIGS[net]}, {args.threads} thread(s), run folders under "
+        f"{portable_path(str(unit.work), ROOT)}, files into {portable_path(str(unit.study), ROOT)}"
+    )
     for stage in STAGES:
         state = "to do" if stage in todo else "done (its result file exists): skipped"
         resumes = " (resumes its run folder)" if stage in todo and (unit.run_folder(stage) / "last.pt").is_file() else ""
         print(f"[plan]   stage {STAGES.index(stage) + 1} ({stage}): projected {duration(projected[stage])}; {state}{resumes}")
     print(f"[plan] projected from {source}")
-    print(f"[plan] projected finish {clock(started + remaining)} ({duration(remaining)} from now)"
-          + (f"; deadline {clock(deadline)}" if deadline else "; no deadline given"))
+    print(
+        f"[plan] projected finish {clock(started + remaining)} ({duration(remaining)} from now)"
+        + (f"; deadline {clock(deadline)}" if deadline else "; no deadline given")
+    )
     if not todo:
         print(f"[done] {unit.name}: both stages have their result files")
         return 0
     if "drga" in todo and "pretrain" not in todo and not best_checkpoint(unit.run_folder("pretrain"), PhaseName.PRETRAIN).is_file():
-        raise Refused(f"stage 1's result file exists but its network ({portable_path(str(unit.run_folder('pretrain')), ROOT)}) is not on "
-                      "this machine: stage 2 needs it; move the stage-1 result file aside to pretrain again")
+        raise Refused(
+            f"stage 1's result file exists but its network ({portable_path(str(unit.run_folder('pretrain')), ROOT)}) is not on "
+            "this machine: stage 2 needs it; move the stage-1 result file aside to pretrain again"
+        )
     if deadline and started + remaining > deadline:
         raise Refused(f"the unit would end at {clock(started + remaining)}, after the deadline {clock(deadline)}: not started")
     if args.dry_run:
         for stage in todo:
             print(f"[dry-run] {' '.join(portable_path(part, ROOT) for part in unit.command(stage, args.python, args.threads))}")
         return 0
-    write_references(unit.study)
-    record = {"format": FORMAT, "unit": unit.name, "net": net, "seed": unit.seed, "config": CONFIGS[net],
-              "config_sha256": sha256(unit.config.read_bytes()), "source": running_source(ROOT / ".gpu"),
-              "threads": args.threads, "cpus": len(os.sched_getaffinity(0)), "started": now(), "deadline": clock(deadline) if deadline else None,
-              "projected_seconds": {s: round(projected[s]) for s in STAGES}, "projected_from": source, "finished": False}
+    write_references(unit.study, data_root)
+    record = {
+        "format": FORMAT,
+        "unit": unit.name,
+        "net": net,
+        "seed": unit.seed,
+        "config": CONFIGS[net],
+        "config_sha256": sha256(unit.config.read_bytes()),
+        "source": running_source(ROOT / ".gpu"),
+        "threads": args.threads,
+        "cpus": len(os.sched_getaffinity(0)),
+        "started": now(),
+        "deadline": clock(deadline) if deadline else None,
+        "projected_seconds": {s: round(projected[s]) for s in STAGES},
+        "projected_from": source,
+        "finished": False,
+    }
     if unit.record_file().is_file():  # a resumed unit keeps what its earlier stretch measured
         earlier = json.loads(unit.record_file().read_text(encoding="utf-8"))
         record["earlier"] = {k: earlier.get(k) for k in ("started", "stage_seconds", "source")}
@@ -281,16 +356,20 @@ def run_unit(args: argparse.Namespace) -> int:
         begun = time.time()
         if deadline and stage == "drga" and begun + projected[stage] > deadline:
             write_record(unit, record)
-            raise Refused(f"stage 2 would end at {clock(begun + projected[stage])}, after the deadline {clock(deadline)}: not started; "
-                          "commit stage 1's files and run the unit again in the next stretch")
+            raise Refused(
+                f"stage 2 would end at {clock(begun + projected[stage])}, after the deadline {clock(deadline)}: not started; "
+                "commit stage 1's files and run the unit again in the next stretch"
+            )
         print(f"[stage] {stage}: started {clock(begun)}", flush=True)
-        code = run_stage(unit.command(stage, args.python, args.threads), unit.work / f"sweep-{stage}-{unit.name}.log")
+        code = run_stage(unit.command(stage, args.python, args.threads), unit.work / f"sweep-{stage}-{unit.name}.log", environment)
         seconds = time.time() - begun
         record["stage_seconds"][stage] = round(seconds + record["stage_seconds"].get(stage, 0))
         record.setdefault("epochs", {})[stage] = epochs_of(unit.run_folder(stage) / "train.log")
         if not unit.result_file(stage).is_file():
             write_record(unit, record)
-            print(f"[stop] {unit.name} stage {stage} ended without its result file (exit {code}) after {duration(seconds)}", file=sys.stderr)
+            print(
+                f"[stop] {unit.name} stage {stage} ended without its result file (exit {code}) after {duration(seconds)}", file=sys.stderr
+            )
             return code or 1
         written = collect(unit, stage)
         print(f"[stage] {stage}: done in {duration(seconds)}; {len(written)} files into {portable_path(str(unit.study), ROOT)}", flush=True)
@@ -316,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--work", default="runs/translation-cpu", help="run folders (kept for a resume)")
     run.add_argument("--study", default=str(STUDY), help="the study's folder of committed files")
     run.add_argument("--python", default=sys.executable, help="the Python the runs use")
+    run.add_argument("--smoke", action="store_true", help="the rehearsal: tiny networks on a slice of Multi30k (needs --study)")
     run.add_argument("--tables", action="store_true", help="print the tables of the study's folder at the end")
     args = parser.parse_args(argv)
     try:

@@ -94,6 +94,11 @@ COMPARISONS = [
 ]
 #: The pretrain-only baseline's gain from the equal budget that still counts as converged (BLEU points).
 CONVERGED_GAIN = 0.5
+#: Pretraining stopped by its epoch cap ended on its plateau when its last PLATEAU_EPOCHS epochs lie within
+#: PLATEAU_BLEU dev BLEU of its best (issue 61).
+PLATEAU_EPOCHS, PLATEAU_BLEU = 3, 0.5
+#: The CPU units' records (experiments/translation_cpu.py), inside the study's folder.
+UNITS = "units"
 
 
 @dataclass(frozen=True)
@@ -108,14 +113,14 @@ class PaperTableV:
 class Network:
     title: str
     planned_seeds: tuple[int, ...]
-    #: issue 39's floor on the pretrain-only test2016 BLEU (beam 5), mean of the seeds
+    #: issue 61's floor on the pretrain-only test2016 BLEU (beam 5), mean of the seeds
     floor: float
     paper: PaperTableV
 
 
 NETWORKS = {
-    "seq2seq-luong": Network("Luong attention seq2seq", (0, 1, 2, 3, 4), 33.0, PaperTableV((23.0, 25.6), (6.3, 5.2))),
-    "transformer-nmt": Network("Transformer encoder-decoder", (0, 1, 2), 35.0, PaperTableV((28.4, 29.8), (4.3, 3.7))),
+    "seq2seq-luong": Network("Luong attention seq2seq", (0, 1, 2, 3, 4), 30.0, PaperTableV((23.0, 25.6), (6.3, 5.2))),
+    "transformer-nmt": Network("Transformer encoder-decoder", (0, 1, 2), 33.0, PaperTableV((28.4, 29.8), (4.3, 3.7))),
 }
 
 
@@ -277,14 +282,14 @@ def status_line(runs: dict[str, dict[int, dict]]) -> str:
 
 
 def floor_verdict(net: str, pretrain_bleu_beam: list[float]) -> str:
-    """Issue 39's floor of ``net`` and whether the seeds' mean pretrain-only test BLEU (beam) reaches it."""
+    """Issue 61's floor of ``net`` and whether the seeds' mean pretrain-only test BLEU (beam) reaches it."""
     floor = NETWORKS[net].floor if net in NETWORKS else None
     return "-" if floor is None else f"{floor:.1f} {'✓' if statistics.mean(pretrain_bleu_beam) >= floor else '✗'}"
 
 
 def convergence_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     lines = [
-        "| network | seeds | pretrain-only BLEU beam | floor (issue 39) | pretraining epochs (mean, range; best) "
+        "| network | seeds | pretrain-only BLEU beam | floor (issue 61) | pretraining epochs (mean, range; best) "
         f"| equal-budget − pretrain-only, BLEU beam (under {CONVERGED_GAIN}: converged) |",
         "|---|---|---|---|---|---|",
     ]
@@ -451,8 +456,8 @@ def stage_one(pretrained: dict[tuple[str, int], tuple[Path, dict]]) -> dict[str,
 def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
     lines = [
         "| network | seeds pretrained | pretraining epochs (mean, range) | selected epoch | best dev BLEU greedy "
-        "| pretrain-only test BLEU beam | floor (issue 39, mean of the seeds) |",
-        "|---|---|---|---|---|---|---|",
+        "| pretrain-only test BLEU beam | floor (issue 61, mean of the seeds) | ended on its dev plateau |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for net in order(stage1):
         seeds = stage1[net]
@@ -462,8 +467,28 @@ def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
         test = values(seeds, (PRETRAIN, "net-only"), BLEU_BEAM)
         floor_text = floor_verdict(net, test)
         lines.append(f"| {net} | {seeds_text(seeds)} | {statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}) "
-                     f"| {min(selected)}–{max(selected)} | {mean_std_text(best_dev)} | {mean_std_text(test)} | {floor_text} |")
+                     f"| {min(selected)}–{max(selected)} | {mean_std_text(best_dev)} | {mean_std_text(test)} | {floor_text} "
+                     f"| {plateau_text(seeds)} |")
     return lines
+
+
+def on_plateau(result: dict) -> bool:
+    """Pretraining ended on its dev plateau: early stopping ended it, or its last :data:`PLATEAU_EPOCHS` epochs lie
+    within :data:`PLATEAU_BLEU` dev BLEU of its best (the cap ended it there)."""
+    if ((result.get("phases") or {}).get("pretrain") or {}).get("stopped_early"):
+        return True
+    curve = [bleu for _, bleu in pretraining_history(result)]
+    return bool(curve) and max(curve) - min(curve[-PLATEAU_EPOCHS:]) <= PLATEAU_BLEU
+
+
+def plateau_text(seeds: dict[int, dict]) -> str:
+    """Per seed: stopped early, at the cap on its plateau, or at the cap still rising (a miss, shown in the curves)."""
+    def state(result: dict) -> str:
+        if ((result.get("phases") or {}).get("pretrain") or {}).get("stopped_early"):
+            return "early stop"
+        return "cap, on its plateau" if on_plateau(result) else "cap, **not** on its plateau"
+
+    return "; ".join(f"seed {seed}: {state(result)}" for seed, result in sorted(seeds.items()))
 
 
 def after_pretraining(result: dict, phases: tuple[str, ...], mode: str) -> list[tuple[int, float]]:
@@ -503,7 +528,7 @@ def dev_curves(stage1: dict[str, dict[int, dict]], runs: dict[str, dict[int, dic
                                label=label if seed == seeds[0] else None)
         if net in NETWORKS:
             left.axhline(NETWORKS[net].floor, color="0.4", linestyle=":", linewidth=1.0,
-                         label="issue 39's floor (test BLEU, beam), for scale")
+                         label="issue 61's floor (test BLEU, beam), for scale")
         left.set_title(f"{net}: pretraining (stage 1)")
         left.set_xlabel("pretraining epoch")
         right.set_title(f"{net}: after pretraining (stage 2)")
@@ -569,6 +594,9 @@ def translations_line(checked: int | None) -> str:
 def provenance_line(folder: Path) -> str:
     """How the runs were made: the GPU calls' manifests (experiments/translation_gpu.py), else the CPU study's script."""
     manifests = [json.loads(path.read_text(encoding="utf-8")) for path in sorted((folder / MANIFESTS).glob("*.json"))]
+    units = [json.loads(path.read_text(encoding="utf-8")) for path in sorted((folder / UNITS).glob("*.json"))]
+    if units:
+        return units_line(units)
     if not manifests:
         return "The runs: `bash experiments/translation_regime.sh`."
     def call(m: dict) -> str:
@@ -579,6 +607,18 @@ def provenance_line(folder: Path) -> str:
 
     calls = "; ".join(call(m) for m in manifests)
     return f"The runs: `bash experiments/translation_gpu.sh` in {len(manifests)} call(s) ({calls})."
+
+
+def units_line(units: list[dict]) -> str:
+    """The CPU units (experiments/translation_cpu.py): per seed its commit, threads and hours, and whether it finished."""
+    def unit(u: dict) -> str:
+        hours = sum((u.get("stage_seconds") or {}).values()) / 3600
+        commit = (u.get("source") or {}).get("commit", "?")[:10] + ("-dirty" if (u.get("source") or {}).get("code_dirty_paths") else "")
+        state = "" if u.get("finished") else ", unfinished"
+        return f"{u['net']} seed {u['seed']}: commit {commit}, {u['threads']} threads, {hours:.2f} h{state}"
+
+    return (f"The runs: `bash experiments/translation_cpu.sh NET SEED`, one unit per seed on two CPU cores ({len(units)} unit(s): "
+            f"{'; '.join(unit(u) for u in units)}).")
 
 
 def settings_line(runs: dict[str, dict[int, dict]]) -> str:

@@ -186,9 +186,9 @@ def test_means_paired_tests_and_holm_by_hand(tables, study, tmp_path):
     assert "lower is better" in ppl.splitlines()[0]
     assert table_row(ppl, "| seq2seq-luong | DRGA with agent − equal-budget baseline |")[3] == "-2.00"
 
-    # convergence: pretrain-only 32, 33, 34 against the floor 33.0; the equal budget adds 1 (not under 0.5)
+    # convergence: pretrain-only 32, 33, 34 against Luong's floor 30.0 (issue 61); the equal budget adds 1 (not under 0.5)
     convergence = section(text, "## Baselines and convergence")
-    assert table_row(convergence, "| seq2seq-luong |")[2:] == ["33.00 ± 1.00", "33.0 ✓", "13.0 (12–14; best 4–6)", "+1.00 (1.00 ± 0.00) ✗"]
+    assert table_row(convergence, "| seq2seq-luong |")[2:] == ["33.00 ± 1.00", "30.0 ✓", "13.0 (12–14; best 4–6)", "+1.00 (1.00 ± 0.00) ✗"]
     # the paper's Table V beside ours: Luong 23.0 → 25.6; ours pretrain-only 33 → DRGA with agent 36
     paper = section(text, "## The paper's Table V beside ours")
     assert table_row(paper, "| seq2seq-luong |")[1:5] == ["23.0 → 25.6 (+2.6)", "6.3 → 5.2 (-1.1, -17.5 %)", "33.00 → 36.00 (+3.00)",
@@ -275,13 +275,32 @@ def test_stage_one_alone_makes_a_page_of_its_networks_and_their_curves(tables, t
     assert tables.main([str(folder), "--out", str(out), "--figures", str(tmp_path / "docs" / "nmt-regime")]) == 0
     text = out.read_text(encoding="utf-8")
     stage1 = section(text, "## Stage 1: the networks pretrained alone")
-    # Luong: epochs 12, 13, 14; selected 4–6; dev BLEU 20 at its one recorded epoch; pretrain-only beam 32, 33, 34 against 33.0
-    assert table_row(stage1, "| seq2seq-luong |")[1:] == ["0–2", "13.0 (12–14)", "4–6", "20.00 ± 0.00", "33.00 ± 1.00", "33.0 ✓"]
-    # the Transformer's two seeds: beam 34, 35 (mean 34.5) under its floor of 35.0
-    assert table_row(stage1, "| transformer-nmt |")[1:] == ["0, 1", "12.5 (12–13)", "4–5", "20.00 ± 0.00", "34.50 ± 0.71", "35.0 ✗"]
+    # Luong: epochs 12, 13, 14; selected 4–6; dev BLEU 20 at its one recorded epoch; pretrain-only beam 32, 33, 34 against 30.0
+    early = "seed 0: early stop; seed 1: early stop; seed 2: early stop"
+    assert table_row(stage1, "| seq2seq-luong |")[1:] == ["0–2", "13.0 (12–14)", "4–6", "20.00 ± 0.00", "33.00 ± 1.00", "30.0 ✓", early]
+    # the Transformer's two seeds: beam 34, 35 (mean 34.5) over its floor of 33.0
+    assert table_row(stage1, "| transformer-nmt |")[1:] == ["0, 1", "12.5 (12–13)", "4–5", "20.00 ± 0.00", "34.50 ± 0.71", "33.0 ✓",
+                                                           "seed 0: early stop; seed 1: early stop"]
     assert "![dev BLEU per epoch: pretraining, and after it](nmt-regime/dev-curves.png)" in text
     assert "**Stage 2 has not run yet**" in text and "## Paired tests" not in text
     assert (tmp_path / "docs" / "nmt-regime" / "dev-curves.png").stat().st_size > 0
+
+
+def test_the_floors_and_the_plateau_by_hand(tables):
+    """Issue 61's floors (mean pretrain-only test BLEU, beam): 30 for Luong, 33 for the Transformer; pretraining that the
+    cap ended is on its plateau when its last 3 epochs lie within 0.5 dev BLEU of its best."""
+    assert tables.floor_verdict("seq2seq-luong", [29.0, 31.2]) == "30.0 ✓"  # mean 30.1
+    assert tables.floor_verdict("transformer-nmt", [32.0, 33.8]) == "33.0 ✗"  # mean 32.9
+
+    def run(curve, stopped_early=False):
+        history = [{"phase": "pretrain", "epoch": i + 1, "seconds": 1.0, "dev_net-only_bleu": b} for i, b in enumerate(curve)]
+        return {"phases": {"pretrain": {"stopped_early": stopped_early}}, "history": history}
+
+    assert tables.on_plateau(run([20.0, 30.0, 30.6, 30.2, 30.1]))  # best 30.6, last three ≥ 30.1
+    assert not tables.on_plateau(run([20.0, 30.0, 30.6, 30.2, 30.0]))  # 30.0 is 0.6 under the best
+    assert tables.on_plateau(run([20.0, 25.0], stopped_early=True))
+    assert tables.plateau_text({0: run([30.0, 30.4, 30.2]), 1: run([20.0, 25.0, 29.0])}) == (
+        "seed 0: cap, on its plateau; seed 1: cap, **not** on its plateau")
 
 
 def test_the_curves_after_pretraining_count_the_phases_in_order(tables):
