@@ -3,7 +3,9 @@
 - :func:`paired_comparison`, what a table reports per cell: the differences, whether they have a
   spread to test, and the paired t-test's p where they do;
 - :func:`holm_adjust` (``statsmodels``' Holm, the ``analysis`` extra) across a table's cells;
-- :func:`t_interval` (``scipy.stats.t``'s quantile), a cell's 95% interval.
+- :func:`t_interval` (``scipy.stats.t``'s quantile), a cell's 95% interval;
+- :func:`detectable_effect` (``statsmodels``' ``TTestPower``), the smallest standardised effect a paired t-test over
+  so many seeds detects with the given power (experiments/answers.py: what each design could have detected).
 """
 
 from __future__ import annotations
@@ -78,3 +80,34 @@ def t_interval(values: Values, level: float = 0.95) -> tuple[float, float]:
         return float("nan"), float("nan")
     half = t_quantile(0.5 + level / 2.0, len(sample) - 1) * float(sample.std(ddof=1)) / math.sqrt(len(sample))
     return float(sample.mean()) - half, float(sample.mean()) + half
+
+
+def detectable_effect(n: int, alpha: float, power: float = 0.8) -> float:
+    """The smallest d_z (mean paired difference over the differences' standard deviation) that the two-sided paired
+    t-test over ``n`` pairs at level ``alpha`` detects with probability ``power`` (NaN with fewer than two pairs).
+
+    The power is ``statsmodels``' ``TTestPower`` (the noncentral t): the upper tail at alpha/2 plus the lower one.
+    Its own ``solve_power`` and its two-sided ``power`` are not used: for 3-5 pairs at a Holm-sized alpha the
+    noncentral t's lower tail comes back NaN at some effects and the solver stops at a wrong root (5 pairs,
+    alpha 0.05/38: 3.35, where the power at 3.35 is about 0.5). The lower tail is below 1e-6 wherever it is NaN,
+    so it counts as 0 there, and the root is bracketed by doubling and found by ``scipy.optimize.brentq``.
+    """
+    if n < 2:
+        return float("nan")
+    try:
+        from statsmodels.stats.power import TTestPower
+    except ModuleNotFoundError as missing:
+        raise SystemExit("the study tables need statsmodels (power): pip install -e '.[analysis]'") from missing
+    from scipy.optimize import brentq
+
+    test = TTestPower()
+
+    def power_at(d: float) -> float:
+        upper = float(test.power(d, n, alpha / 2.0, alternative="larger"))
+        lower = float(test.power(d, n, alpha / 2.0, alternative="smaller"))
+        return upper + (0.0 if math.isnan(lower) else lower)
+
+    high = 1.0
+    while power_at(high) < power:
+        high *= 2.0
+    return float(brentq(lambda d: power_at(d) - power, high / 2.0 if high > 1.0 else 1e-9, high, xtol=1e-12))
