@@ -15,9 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import pickle
-import tempfile
 import warnings
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -28,6 +26,7 @@ import torch
 from torch import nn
 
 from drga.errors import UserError
+from drga.files import atomic_path
 
 #: 2: β's learned factor is exp(log_factor) (was exp(−softplus(rho))); the Transformer's head
 #: revision is additive; the networks' classifier dropout masks are drawn in ``encode``. The version of
@@ -129,16 +128,8 @@ def save_atomic(payload: Mapping[str, Any], path: str | Path) -> None:
         if tensor.untyped_storage().data_ptr() in storages:
             tensors[name] = tensor.clone()
         storages.add(tensors[name].untyped_storage().data_ptr())
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        save_file(tensors, temporary, metadata={ENTRIES_KEY: entries, ENTRIES_CHECKSUM_KEY: _sha256(entries)})
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as temporary:
+        save_file(tensors, str(temporary), metadata={ENTRIES_KEY: entries, ENTRIES_CHECKSUM_KEY: _sha256(entries)})
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:

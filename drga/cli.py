@@ -6,22 +6,26 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
 
 from drga import __version__
-from drga.config import DATA_DIR_SCOPE, flag_overrides, refuse_option, refuse_unread_data_dir, tsv_implies_dataset
+from drga.config import (
+    DATA_DIR_SCOPE,
+    flag_overrides,
+    refuse_option,
+    refuse_unread_data_dir,
+    refuse_unread_settings,
+    tsv_implies_dataset,
+)
 from drga.data import DATASETS
-from drga.errors import UserError
+from drga.errors import UserError, command_failure
 from drga.registry import TaskSpec, task_of_checkpoint, task_specs
 from drga.runtime.allocator import keep_freed_memory
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
 #: ``commands`` is argparse's subparsers object and a handler takes the parsed Namespace.
 EXTENSIONS: tuple[str, ...] = ("drga.analysis.cli", "drga.sweep.cli", "drga.tune.cli")
-
-#: Errors whose message is the whole story; anything else is a bug and keeps its traceback.
-USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, PermissionError)
-
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help=f"one of: {', '.join(sorted(DATASETS))}")
@@ -85,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("checkpoint")
     _add_data_arguments(evaluate)
-    evaluate.add_argument("--split", choices=["dev", "test"], default="test")
+    evaluate.add_argument("--split", choices=["dev", "test"], help="the split scored (default test); a --tsv file is scored whole")
     evaluate.add_argument(
         "--beam", type=int, help="translation: beam size decoded besides greedy (default: the run's nmt.beam_size; 1: greedy only)"
     )
@@ -127,6 +131,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         args.config, overrides, lambda line: logging.getLogger("drga").info(f"config  {line}") if first_process else None
     )
     shared = experiment(config)
+    refuse_unread_settings(shared, args.set)  # a --set setting this run's network or data set does not read
     refuse_unread_data_dir(args, shared.data, shared.network.vectors in VECTOR_SETS)
     try:  # under torchrun (docs/distributed.md) the trainer joins a process group; leave it at the end
         api.train(config, resume=args.resume, overwrite=args.overwrite, force=args.force)  # the Python API's door
@@ -266,7 +271,7 @@ OPTION_SCOPES: dict[str, dict[str, str | None]] = {
     "train": TRAIN_SCOPES,
     "demo": TRAIN_SCOPES,
     "evaluate": {"checkpoint": None, "dataset": None, "data_dir": DATA_DIR_SCOPE, "tsv": "the tsv data set of a classification checkpoint",
-                 "device": None, "split": None, "beam": "translation checkpoints"},
+                 "device": None, "split": "a data set with dev and test splits (not one --tsv file)", "beam": "translation checkpoints"},
     "networks": {}, "datasets": {}, "vectors": {},
     "download": {"names": None, "dir": "fetching NAMEs", "list": "listing what can be fetched (without NAMEs)"},
 }
@@ -306,28 +311,75 @@ def configure_logging(quiet: bool = False, verbose: bool = False) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every ``drga`` command's way in, and its one rule for what stops it: a user's mistake and a fault of the machine
+    (an OSError: the path, the cause in words, what was kept; ``drga/errors.py`` · ``command_failure``) are one message
+    and a non-zero status, never a traceback (``--debug`` or DRGA_DEBUG=1 shows it); anything else is a bug and keeps it.
+    SIGTERM stops a command as Ctrl-C does, so that what it must undo (a run moved aside by ``--overwrite``) is undone."""
+    debug = bool(os.environ.get("DRGA_DEBUG"))
     try:
         parser = build_parser()  # the tasks' commands: the registry imports the modules of $DRGA_PLUGINS
-    except USER_ERRORS as error:
-        if os.environ.get("DRGA_DEBUG"):
+    except Exception as error:
+        failure = command_failure(error)
+        if failure is None or debug:
             raise
-        print(f"drga: error: {error}", file=sys.stderr)
-        return 2
+        print(f"drga: error: {failure[0]}", file=sys.stderr)
+        return failure[1]
     args = parser.parse_args(argv)
+    refuse_empty_values(parser, args)
     configure_logging(args.quiet, args.verbose)
     keep_freed_memory()  # CPU training: freed tensors stay mapped for the next step (drga/runtime/allocator.py)
     handler = HANDLERS[args.command]
+    previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
     try:
         return handler(args)
-    except USER_ERRORS as error:
-        if args.debug or os.environ.get("DRGA_DEBUG"):
-            raise
-        print(f"drga {args.command}: error: {error}", file=sys.stderr)
-        return 2
+    except BrokenPipeError:  # what reads the output stopped (`drga predict ... | head`): nothing to say, as other tools
+        _silence_stdout()
+        return 1
     except KeyboardInterrupt:
         print("\ninterrupted; a run's last completed epoch is saved: continue with the same command and --resume (a run "
               "interrupted before its first epoch saved nothing, and left its folder as it was)", file=sys.stderr)
         return 130
+    except Exception as error:
+        failure = command_failure(error)
+        if failure is None or args.debug or debug:
+            raise
+        print(f"drga {args.command}: error: {failure[0]}", file=sys.stderr)
+        return failure[1]
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not meet the closed pipe again (its docs' recipe)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout without a descriptor (a test's capture)
+        pass
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _main_thread() -> bool:
+    """Whether signal handlers can be set here (Python allows it in the main thread only: a test may call main elsewhere)."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An option or argument given an empty value (``--logdir ""``, ``--run-name ''``) is refused as argparse refuses an
+    ill-formed one: it would otherwise stand for the current folder, a default, or nothing, without a word."""
+    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    for sub in (parser, commands.choices[args.command]):
+        for action in sub._actions:
+            value = getattr(args, action.dest, None)
+            values = value if isinstance(value, list) else [value]
+            if any(isinstance(item, str) and not item.strip() for item in values):
+                name = "/".join(action.option_strings) or action.metavar or action.dest
+                sub.error(f"argument {name}: an empty value; give one, or leave the option out")
 
 
 if __name__ == "__main__":

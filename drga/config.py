@@ -9,7 +9,9 @@ shows them, :func:`load_config` applies them).
 (``drga/registry.py``). The rule for ``[network]``: a key must be a setting of some registered
 network (else an error naming the chosen network's settings); a setting of other networks that
 the chosen one does not take is left out of its construction (one section serves a sweep over
-several networks) and the run's log says so.
+several networks) and the run's log says so. ``[data]`` settings of other data sets likewise
+(:data:`DATA_SETTING_SCOPES`). The command line's ``--set`` is for the run at hand: such a setting
+given there is refused (:func:`refuse_unread_settings`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import dataclasses
 import difflib
 import json
 import math
+import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -40,7 +43,10 @@ class DataConfig:
     movie-reviews or tsv.
     """
     data_dir: str | None = None
-    """Folder of the data set (or a data root); default: $DRGA_DATA, ../shared/data, ~/.cache/drga/data."""
+    """Folder of the data set (or a data root containing its folder), the only place the data set is looked for when set; default:
+    $DRGA_DATA, ../shared/data, ~/.cache/drga/data, then the package's own copies. Word vectors found by name are looked for
+    there first, then in those places.
+    """
     tsv_path: str | None = None
     """For dataset=tsv: a label<TAB>text file (split 80/10/10) or a folder with train/dev/test.tsv."""
     tsv_header: Literal["auto", "yes", "no"] = "auto"
@@ -331,6 +337,7 @@ class ExperimentConfig:
             *_reward_problems(self.reward),
             *_adjust_problems(self.adjust),
             *_train_problems(self.train),
+            *_run_problems(self.run),
         ]
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
@@ -409,6 +416,25 @@ def _adjust_problems(adjust: AdjustConfig) -> list[str]:
     if not 0 < adjust.beta0 <= 1:
         problems.append(f"adjust.beta0 must be in (0, 1], got {adjust.beta0}")
     return problems
+
+
+#: The devices a run, an evaluation or a prediction runs on: cpu, cuda, cuda:N, or auto (cuda when there is one).
+DEVICE_PATTERN = re.compile(r"cpu|cuda(:\d+)?|auto")
+
+
+def device_problem(name: str, where: str = "run.device") -> str | None:
+    """What is wrong with a device name (:data:`DEVICE_PATTERN`), or None: torch's own error for ``gpu``, ``CPU`` or
+    ``mps`` is a traceback naming a dozen device types this toolkit does not run on."""
+    if DEVICE_PATTERN.fullmatch(name):
+        return None
+    close = {"gpu": "cuda", "cuda0": "cuda:0"}.get(name.lower().replace(" ", ""), name.lower())
+    hint = f"; did you mean '{close}'?" if close != name and DEVICE_PATTERN.fullmatch(close) else ""
+    return f"{where}: '{name}' is not a device this toolkit runs on: cpu, cuda, cuda:N or auto{hint}"
+
+
+def _run_problems(run: RunConfig) -> list[str]:
+    problem = device_problem(run.device)
+    return [problem] if problem else []
 
 
 def _train_problems(train: TrainConfig) -> list[str]:
@@ -694,7 +720,8 @@ FRAMEWORK_NETWORK_KEYS = ("name", "vectors")
 def apply_network_defaults(config: ExperimentConfig, given: set[str], report: Callable[[str], None] | None = None) -> None:
     """The network's own defaults (``NETWORK_DEFAULTS``) for the settings not in ``given`` (the same
     whether the configuration came from the command line, a TOML file or the Python API); ``report``
-    is also told which given ``[network]`` settings the network does not take (other networks' settings)."""
+    is also told which given settings this run's network or data set does not read (:func:`note_unread_settings`;
+    the command line refuses those of ``--set``: :func:`refuse_unread_settings`)."""
     sections = set(_sections())
     applied = {key: value for key, value in network_run_defaults(config.network.name).items()
                if key not in given and key.split(".", 1)[0] in sections}  # another task's section ([nmt]): its loader's
@@ -705,11 +732,66 @@ def apply_network_defaults(config: ExperimentConfig, given: set[str], report: Ca
     if applied:
         settings = " ".join(f"{key}={value}" for key, value in applied.items())
         report(f"{config.network.name} defaults: {settings} (set them to override)")
+    note_unread_settings(config, given, report)
+
+
+#: The ``[data]`` settings that only some data sets read → what they apply to, and those data sets.
+DATA_SETTING_SCOPES: dict[str, tuple[str, frozenset[str]]] = {
+    **{f"data.{key}": ("the tsv data set (your own label<TAB>text file or folder)", frozenset({"tsv"}))
+       for key in ("tsv_path", "tsv_header", "encoding", "encoding_errors", "rare_labels")},
+    "data.phrase_level": ("SST (sst, sst2)", frozenset({"sst", "sst2"})),
+    **{f"data.{key}": ("documents (movie-reviews)", frozenset({"movie-reviews"})) for key in ("max_sentences", "max_sentence_length")},
+}
+
+
+def unread_settings(config: ExperimentConfig, keys: Iterable[str]) -> dict[str, str]:
+    """Of the settings ``keys`` (``section.key``), those this configuration's data set or network does not read, each
+    → what it applies to: a ``[data]`` setting of other data sets (:data:`DATA_SETTING_SCOPES`), a ``[network]``
+    setting of other networks."""
+    unread: dict[str, str] = {}
     spec = registry.find_network(config.network.name)
-    unused = sorted(key for key in given if key.startswith("network.") and spec is not None
-                    and key.split(".", 1)[1] not in (*spec.setting_names, *FRAMEWORK_NETWORK_KEYS))
-    if unused:
-        report(f"{config.network.name} does not take {', '.join(unused)} (settings of other networks): not used by this run")
+    for key in sorted(set(keys)):
+        key = RENAMED_KEYS.get(key, key)
+        section, _, name = key.partition(".")
+        if key in DATA_SETTING_SCOPES:
+            applies, datasets = DATA_SETTING_SCOPES[key]
+            if config.data.dataset not in datasets:
+                unread[key] = applies
+        elif section == "network" and spec is not None and name not in (*spec.setting_names, *FRAMEWORK_NETWORK_KEYS):
+            takers = [other.name for other in registry.network_specs() if name in other.setting_names]
+            unread[key] = f"the network{'s' if len(takers) > 1 else ''} {', '.join(takers)}" if takers else "other networks"
+    return unread
+
+
+def refuse_unread_settings(config: ExperimentConfig, settings: Sequence[str]) -> None:
+    """Refuse a setting of the command line's ``--set`` (``settings``: its ``section.key=value`` items) that this run's data
+    set or network does not read (:func:`unread_settings`): given for this one run, it would be ignored without a word.
+    ``drga train``, ``drga sweep`` (for each of its runs) and ``drga tune`` call it; a config file's section, which may
+    serve several networks and data sets, and the Python API's settings are only noted (:func:`note_unread_settings`)."""
+    given = {item.split("=", 1)[0].strip(): item.split("=", 1)[1].strip() for item in settings if "=" in item}
+    unread = unread_settings(config, given)
+    if not unread:
+        return
+    key, applies = next(iter(unread.items()))
+    reader = config.data.dataset if key.startswith("data.") else config.network.name
+    more = f" (and {', '.join(list(unread)[1:])})" if len(unread) > 1 else ""
+    raise ConfigError(
+        f"--set {key}={given.get(key, '')} applies to {applies}, and nothing here reads it{more}: this run's "
+        f"{'data set' if key.startswith('data.') else 'network'} is {reader}; drop it (a --config file's section may hold the "
+        "settings of several data sets and networks: there they are noted, not refused)"
+    )
+
+
+def note_unread_settings(config: ExperimentConfig, keys: Iterable[str], report: Callable[[str], None]) -> None:
+    """Tell ``report`` which of ``keys`` (a config file's, or the Python API's) this run does not read: one section serves
+    a sweep over several networks and data sets."""
+    unread = unread_settings(config, keys)
+    network = sorted(key for key in unread if key.startswith("network."))
+    data = sorted(key for key in unread if key.startswith("data."))
+    if network:
+        report(f"{config.network.name} does not take {', '.join(network)} (settings of other networks): not used by this run")
+    if data:
+        report(f"{config.data.dataset} does not read {', '.join(data)} (settings of other data sets): not used by this run")
 
 
 #: Configs that ship with the package (``drga/configs/``), found by name: ``--config demo``.
@@ -779,9 +861,12 @@ def flag_overrides(args: Any, interactive: bool, extra: tuple[tuple[str, str], .
     """The ``section.key=value`` overrides of ``drga train``'s options: ``--set`` first, then each
     option given, then no progress bars without ``interactive`` output or with ``--no-progress``."""
     overrides = list(args.set)
+    given = {item.split("=", 1)[0].strip(): item.split("=", 1)[1].strip() for item in args.set if "=" in item}
     for flag, key in COMMON_FLAGS + extra:
         value = getattr(args, flag, None)
         if value is not None:
+            if key in given and given[key] != str(value):  # the option would win without a word
+                raise ConfigError(f"{option_flag(flag)} {value} and --set {key}={given[key]} both set {key}: give one of them")
             overrides.append(f"{key}={value}")
     if args.no_progress or not interactive:
         overrides.append("run.progress=false")
@@ -803,6 +888,10 @@ def tsv_implies_dataset(args: Any) -> None:
     (else the file would be ignored and the other data set trained on without a word)."""
     if getattr(args, "tsv", None) is None:
         return
+    named = [item.split("=", 1)[1].strip() for item in getattr(args, "set", None) or [] if item.split("=", 1)[0].strip() == "data.dataset"]
+    if args.dataset is None and named and named[-1] != "tsv":  # --set data.dataset=mr beside --tsv
+        raise refuse_option("tsv", "the tsv data set (your own label<TAB>text file or folder)",
+                            f"drop --set data.dataset={named[-1]} to use {args.tsv} (--tsv implies --dataset tsv), or drop --tsv")
     if args.dataset not in (None, "tsv"):
         raise refuse_option(
             "tsv", "the tsv data set (your own label<TAB>text file or folder)",
@@ -858,6 +947,11 @@ def fingerprinted(flat: dict[str, Any]) -> dict[str, Any]:
     :data:`ADDED_SETTINGS` at its earlier value), as JSON gives them back."""
     return json.loads(json.dumps({key: value for key, value in sorted(flat.items())
                                   if key not in UNFINGERPRINTED and not (key in ADDED_SETTINGS and ADDED_SETTINGS[key] == value)}))
+
+
+def data_difference(recorded: str, now: str) -> str:
+    """How ``drga sweep`` and ``drga tune`` name data that changed under the same settings (their fingerprints as read)."""
+    return f"data as read: fingerprint {recorded} → {now} (the files changed)"
 
 
 def settings_fingerprint(flat: dict[str, Any]) -> str:

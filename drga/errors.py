@@ -1,12 +1,97 @@
-"""The one base class of the errors a user can cause and fix: bad settings, data, files, checkpoints.
+"""The errors a user meets: their own mistakes, and faults of the machine.
 
-The command line prints such an error as one message and exits with status 2 (``--debug``
-shows the traceback); any other exception is a bug and keeps its traceback. Library users can
-catch :class:`UserError` to tell the two apart.
+:class:`UserError` is the one base class of the errors a user can cause and fix: bad settings,
+data, files, checkpoints. The command line prints such an error as one message and exits with
+status 2 (``--debug`` shows the traceback); any other exception is a bug and keeps its traceback.
+Library users can catch :class:`UserError` to tell the two apart.
+
+An :class:`OSError` met while a command reads or writes its files (a full disk, a folder that
+cannot be written, a path that is a file, a file that vanished) is no bug either: the command line
+prints :func:`fault_message` (the path, the cause in words, what was kept) and exits with
+:func:`fault_status`. Files are written whole or not at all (``drga/files.py``), so what a fault
+leaves is what was finished before it.
 """
 
-__all__ = ["UserError"]
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+__all__ = ["UserError", "fault_message", "fault_status", "FAULT_CAUSES"]
 
 
 class UserError(Exception):
     """Something the user can fix: the message says what and how."""
+
+
+#: An OSError's errno → its cause in words.
+FAULT_CAUSES: dict[int, str] = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "no permission",
+    errno.EPERM: "no permission",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "it is a folder, not a file",
+    errno.ENOENT: "it does not exist (or it vanished while the command ran)",
+    errno.EEXIST: "it already exists",
+    errno.ENOTEMPTY: "the folder is not empty",
+    errno.EIO: "an input/output error of the device",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.EMFILE: "too many open files",
+    errno.ENFILE: "too many open files on the system",
+}
+#: Faults of the machine, not of what the user gave (exit status 1); every other OSError names a path the user can
+#: correct (exit status 2, as a mistake).
+MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+#: Files a command keeps when a fault stops it: finished checkpoints, results, the resolved configuration.
+KEPT_PATTERNS = ("*.pt", "*.json", "config.toml", "*.md", "*.csv")
+#: Kept files named in the message (then "and N more").
+SHOWN_KEPT = 8
+
+
+def fault_status(error: OSError) -> int:
+    """The exit status of a command stopped by ``error``: 1 for a fault of the machine, 2 for a path to correct."""
+    return 1 if error.errno in MACHINE_FAULTS else 2
+
+
+def fault_message(error: OSError) -> str:
+    """One message for an OSError: the path, the cause in words, and what was kept. An OSError that the toolkit raised
+    with its own words (no errno) is its message."""
+    if error.errno is None:
+        return str(error)
+    cause = FAULT_CAUSES.get(error.errno) or (error.strerror or str(error)).lower()
+    paths = [str(path) for path in (error.filename, error.filename2) if path is not None]
+    where = " → ".join(paths) if paths else "a file"
+    kept = kept_files(Path(paths[0])) if paths else []
+    shown = ", ".join(kept[:SHOWN_KEPT]) + (f" and {len(kept) - SHOWN_KEPT} more" if len(kept) > SHOWN_KEPT else "")
+    what = f"kept as they were: {shown}" if kept else "no finished file was there to keep"
+    return f"{where}: {cause}. Nothing was left half-written; {what}"
+
+
+def kept_files(path: Path) -> list[str]:
+    """The finished files (:data:`KEPT_PATTERNS`) in the folder that ``path`` is in or names, the nearest one that exists."""
+    folder = path if path.is_dir() else path.parent
+    while not folder.is_dir():
+        if folder == folder.parent:
+            return []
+        folder = folder.parent
+    try:
+        found = sorted({entry for pattern in KEPT_PATTERNS for entry in folder.glob(pattern)
+                        if entry.is_file() and not entry.name.startswith(".")})
+    except OSError:  # the folder cannot be read either
+        return []
+    return [os.fspath(entry) for entry in found]
+
+
+def command_failure(error: BaseException) -> tuple[str, int] | None:
+    """What a command stopped by ``error`` says and its exit status, for an error that is no bug: a :class:`UserError`
+    (status 2) or an :class:`OSError` (:func:`fault_message`, :func:`fault_status`). None for anything else (a bug: its
+    traceback is kept). The one rule of ``drga/cli.py`` · ``main``, every command's way in (and of ``drga sweep``'s
+    own entry point)."""
+    if isinstance(error, UserError):
+        return str(error), 2
+    if isinstance(error, OSError):
+        return fault_message(error), fault_status(error)
+    return None

@@ -81,11 +81,24 @@ SMOKE_SEEDS = (0, 1)
 PRETRAIN_ONLY = ["train.agent_epochs=0", "train.cotrain_epochs=0", "train.fair_baseline=false"]
 #: The rehearsal's networks and phases: tiny, on the CPU, every phase of both stages still run.
 SMOKE_SETTINGS = [
-    "run.device=cpu", "network.embedding_dim=16", "network.hidden_size=16", "network.feedforward_size=32", "network.layers=1",
-    "network.heads=2", "agent.hidden_sizes=8", "nmt.vocab_size=500", "nmt.decode_length_ratio=1.0", "data.max_length=32",
-    "data.batch_size=32", "train.pretrain_epochs=2", "train.patience=0", "train.agent_epochs=1", "train.cotrain_epochs=1",
-    "nmt.warmup_steps=4", "train.lr=0.003",
+    "run.device=cpu", "network.embedding_dim=16", "network.hidden_size=16", "network.layers=1", "agent.hidden_sizes=8",
+    "nmt.vocab_size=500", "nmt.decode_length_ratio=1.0", "data.max_length=32", "data.batch_size=32", "train.pretrain_epochs=2",
+    "train.patience=0", "train.agent_epochs=1", "train.cotrain_epochs=1", "nmt.warmup_steps=4", "train.lr=0.003",
 ]
+#: ... and each network's own, where they need more.
+SMOKE_NETWORK_SETTINGS = {"transformer-nmt": ["network.feedforward_size=32", "network.heads=2"]}
+
+
+def smoke_settings(net: str) -> list[str]:
+    """The rehearsal's settings of a network: :data:`SMOKE_SETTINGS` less the [network] settings it does not take, and its
+    own (a --set of a setting the run's network does not take is refused, issue 62)."""
+    from drga.registry import network_spec
+
+    takes = network_spec(net).setting_names
+    shared = [item for item in SMOKE_SETTINGS if not item.startswith("network.") or item.split("=")[0].split(".", 1)[1] in takes]
+    return shared + SMOKE_NETWORK_SETTINGS.get(net, [])
+
+
 #: The rehearsal's slice of Multi30k: the first pairs of each split.
 SMOKE_PAIRS = {"train": 128, "val": 8, "test_2016_flickr": 8}
 MULTI30K_FILES = [f"{stem}.{lang}.gz" for stem in ("train", "val", "test_2016_flickr") for lang in ("en", "de")]
@@ -268,7 +281,7 @@ class Study:
         return self.results(stage) / f"{name}.json"
 
     def command(self, chain: Chain, stage: str) -> list[str]:
-        settings = [*(SMOKE_SETTINGS if self.smoke else []), *self.extra]
+        settings = [*(smoke_settings(chain.net) if self.smoke else []), *self.extra]
         if stage == "pretrain":
             settings += PRETRAIN_ONLY
         else:
@@ -522,7 +535,8 @@ def run_study(args: argparse.Namespace) -> int:
                 "stop_margin_seconds": args.stop_margin, "threads_per_run": threads, "started": now(),
                 "work": portable_path(str(work), ROOT),
                 "configs": {net: {"path": CONFIGS[net], "sha256": sha256((ROOT / CONFIGS[net]).read_bytes())} for net in nets},
-                "settings": [*(SMOKE_SETTINGS if args.smoke else []), *args.set]}
+                "settings": [*(SMOKE_SETTINGS if args.smoke else []), *args.set],
+                "network_settings": {net: smoke_settings(net) for net in nets} if args.smoke else {}}
     stopping = threading.Event()
     with mps_daemon(not args.smoke and not args.no_mps, say) as mps:
         manifest["mps"] = mps

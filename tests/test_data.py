@@ -120,11 +120,17 @@ def test_missing_data_names_the_files_and_places(tmp_path, monkeypatch):
     monkeypatch.setattr(locate, "_PROJECT_ROOT", tmp_path / "project")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DataNotFoundError) as error:
-        load_dataset("mr", data_dir=tmp_path / "explicit")
+        load_dataset("mr")
     message = str(error.value)
     assert "rt-polarity.neg" in message and "--data-dir" in message
-    for place in (tmp_path / "explicit", tmp_path / "nowhere" / "mr", tmp_path / "cache" / "drga" / "data" / "mr"):
+    for place in (tmp_path / "nowhere" / "mr", tmp_path / "cache" / "drga" / "data" / "mr"):
         assert str(place) in message
+    # a folder the user names is where the data must be (issue 62): that folder alone is named, nothing else searched
+    with pytest.raises(DataNotFoundError) as error:
+        load_dataset("mr", data_dir=tmp_path / "explicit")
+    message = str(error.value)
+    assert "rt-polarity.neg" in message and str(tmp_path / "explicit") in message and str(tmp_path / "explicit" / "mr") in message
+    assert "nothing else is searched" in message and str(tmp_path / "nowhere") not in message
 
 
 def test_drga_data_environment_variable_is_used(tmp_path, monkeypatch):

@@ -228,7 +228,7 @@ def test_evaluate_does_not_question_a_rare_label_of_the_data_it_scores(trained, 
     run, _ = trained
     lopsided = tmp_path / "lopsided.tsv"
     lopsided.write_text("".join(f"pos\tgood film number {i}\n" for i in range(100)) + "neg\tbad film\n")
-    status, out, err = cli(["evaluate", str(run / "cotrain_best.pt"), "--tsv", str(lopsided), "--split", "dev"], capsys)
+    status, out, err = cli(["evaluate", str(run / "cotrain_best.pt"), "--tsv", str(lopsided)], capsys)  # scored whole (issue 62)
     assert status == 0, err
     assert "accuracy" in out
 
@@ -336,6 +336,7 @@ def refusals(tmp: Path, good: Path, checkpoint: Path) -> dict[tuple[str, str], l
     cases = {
         ("evaluate", "tsv"): ["evaluate", str(checkpoint), "--dataset", "subj", "--tsv", str(good)],
         ("evaluate", "beam"): ["evaluate", str(checkpoint), "--beam", "3"],
+        ("evaluate", "split"): ["evaluate", str(checkpoint), "--tsv", str(good), "--split", "dev"],
         ("translate", "length_penalty"): ["translate", missing, "--beam", "1", "--length-penalty", "0.6"],
         ("download", "dir"): ["download", "--list", "--dir", str(tmp / "data")],
         ("download", "list"): ["download", "--list", "subj"],

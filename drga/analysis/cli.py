@@ -204,9 +204,8 @@ def _command_line(args: argparse.Namespace) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Handler of ``drga compare``."""
-    from pathlib import Path
-
     from drga.analysis.significance import compare_runs
+    from drga.files import write_text_atomic
 
     table = compare_runs(
         args.runs_a,
@@ -220,6 +219,5 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     print(table)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(table + "\n", encoding="utf-8")
+        write_text_atomic(args.out, table + "\n")
     return 0

@@ -51,6 +51,7 @@ from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend
 from drga.analysis.stats import js_divergence
 from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary, collate
+from drga.files import open_atomic, write_text_atomic
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -284,13 +285,13 @@ def markdown(summary: dict[str, dict[str, Any]]) -> str:
 def write_explainability(rows: Sequence[dict[str, Any]], out: Path) -> dict[str, Any]:
     """explainability.csv (per sentence), explainability.md and explainability.png (ΔJS vs Δα)."""
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "explainability.csv").open("w", newline="", encoding="utf-8") as handle:
+    with open_atomic(out / "explainability.csv", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()} for r in rows)  # 4 digits: small files
     summary = summarize(rows)
     table = markdown(summary)
-    (out / "explainability.md").write_text(table + "\n", encoding="utf-8")
+    write_text_atomic(out / "explainability.md", table + "\n")
     save_png(scatter_figure(rows, summary), out / "explainability.png")
     return {"summary": summary, "markdown": table}
 

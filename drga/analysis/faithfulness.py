@@ -65,6 +65,7 @@ from drga.analysis.saliency import word_embedding
 from drga.analysis.stats import Values, kendall_tau
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.data import EncodedExample, collate
+from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, Mode
 
 #: The rationale sizes k, in % of the sentence's tokens (ERASER's bins).
@@ -442,12 +443,12 @@ def write_faithfulness(rows: Sequence[SentenceFaithfulness], out: Path) -> dict[
     if not rows:
         raise AnalysisError("no sentence of at least 2 tokens to measure the faithfulness on")
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "faithfulness.jsonl").open("w", encoding="utf-8") as handle:
+    with open_atomic(out / "faithfulness.jsonl") as handle:
         for row in rows:
             handle.write(json.dumps({k: _finite(v) for k, v in asdict(row).items()}) + "\n")
     columns = ["mode", "index", "length", "predicted", "probability"]
     columns += [f"{m}_aopc_{name}" for m in ("comprehensiveness", "sufficiency") for name in RANKINGS] + list(TAUS)
-    with (out / "faithfulness.csv").open("w", newline="", encoding="utf-8") as handle:
+    with open_atomic(out / "faithfulness.csv", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
         for r in rows:
@@ -456,5 +457,5 @@ def write_faithfulness(rows: Sequence[SentenceFaithfulness], out: Path) -> dict[
             writer.writerow([f"{v:.4g}" if isinstance(v, float) else v for v in values])  # 4 digits: small files
     summary = summarize(rows)
     table = markdown(summary)
-    (out / "faithfulness.md").write_text(table + "\n", encoding="utf-8")
+    write_text_atomic(out / "faithfulness.md", table + "\n")
     return {"summary": summary, "markdown": table}

@@ -26,6 +26,7 @@ import torch
 from drga.analysis.attention import AttentionRecord
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend_below, new_figure, save_png, styled
 from drga.core.reward import count_highlighted
+from drga.files import open_atomic, write_text_atomic
 
 
 def highlighted(weights: np.ndarray, delta: float) -> int:
@@ -224,7 +225,7 @@ def write_highlighted(
                 summary[f"trainer_fraction_{key}"] = trainer_fraction(rows, second_rows, f"n_{key}")
     sentence_rows = second_rows if second == "sentence" else []
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "highlighted.csv").open("w", newline="", encoding="utf-8") as handle:
+    with open_atomic(out / "highlighted.csv", newline="") as handle:
         if second == "sentence":
             table_rows = [{"level": "words", **r} for r in rows] + [{"level": "sentences", "sentence": "", **r} for r in second_rows]
         elif second == "aspect":
@@ -235,7 +236,7 @@ def write_highlighted(
         writer.writeheader()
         writer.writerows(table_rows)
     table = markdown(summary, delta, reference_name)
-    (out / "highlighted.md").write_text(table + "\n", encoding="utf-8")
+    write_text_atomic(out / "highlighted.md", table + "\n")
     levels = [("words" if sentence_rows else "tokens", rows)] + ([(f"{second}s", second_rows)] if second_rows else [])
     save_png(histogram_figure(levels, delta, reference_name), out / "highlighted.png")
     return {**summary, "delta": delta, "markdown": table}

@@ -21,6 +21,7 @@ from matplotlib.ticker import MaxNLocator
 
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, AttentionRecord
 from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, FONT_SIZE, cell_label, new_figure, save_png, styled
+from drga.files import write_text_atomic
 from drga.names import Mode
 
 
@@ -363,6 +364,6 @@ def write_maps(
         )
     out.mkdir(parents=True, exist_ok=True)
     page = out / "attention_maps.html"
-    page.write_text(html_page(items, heading, notes), encoding="utf-8")
+    write_text_atomic(page, html_page(items, heading, notes))
     png = save_png(heatmap_figure(items[:max_png_examples]), out / "attention_maps.png")
     return {"html": str(page), "png": str(png)}

@@ -15,6 +15,7 @@ import numpy as np
 from drga.analysis.attention import AttentionRecord
 from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
 from drga.analysis.stats import Values
+from drga.files import open_atomic
 
 
 @dataclass
@@ -78,7 +79,7 @@ def write_modified_words(records: Sequence[AttentionRecord], out: Path, k: int =
     raised, lowered = most_modified(changes, k)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "modified_words.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with open_atomic(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(asdict(changes[0])) if changes else ["token"])
         writer.writeheader()
         writer.writerows(asdict(c) for c in changes)

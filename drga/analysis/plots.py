@@ -22,6 +22,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from drga.files import atomic_path
+
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
@@ -118,9 +120,8 @@ def save_png(figure: Figure, path: str | Path, reproducible: bool = False) -> Pa
     figure gives the same bytes on any matplotlib that draws it the same.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with style():
-        figure.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Software": None} if reproducible else None)
+    with style(), atomic_path(path) as partial:
+        figure.savefig(partial, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None} if reproducible else None)
     return path
 
 

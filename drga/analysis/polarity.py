@@ -45,6 +45,7 @@ from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, DPI, FONT_SIZE, new_
 from drga.analysis.stats import kendall_tau
 from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary, collate
+from drga.files import open_atomic
 
 if TYPE_CHECKING:
     from matplotlib.transforms import Bbox
@@ -228,7 +229,7 @@ def write_snapshot(rows: Sequence[dict[str, Any]], label_names: Sequence[str], o
     """polarity_snapshot.csv and polarity_snapshot.png: polarity vs relative attention per token."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "polarity_snapshot.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with open_atomic(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["token"])
         writer.writeheader()
         writer.writerows(rows)
@@ -264,7 +265,7 @@ def write_trajectories(tracked: dict[str, Any], out: Path) -> dict[str, Any]:
         raise ValueError("the tracked file holds no polarity scores")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "polarity_tracking.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with open_atomic(path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["phase", "epoch", "global_step", "token", "group", "polarity", "attention", "attention_revised"])
         for r in records:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, compute_records, load_inputs
+from drga.files import write_text_atomic
 
 #: Why the polarity analysis does not apply to document networks (said in the report).
 POLARITY_DOCUMENTS = (
@@ -326,7 +327,7 @@ def _strength(model: Any, beta: Any) -> str:
 def _write_summary(run: AnalysisRun) -> None:
     """summary.json and summary.md: the header, the notes, then every section."""
     summary, model, options = run.summary, run.inputs.model, run.options
-    (run.out / "summary.json").write_text(json.dumps(_clean(summary), indent=2, ensure_ascii=False), encoding="utf-8")
+    write_text_atomic(run.out / "summary.json", json.dumps(_clean(summary), indent=2, ensure_ascii=False))
     header = [
         f"# Attention analysis of `{run.checkpoint}`",
         "",
@@ -339,7 +340,7 @@ def _write_summary(run: AnalysisRun) -> None:
     if run.documents:
         header += ["", f"Documents: {DOCUMENT_RULE}"]
     header += [f"\nNote: {n}" for n in summary["notes"]]
-    (run.out / "summary.md").write_text("\n".join(header) + "\n\n" + "\n\n".join(run.sections) + "\n", encoding="utf-8")
+    write_text_atomic(run.out / "summary.md", "\n".join(header) + "\n\n" + "\n\n".join(run.sections) + "\n")
     run.log(f"summary: {run.out / 'summary.md'}")
 
 

@@ -45,6 +45,7 @@ from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, new_fi
 from drga.analysis.stats import kendall_tau, total_variation
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.data import EncodedExample, collate
+from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, Mode
 
 
@@ -232,13 +233,13 @@ def markdown(summary: dict[str, dict[str, Any]], dataset: str, unit: str = "sent
 def write_saliency(rows: Sequence[dict[str, Any]], out: Path, dataset: str, unit: str = "sentences") -> dict[str, Any]:
     """saliency.csv (per sentence and mode), saliency.md and saliency.png (τ distributions)."""
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "saliency.csv").open("w", newline="", encoding="utf-8") as handle:
+    with open_atomic(out / "saliency.csv", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()} for r in rows)  # 4 digits: small files
     summary = summarize(rows)
     table = markdown(summary, dataset, unit)
-    (out / "saliency.md").write_text(table + "\n", encoding="utf-8")
+    write_text_atomic(out / "saliency.md", table + "\n")
     save_png(box_figure(rows, dataset), out / "saliency.png")
     return {"summary": summary, "markdown": table}
 

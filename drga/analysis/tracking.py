@@ -23,9 +23,7 @@ tracking trains exactly like one without.
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, c
 from drga.analysis.polarity import choose_polarity_tokens, occurrence_scores, token_means, token_occurrences
 from drga.baselines.protocol import AttentionNetwork
 from drga.data import EncodedExample, Vocabulary
+from drga.files import write_text_atomic
 
 TRACKED_FILE = "tracked_attention.json"
 TRACKED_FORMAT = 1
@@ -63,15 +62,7 @@ def choose_tracked_examples(
 
 def write_json_atomic(payload: dict[str, Any], path: Path) -> None:
     """Write JSON to a temporary file beside ``path``, then rename: never half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(payload, stream, separators=(",", ":"))
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(payload, separators=(",", ":")))
 
 
 def read_tracked(run_dir: str | Path) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from drga.analysis.maps import add_colorbar, cell_widths, short
 from drga.analysis.plots import FONT_SIZE, new_figure, save_png, styled
+from drga.files import write_text_atomic
 from drga.names import PhaseName
 
 #: DRGA's path through the phases, in order.
@@ -162,7 +163,7 @@ def write_transitions(tracked: dict[str, Any], out: Path, max_examples: int = 4)
         raise ValueError("the tracked file holds no records yet")
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(tracked)
-    (out / "transitions.md").write_text(text + "\n", encoding="utf-8")
+    write_text_atomic(out / "transitions.md", text + "\n")
     save_png(heatmap_figure(tracked, max_examples), out / "transitions.png")
     path = training_path(tracked["records"])
     return {"examples": len(tracked["examples"]), "evaluations": [row_label(r) for r in path], "markdown": text}

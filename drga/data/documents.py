@@ -28,7 +28,10 @@ def read_document(path: Path, label: int, lowercase: bool = True) -> TextExample
 def find_document_dir(explicit: str | os.PathLike | None = None) -> Path:
     """The first candidate folder with ``pos/`` and ``neg/`` subfolders (explicit folder or root first)."""
     folders = [Path(explicit).expanduser()] if explicit else []
-    folders += [root / "movie_reviews" for root in candidate_roots(explicit)]
+    if explicit:  # a folder the user names is where the data must be (drga/data/locate.py · find_dataset_dir)
+        folders.append(folders[0] / "movie_reviews")
+    else:
+        folders += [root / "movie_reviews" for root in candidate_roots()]
     for folder in folders:
         if (folder / "pos").is_dir() and (folder / "neg").is_dir():
             return folder

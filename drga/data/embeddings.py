@@ -36,6 +36,7 @@ import torch
 from drga.data.locate import DataNotFoundError, find_dataset_dir, user_cache_dir
 from drga.data.vocab import Vocabulary
 from drga.errors import UserError
+from drga.files import atomic_path
 
 #: User-facing warnings (rows of a vector file skipped) go to the ``drga`` logger, one sentence each.
 LOGGER = logging.getLogger(__name__)
@@ -102,10 +103,10 @@ def resolve_vectors(name_or_path: str, data_dir: str | os.PathLike | None = None
         subdir, filename, dim = VECTOR_SETS[name_or_path]
         unpacked = filename.removesuffix(".gz")
         try:
-            return find_dataset_dir(subdir, [filename], data_dir) / filename, dim
+            return find_dataset_dir(subdir, [filename], data_dir, search_others=True) / filename, dim
         except DataNotFoundError as gzipped_missing:
             try:
-                return find_dataset_dir(subdir, [unpacked], data_dir) / unpacked, dim
+                return find_dataset_dir(subdir, [unpacked], data_dir, search_others=True) / unpacked, dim
             except DataNotFoundError:
                 raise DataNotFoundError(str(gzipped_missing).replace(filename, f"{filename} (or {unpacked})", 1)) from None
     path = Path(name_or_path).expanduser()
@@ -294,10 +295,8 @@ def _write_cache(cache_file: Path, vectors: PretrainedVectors) -> None:
     """Atomically; a cache that cannot be written (read-only home) only costs the next load its time."""
     saved = {k: v for k, v in vars(vectors).items() if k not in ("source", "from_cache")}
     try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        partial = cache_file.with_suffix(f".tmp{os.getpid()}")
-        torch.save(saved, partial)
-        os.replace(partial, cache_file)
+        with atomic_path(cache_file) as partial:
+            torch.save(saved, partial)
     except OSError:
         pass
 

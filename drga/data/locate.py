@@ -36,12 +36,27 @@ def candidate_roots(explicit: str | os.PathLike | None = None) -> list[Path]:
     return unique
 
 
-def find_dataset_dir(subdir: str, required: Sequence[str], explicit: str | os.PathLike | None = None) -> Path:
+def find_dataset_dir(
+    subdir: str, required: Sequence[str], explicit: str | os.PathLike | None = None, search_others: bool = False
+) -> Path:
     """The first folder holding every file in ``required``.
 
-    ``explicit`` may name the data set's own folder or a data root containing ``subdir/``;
-    every other candidate root is searched for ``subdir/``.
+    ``explicit`` (``--data-dir``, ``data.data_dir``) may name the data set's own folder or a data root containing
+    ``subdir/``; a folder the user names is where the data must be, so without ``search_others`` nothing else is
+    searched (another copy found elsewhere would be read without a word). Without ``explicit``, and with
+    ``search_others`` after it (word vectors found by name), every candidate root is searched for ``subdir/``, then
+    the package's own copy.
     """
+    if explicit and not search_others:
+        named = Path(explicit).expanduser()
+        for folder in (named, named / subdir):
+            if all((folder / name).is_file() for name in required):
+                return folder
+        raise DataNotFoundError(
+            f"data set '{subdir}' not found in {named}, the folder --data-dir (data.data_dir) names: expected the files "
+            f"{', '.join(required)} in it or in {named / subdir}; nothing else is searched when a folder is named. Point "
+            "--data-dir at the folder that holds them, or leave it out to search the usual places" + download_hint(subdir, required)
+        )
     searched: list[Path] = []
     folders: list[Path] = []
     if explicit:

@@ -403,6 +403,11 @@ def read_tsv(path: Path, lowercase: bool, header: str = "auto", encoding: str = 
             if header == "yes" or (header == "auto" and label.strip().lower() in HEADER_LABELS):
                 result.header = True
                 continue
+        if "\t" in body:  # a third column would be read as more text, without a word
+            raise DataFormatError(
+                f"{path}:{line_number}: {line.count(chr(9)) + 1} tab-separated columns; each line must be label<TAB>text, and "
+                "a further column would be merged into the text: remove it, or replace the tabs inside the text by spaces"
+            )
         if not label.strip():
             result.empty_label_line = result.empty_label_line or line_number
             continue

@@ -57,6 +57,7 @@ from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
+from drga.files import atomic_path
 from drga.learners.context import LearnedEpoch, LearnerContext
 from drga.names import PhaseName
 from drga.runtime.eval_mode import eval_mode
@@ -302,9 +303,8 @@ class SB3AgentPhase:
         # Keep this chunk's and the previous chunk's model: last.pt may still point at either.
         self.folder.mkdir(parents=True, exist_ok=True)
         target = self.checkpoint(epoch)
-        temporary = target.with_name(f".{target.stem}.tmp.zip")
-        self.model.save(temporary)
-        temporary.replace(target)
+        with atomic_path(target) as temporary:
+            self.model.save(temporary)
         for old in self.folder.glob(f"{self.algorithm}-epoch*.zip"):
             if int(old.stem.rsplit("epoch", 1)[1]) < epoch - 1:
                 old.unlink()

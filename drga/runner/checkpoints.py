@@ -150,8 +150,9 @@ def check_same_config(path: Path, saved: Mapping[str, Any], config: Mapping[str,
     """Refuse to resume when the configuration differs outside ``resumable`` (both flat ``section.key``)."""
     changed = sorted(k for k, v in config.items() if saved.get(k) != v and k not in resumable)
     if changed:
+        differences = ", ".join(f"{key} ({saved.get(key)!r} when it started, {config[key]!r} now)" for key in changed)
         raise CheckpointError(
-            f"cannot resume {path}: the configuration differs in {', '.join(changed)}; resume with the same settings, or start a new run"
+            f"cannot resume {path}: the configuration differs in {differences}; resume with the same settings, or start a new run"
         )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from drga.files import open_atomic
 from drga.names import history_key
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, Image, RunEnd, RunStart, TrainingLog
 from drga.runner.tensorboard import ARMS, PhaseWriters
@@ -128,12 +129,10 @@ class CSVLogger(Callback):
         """The file anew: the header and every row (atomic: a reader never sees it half written)."""
         assert self.path is not None
         self.close()
-        partial = self.path.with_name(self.path.name + ".partial")
-        with partial.open("w", newline="", encoding="utf-8") as handle:
+        with open_atomic(self.path, newline="") as handle:
             writer = csv.DictWriter(handle, self.columns, restval="")
             writer.writeheader()
             writer.writerows(self.rows)
-        partial.replace(self.path)
 
     def _open(self) -> None:
         assert self.path is not None

@@ -23,6 +23,8 @@ its optimiser), best-epoch selection and the checkpoints kept (``drga/runner/sel
 from __future__ import annotations
 
 import copy
+import errno
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +40,7 @@ from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
 from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy, build_strength, state_and_action_size
+from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
 from drga.names import Part, PhaseName, best_checkpoint, counted, history_key
 from drga.runner import checkpoints
@@ -242,6 +245,8 @@ class PhaseRunner:
         start_cuts = 0  # train.continue_lr: the plateau cuts of the rate the starting network was selected at
         for source, part in phase.starts_from if fresh else ():
             path = best_checkpoint(self.run_dir, source)
+            if not path.exists() and source in {planned.name for planned in self.plan}:  # it ran, and its best file is gone
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
             if path.exists():
                 payload = self.context.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
                 if part == Part.NETWORK and self.config.train.continue_lr:
@@ -352,7 +357,7 @@ class PhaseRunner:
         """Write ``results.json``, tell the callbacks (each arm's final ``metrics``: TensorBoard's HParams tab), and say where they are."""
         import json
 
-        (self.run_dir / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+        write_text_atomic(self.run_dir / "results.json", json.dumps(results, indent=2))
         self.callbacks.on_run_end(RunEnd(copy.deepcopy(results), metrics, self.run_dir))
         self.log(f"\nresults: {self.run_dir / 'results.json'}{note}")
         if "tensorboard" in self.config.run.report_to:

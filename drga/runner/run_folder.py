@@ -12,6 +12,7 @@ from filelock import FileLock
 from drga.checkpoint_format import CheckpointError
 from drga.config import ExperimentConfig
 from drga.errors import UserError
+from drga.files import write_text_atomic
 from drga.runtime.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 
 #: The toolkit's logger: ``logging.getLogger("drga")``. The command line sends it to stdout
@@ -35,12 +36,27 @@ class RunInUseError(UserError):
 
 def lock_run_dir(run_dir: Path) -> FileLock:
     """Hold ``run_dir`` for this process (``drga/runtime/run_lock.py``) until the returned lock is released."""
+    refuse_file_in_the_way(run_dir)
     handle = acquire_run_lock(run_dir)
     if handle is None:
         pid = run_lock_holder(run_dir)
         holder = f" (pid {pid})" if pid and pid > 0 else ""
         raise RunInUseError(f"{run_dir} is in use by another training process{holder}; wait for it to end, or stop it and resume")
     return handle
+
+
+def refuse_file_in_the_way(run_dir: Path) -> None:
+    """Refuse a run folder that is a file, or lies under one: ``--logdir`` naming a file, or ``--run-name c1/last.pt``
+    (a run's checkpoint). Named as the options that chose it, before anything is created."""
+    for folder in (run_dir, *run_dir.parents):
+        if folder.exists() and not folder.is_dir():
+            if folder == run_dir:
+                raise UserError(f"the run folder {run_dir} is a file, not a folder: --run-name (run.run_name) names a folder "
+                                f"inside --logdir ({run_dir.parent}); choose another name")
+            raise UserError(f"{folder} is a file, not a folder, and the run folder {run_dir} would lie inside it: --logdir "
+                            "(run.logdir) and --run-name (run.run_name) name folders; choose others")
+        if folder.is_dir():
+            return
 
 
 def default_run_name(config: ExperimentConfig) -> str:
@@ -123,7 +139,7 @@ class RunFolder:
             for entry in list(self.path.iterdir()):
                 if entry.name not in (LOCK_NAME, REPLACED, *STARTER_FILES):
                     entry.rename(replaced / entry.name)
-        (self.path / "config.toml").write_text(config_toml, encoding="utf-8")
+        write_text_atomic(self.path / "config.toml", config_toml)
 
     def keep(self) -> None:
         """The new run has something to keep (an epoch saved, or its results): what it replaced goes."""
@@ -135,10 +151,12 @@ class RunFolder:
 
     def abandon(self) -> None:
         """The run failed before :meth:`keep`: the folder as it was before it (none, if there was none). Call it holding the lock."""
-        if self.kept or not self.checked or not self.path.is_dir():
+        if self.kept or not self.path.is_dir():
             return
-        if not self.existed:
+        if not self.existed:  # also when the check refused the run (a --resume of a run that never was): no lone .lock
             shutil.rmtree(self.path)  # with the lock file: on Unix the held lock goes with the descriptor
+            return
+        if not self.checked:  # refused before the check ended: the folder is as it was
             return
         replaced = self.path / REPLACED
         untouched = {name for name in self.before if not (replaced / name).exists()}

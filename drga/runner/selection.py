@@ -10,6 +10,8 @@ it hands the final report its cells (:meth:`Selection.best_checkpoints`). What a
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,8 @@ class Selection:
         planned = {phase.name for phase in plan}
         for phase in PHASES:
             path = best_checkpoint(self.run_dir, phase.name)
+            if phase.name in planned and not path.exists():  # a phase that ran saved it (its first epoch is its best so far)
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))  # gone: its row is not left out quietly
             if not path.exists() or (phase.name not in planned and phase is not PHASES[0]):  # train.init_from: pretrain's row
                 continue
             own = {mode: best_checkpoint(self.run_dir, phase.name, mode) for mode in phase.dev_modes}

@@ -46,9 +46,11 @@ class Task(ABC):
     """The task half of a run; subclasses are :class:`drga.tasks.ClassificationTask` and
     :class:`drga.tasks.TranslationTask`."""
 
-    #: Config fields a resumed run may change without changing its numbers (data.rare_labels: data that load are the same data).
+    #: Config fields a resumed run may change without changing its numbers (data.rare_labels: data that load are the same data;
+    #: data.tsv_path and data.data_dir say where the data are read from, written relative to the folder the run was started
+    #: in: the data's fingerprint, checked by :meth:`check_resume`, says whether they are the same data).
     resumable_changes: frozenset[str] = frozenset(
-        {"run.device", "run.progress", "run.threads", "run.logdir", "run.report_to", "data.rare_labels"}
+        {"run.device", "run.progress", "run.threads", "run.logdir", "run.report_to", "data.rare_labels", "data.tsv_path", "data.data_dir"}
     )
     #: Under torchrun: whether dev and test are sharded over the processes (their means then
     #: combined by :meth:`combine_over_processes`), or scored whole by every process.

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import torch
 
-from drga.config import ConfigError
+from drga.config import ConfigError, device_problem
 
 
 def seed_everything(seed: int) -> None:
@@ -20,6 +20,11 @@ def seed_everything(seed: int) -> None:
 
 
 def resolve_device(name: str) -> torch.device:
+    """The torch device of ``name`` (:data:`drga.config.DEVICE_PATTERN`), refused in words when it is no such name or
+    this machine has no such device."""
+    problem = device_problem(name, where="--device")
+    if problem is not None:
+        raise ConfigError(problem)
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from drga.files import write_text_atomic
+
 #: Seconds a run gets to save and exit after SIGINT before it is killed.
 STOP_GRACE_SECONDS = 30.0
 #: How often a running run's wall time is written down; a sweep killed outright loses at most this.
@@ -54,7 +56,7 @@ class WallClock:
 
     def record(self) -> float:
         elapsed = time.time() - self.started
-        self.path.write_text(f"{self.before + elapsed:.0f}\n")
+        write_text_atomic(self.path, f"{self.before + elapsed:.0f}\n")
         return elapsed
 
 

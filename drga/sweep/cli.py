@@ -43,10 +43,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drga.errors import UserError
+from drga.errors import command_failure
+from drga.files import write_text_atomic
 from drga.sweep.executors import Executor, LocalExecutor
-from drga.sweep.fingerprints import SettingsCheck, refusal, settings_lines
-from drga.sweep.grid import Run, command, plan, source_commit
+from drga.sweep.fingerprints import SettingsCheck, check_settings, refusal, settings_lines
+from drga.sweep.grid import DEFAULT_CLI, Run, command, plan, source_commit
 from drga.sweep.results import export_result, projected_compute, table
 
 #: The options only ``--executor ray`` reads.
@@ -81,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--logdir", default="runs/sweep", help="parent folder of the run folders")
     parser.add_argument("--out", help="results table (markdown; a .csv beside it); default <logdir>/sweep_results.md")
     parser.add_argument("--results", help="folder of the per-run result files to commit (see above)")
-    parser.add_argument("--cli", default="drga.cli", help="module (run with -m) or script with the `train` command")
+    parser.add_argument("--cli", default=DEFAULT_CLI, help="module (run with -m) or script with the `train` command")
     parser.add_argument("--dry-run", action="store_true", help="print the commands of the runs still to do")
     parser.add_argument(
         "--rerun-changed", action="store_true",
@@ -176,9 +177,10 @@ def sweep(args: argparse.Namespace) -> int:
     """Run the grid; write the table. 0: every run finished; 1: some failed; 130: interrupted."""
     runs = plan(args.nets, args.datasets, args.seeds, args.logdir, args.results)
     check = SettingsCheck(args)
+    check_settings(runs, check)  # every run's settings, before any run starts
     todo = skip_finished(runs, check, args.rerun_changed)
     if args.dry_run:
-        print(projected_compute(todo, runs, args), flush=True)
+        print(projected_compute(todo, runs, args, [check.threads(run) for run in todo]), flush=True)
         for run in todo:
             print(" ".join(command(run, args)))
         return 0
@@ -187,19 +189,18 @@ def sweep(args: argparse.Namespace) -> int:
     try:
         completed = True
         if not todo:
-            print(projected_compute(todo, runs, args), flush=True)
+            print(projected_compute(todo, runs, args, [check.threads(run) for run in todo]), flush=True)
         else:  # the executor first: Ray's says how many runs fit at a time
             executor = make_executor(args)
             args.jobs = executor.jobs
-            print(projected_compute(todo, runs, args), flush=True)
+            print(projected_compute(todo, runs, args, [check.threads(run) for run in todo]), flush=True)
             completed = executor.run(todo)
     except KeyboardInterrupt:  # before any run started (connecting to Ray, say)
         completed = False
     finally:
         signal.signal(signal.SIGTERM, previous)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     text = table(runs, args.out, settings_lines(runs, check))
-    Path(args.out).write_text(text + "\n", encoding="utf-8")
+    write_text_atomic(args.out, text + "\n")
     print("\n" + text + f"\n\nresults table: {args.out} (and {Path(args.out).with_suffix('.csv')})", flush=True)
     if not completed:
         return 130
@@ -228,9 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return sweep(finish_arguments(args, parser.error))
-    except UserError as error:
-        print(f"sweep: error: {error}", file=sys.stderr)
-        return 2
+    except Exception as error:  # the command line's one rule (drga/cli.py · main): a mistake or a fault is one message
+        failure = command_failure(error)
+        if failure is None:
+            raise
+        print(f"sweep: error: {failure[0]}", file=sys.stderr)
+        return failure[1]
 
 
 if __name__ == "__main__":

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drga.config import ConfigError, fingerprinted, flatten, settings_fingerprint
+from drga.config import ConfigError, data_difference, fingerprinted, flatten, refuse_unread_settings, settings_fingerprint
 from drga.errors import UserError
+from drga.names import counted
 from drga.registry import task_of_config
-from drga.sweep.grid import Run, train_overrides
+from drga.sweep.grid import DEFAULT_CLI, OPTION_SETTINGS, Run, run_settings, train_overrides
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,6 +85,15 @@ class SettingsCheck:
         if run.net not in NETWORKS:  # a network that --cli registers: the classification defaults, as that command gives them
             return load_config(self.args.config, overrides)
         return load_run_config(self.args.config, overrides)
+
+    def threads(self, run: Run) -> int:
+        """The torch threads the run will use: its ``run.threads`` when set, else the sweep's ``--threads-per-run``
+        (its OMP_NUM_THREADS, drga/sweep/child.py)."""
+        try:
+            config = self.config(run)
+        except UserError:
+            return max(1, self.args.threads_per_run or 1)
+        return getattr(config, "experiment", config).run.threads or max(1, self.args.threads_per_run or 1)
 
     def data_fingerprint(self, config: Any) -> tuple[str | None, str]:
         """The fingerprint of the configured data as read (None where they cannot be read here), and a note saying why not."""
@@ -150,7 +160,7 @@ class SettingsCheck:
             if data is None:
                 comparison.note = "; ".join(filter(None, (comparison.note, note)))
             elif data != fingerprint["data"]:
-                comparison.differences = [f"data as read: fingerprint {fingerprint['data']} → {data} (the files changed)"]
+                comparison.differences = [data_difference(fingerprint["data"], data)]
         return comparison
 
     def compare_interrupted(self, run: Run) -> Comparison:
@@ -164,6 +174,39 @@ class SettingsCheck:
             return comparison
         comparison.differences = differing_keys(recorded, now)
         return comparison
+
+
+def check_settings(runs: list[Run], check: SettingsCheck) -> None:
+    """Resolve every run's configuration before any run starts, as its `drga train` would (:meth:`SettingsCheck.config`),
+    and refuse the sweep naming the runs whose settings `drga train` would refuse: a misspelt ``--set`` key, a setting
+    none of a run's network or data set reads, the tsv data set without its file. Each would otherwise start, fail, and
+    say why only in its train.log. Not with another ``--cli``, whose registrations this process does not see."""
+    if check.args.cli != DEFAULT_CLI:  # another entry point (--cli) may register networks, data sets and settings unknown here
+        return
+    problems: dict[str, list[str]] = {}
+    for item in check.args.set:
+        key = item.split("=", 1)[0].strip()
+        if key in OPTION_SETTINGS:
+            raise UserError(f"--set {item}: the sweep sets {key} of each run itself ({OPTION_SETTINGS[key]}); drop the --set")
+    for run in runs:
+        try:
+            config = check.config(run)
+            shared = getattr(config, "experiment", config)  # a translation configuration holds the shared sections
+            refuse_unread_settings(shared, run_settings(run, check.args))
+        except UserError as error:
+            problems.setdefault(str(error), []).append(run.name)
+            continue
+        data = shared.data
+        if data.dataset == "tsv" and not (data.tsv_path or data.data_dir):
+            problems.setdefault("the tsv data set needs its file: give --set data.tsv_path=PATH (a label<TAB>text file, "
+                                "or a folder with train.tsv, dev.tsv and test.tsv)", []).append(run.name)
+    if not problems:
+        return
+    lines = [f"{counted(sum(map(len, problems.values())), 'run')} of this sweep would be refused by `drga train`; none was started:"]
+    for message, names in problems.items():
+        shown = ", ".join(names[:SHOWN_RUNS]) + (f" and {len(names) - SHOWN_RUNS} more" if len(names) > SHOWN_RUNS else "")
+        lines.append(f"  {shown}: {message}")
+    raise UserError("\n".join(lines))
 
 
 def refusal(changed: list[Comparison]) -> UserError:
@@ -209,8 +252,9 @@ def settings_lines(runs: list[Run], check: SettingsCheck) -> list[str]:
              + (", ".join(f"`{item}`" for item in shared) or "the defaults") + "."]
     if varying:
         lines.append("Per cell: " + "; ".join(varying) + ".")
-    lines.append("A run finished earlier was checked against these settings before it was skipped (the fingerprint its "
-                 "results.json records; docs/distributed.md, \"A sweep never mixes settings\").")
+    if any(run.status == "finished earlier" for run in runs):  # said only of a sweep that skipped some
+        lines.append("A run finished earlier was checked against these settings before it was skipped (the fingerprint its "
+                     "results.json records; docs/distributed.md, \"A sweep never mixes settings\").")
     return lines
 
 

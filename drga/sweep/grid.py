@@ -69,11 +69,23 @@ def train_arguments(run: Run, args: argparse.Namespace) -> list[str]:
     return arguments
 
 
+def run_settings(run: Run, args: argparse.Namespace) -> list[str]:
+    """The sweep's ``--set`` items as the run's `drga train` gets them: {seed}, {dataset} and {net} replaced by the run's."""
+    return [item.replace("{seed}", str(run.seed)).replace("{dataset}", run.dataset).replace("{net}", run.net) for item in args.set]
+
+
+#: The entry point of a run's `drga train` (``--cli``): the toolkit's own command line.
+DEFAULT_CLI = "drga.cli"
+#: The settings the sweep's own options give each run (``--datasets``, ``--nets``, ``--seeds``, ``--logdir``): a ``--set``
+#: of one of them is refused (`drga train` would refuse its option beside it).
+OPTION_SETTINGS = {"data.dataset": "--datasets", "network.name": "--nets", "run.seed": "--seeds", "run.logdir": "--logdir",
+                   "run.run_name": "the run's folder name"}
+
+
 def train_overrides(run: Run, args: argparse.Namespace) -> list[str]:
     """The ``section.key=value`` overrides that the run's `drga train` command (:func:`train_arguments`) makes of its options,
     in the order `drga train` applies them (``drga.config.flag_overrides``): what its configuration is resolved from."""
-    sets = [item.replace("{seed}", str(run.seed)).replace("{dataset}", run.dataset).replace("{net}", run.net) for item in args.set]
-    return [*sets, f"data.dataset={run.dataset}", f"network.name={run.net}", f"run.seed={run.seed}",
+    return [*run_settings(run, args), f"data.dataset={run.dataset}", f"network.name={run.net}", f"run.seed={run.seed}",
             f"run.logdir={run.folder.parent}", f"run.run_name={run.name}", "run.progress=false"]
 
 

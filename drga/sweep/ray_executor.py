@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from drga.errors import UserError
+from drga.files import write_text_atomic
 from drga.sweep.child import STOP_GRACE_SECONDS, train_to_end
 from drga.sweep.executors import Tally, busy, settle
 from drga.sweep.grid import Run, train_arguments
@@ -146,7 +147,7 @@ class RayExecutor:
             return
         if outcome["results"] is not None and (run.redo or not (run.folder / "results.json").exists()):
             run.folder.mkdir(parents=True, exist_ok=True)
-            (run.folder / "results.json").write_text(outcome["results"], encoding="utf-8")
+            write_text_atomic(run.folder / "results.json", outcome["results"])
             if outcome["wall_seconds"] is not None:
-                (run.folder / "wall_seconds.txt").write_text(outcome["wall_seconds"])
+                write_text_atomic(run.folder / "wall_seconds.txt", outcome["wall_seconds"])
         settle(run, outcome["returncode"], outcome["seconds"], False, tally, where=f"node {outcome['node'][:8]}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from drga.errors import UserError
+from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, EpochRecord, Mode, ResultRow, Split, headline_score, row_epoch, row_scores
 from drga.sweep.grid import Run
 
@@ -98,10 +99,7 @@ def export_result(run: Run, commit: str, replace: bool = False) -> None:
         "fingerprint": full.get("fingerprint"),  # its settings and data (drga/sweep/fingerprints.py); older files lack it
         "history": history,
     }
-    run.result_file.parent.mkdir(parents=True, exist_ok=True)
-    partial = run.result_file.with_suffix(".json.tmp")
-    partial.write_text(json.dumps(compact, indent=1) + "\n", encoding="utf-8")
-    os.replace(partial, run.result_file)
+    write_text_atomic(run.result_file, json.dumps(compact, indent=1) + "\n")
 
 
 def compact_row(row: dict, mode: str) -> dict:
@@ -219,9 +217,10 @@ def cost_in(result_file: Path) -> tuple[float, int] | None:
     return sum(p["seconds"] for p in phases.values()), sum(p["epochs"] for p in phases.values())
 
 
-def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace) -> str:
+def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace, threads: list[int] | None = None) -> str:
     """What the runs still to do will cost, projected from the measured runs of the same cells
-    (network, data set): runs, epochs, core-hours and wall hours at ``args.jobs`` runs at a time."""
+    (network, data set): runs, epochs, core-hours and wall hours at ``args.jobs`` runs at a time. ``threads``: each
+    run's torch threads, as it will use them (its ``run.threads`` when set; default ``args.threads_per_run`` for all)."""
     measured: dict[tuple[str, str], list[tuple[float, int]]] = {}
     counted_files = set()
     for run in runs:
@@ -236,23 +235,26 @@ def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace
             if cost is not None and other.stem.rsplit("seed", 1)[-1].isdigit():
                 measured.setdefault(cell, []).append(cost)
                 counted_files.add(other)
-    threads = max(1, args.threads_per_run or 1)
-    seconds = epochs = 0.0
+    per_run = threads if threads is not None else [max(1, args.threads_per_run or 1)] * len(todo)
+    seconds = epochs = core_seconds = 0.0
     unmeasured: dict[tuple[str, str], int] = {}
-    for run in todo:
+    for run, run_threads in zip(todo, per_run):
         costs = measured.get((run.net, run.dataset))
         if not costs:
             unmeasured[(run.net, run.dataset)] = unmeasured.get((run.net, run.dataset), 0) + 1
             continue
         seconds += statistics.mean(c[0] for c in costs)
+        core_seconds += statistics.mean(c[0] for c in costs) * run_threads
         epochs += statistics.mean(c[1] for c in costs)
     counted = len(todo) - sum(unmeasured.values())
     resumed = sum(run.interrupted for run in todo)
-    lines = [f"[plan] {len(todo)} runs to do ({resumed} resumed), {args.jobs} at a time, {threads} thread(s) each"]
+    low, high = (min(per_run), max(per_run)) if per_run else (max(1, args.threads_per_run or 1),) * 2
+    each = f"{low} thread(s) each" if low == high else f"{low} to {high} threads each"
+    lines = [f"[plan] {len(todo)} runs to do ({resumed} resumed), {args.jobs} at a time, {each}"]
     if counted:
         lines.append(
             f"[plan] projected for {counted} of them (from {sum(len(c) for c in measured.values())} finished runs of the same "
-            f"cells): {epochs:.0f} epochs, {seconds * threads / 3600:.1f} core-hours, {seconds / 3600 / max(args.jobs, 1):.1f} h "
+            f"cells): {epochs:.0f} epochs, {core_seconds / 3600:.1f} core-hours, {seconds / 3600 / max(args.jobs, 1):.1f} h "
             f"wall at {args.jobs} jobs (a resumed run counts as a whole one)"
         )
     if unmeasured:
@@ -318,7 +320,7 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
     for (net, dataset), group in groups.items():
         seeds = max((len(v) for v in group.values()), default=0)
         lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std_text([100 * v for v in group[t]]) for t in titles) + " |")
-    with open(Path(out).with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
+    with open_atomic(Path(out).with_suffix(".csv"), newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drga.config import DATA_DIR_SCOPE, flag_overrides, refuse_unread_data_dir, tsv_implies_dataset
+from drga.config import DATA_DIR_SCOPE, flag_overrides, refuse_unread_data_dir, refuse_unread_settings, tsv_implies_dataset
 
 #: Where each option of ``drga tune`` is read (see ``drga.cli.OPTION_SCOPES``).
 OPTION_SCOPES: dict[str, dict[str, str | None]] = {
@@ -77,6 +77,7 @@ def settings_from(args: argparse.Namespace) -> Any:
     tsv_implies_dataset(args)
     base = flag_overrides(args, interactive=True, extra=(("tsv", "data.tsv_path"),))
     config = experiment(load_run_config(args.config, base))  # checked now, not in trial 1
+    refuse_unread_settings(config, args.set)
     from drga.data.embeddings import VECTOR_SETS
 
     refuse_unread_data_dir(args, config.data, config.network.vectors in VECTOR_SETS)

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drga.config import fingerprinted
+from drga.config import data_difference, fingerprinted
 from drga.errors import UserError
+from drga.files import write_text_atomic
 from drga.names import Split, counted, row_epoch, score_key
 from drga.registry import task_of_config
 from drga.runner.phases import Phase, phase_plan
@@ -235,8 +236,7 @@ def write_best_config(settings: TuneSettings, study: Any, trial: Any) -> Path:
         f"# Train with it: drga train --config {settings.best_file}",
         "",
     ]
-    settings.best_file.parent.mkdir(parents=True, exist_ok=True)
-    settings.best_file.write_text("\n".join(header) + run_config_toml(config), encoding="utf-8")
+    write_text_atomic(settings.best_file, "\n".join(header) + run_config_toml(config))
     return settings.best_file
 
 
@@ -251,9 +251,11 @@ def study_definition(settings: TuneSettings) -> dict[str, Any]:
     for dimension in settings.dimensions:
         for _, items in dimension.settings or ():
             searched |= {item.partition("=")[0].strip() for item in items}
-    base = fingerprinted(load_run_config(settings.config, settings.base).flat())
+    config = load_run_config(settings.config, settings.base)
+    base = fingerprinted(config.flat())
     space = [json.loads(json.dumps(dataclasses.asdict(dimension))) for dimension in settings.dimensions]
-    return {"search_space": space, "fixed_settings": {key: value for key, value in base.items() if key not in searched}}
+    data = task_of_config(config).required("data_fingerprint", "drga tune")(config)  # the files as read, as drga sweep compares them
+    return {"search_space": space, "fixed_settings": {key: value for key, value in base.items() if key not in searched}, "data": data}
 
 
 def distribution(dimension: Dimension) -> Any:
@@ -294,9 +296,13 @@ def check_study(settings: TuneSettings, study: Any) -> None:
     for key in sorted(set(old_fixed) & set(new_fixed)):
         if old_fixed[key] != new_fixed[key]:
             differences.append(f"{key}: {json.dumps(old_fixed[key])} → {json.dumps(new_fixed[key])}")
+    if stored.get("data") is not None and definition["data"] is not None and stored["data"] != definition["data"]:
+        differences.append(data_difference(stored["data"], definition["data"]))
     if differences:
-        raise UserError(f"{where} was made with another search space or other fixed settings than this command gives: "
-                        + "; ".join(differences) + f"; {fix}")
+        raise UserError(f"{where} was made with another search space, other fixed settings or other data than this command "
+                        "gives: " + "; ".join(differences) + f"; {fix}")
+    if stored.get("data") is None and definition["data"] is not None:  # a study recorded before its data were: from now on
+        study.set_user_attr(DEFINITION, {**stored, "data": definition["data"]})
 
 
 def _dimension_text(item: dict[str, Any] | None) -> str:

@@ -47,7 +47,7 @@ def evaluate_classification_checkpoint(args: argparse.Namespace, payload: dict[s
     """``drga evaluate`` on a classification checkpoint: accuracy, reward and N/L of a split in both modes."""
     from drga.data import BatchIterator
     from drga.tasks.classification.evaluation import evaluate
-    from drga.tasks.classification.trained import data_for, load_trained
+    from drga.tasks.classification.trained import data_for, file_examples, load_trained
 
     if args.beam is not None:
         raise refuse_option("beam", "translation checkpoints (beam search)",
@@ -60,10 +60,18 @@ def evaluate_classification_checkpoint(args: argparse.Namespace, payload: dict[s
             setattr(config.data, key, getattr(args, flag))
     config.data.train_fraction = 1.0
     refuse_unread_data_dir(args, config.data)  # the checkpoint holds its embeddings: no vectors are found by name
-    data = data_for(model, args.checkpoint)  # labels matched to the network's outputs by name
-    examples = data.test if args.split == "test" else data.dev
+    if args.tsv is not None and Path(args.tsv).is_file():  # the test set itself: scored whole, not split as a training file
+        if args.split is not None:
+            raise refuse_option("split", "a data set with dev and test splits (a --tsv folder, a named data set)",
+                                f"{args.tsv} is one file, scored whole; drop --split")
+        examples = file_examples(model, args.tsv, args.checkpoint)
+        where = f"{args.tsv}, every line ({counted(len(examples), 'example')})"
+    else:
+        split = args.split or "test"
+        data = data_for(model, args.checkpoint)  # labels matched to the network's outputs by name
+        examples = data.test if split == "test" else data.dev
+        where = f"{config.data.dataset} {split} ({len(examples)} examples)"
     batches = BatchIterator(examples, config.data.batch_size * 2, shuffle=False)
-    where = f"{config.data.dataset} {args.split} ({len(examples)} examples)"
     print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {where}")
     for mode in MODES:
         if mode == Mode.WITH_AGENT and not model.has_agent:

@@ -22,7 +22,7 @@ from torch import Tensor
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS
 from drga.baselines.protocol import AttentionNetwork
-from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_checkpoint
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import DataConfig
 from drga.core.beta import AdjustmentStrength
 from drga.core.rollout import rollout
@@ -32,10 +32,8 @@ from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
 from drga.names import Mode, checked_mode
-from drga.registry import task_of_checkpoint
 from drga.runtime.eval_mode import eval_mode
-from drga.tasks.classification.config import TASK_NAME
-from drga.tasks.classification.trained import NetworkSource, load_trained
+from drga.tasks.classification.trained import NetworkSource, load_trained, refuse_other_tasks_checkpoint
 
 __all__ = ["Classifier", "EmptyTextError", "Prediction", "load"]
 
@@ -230,12 +228,7 @@ def load(
     ``device``: cpu, cuda, cuda:N or auto.
     """
     payload = load_checkpoint(path)
-    task = task_of_checkpoint(payload)
-    if task is None or task.name != TASK_NAME:  # another task's checkpoint: what to do with it instead, as its task says
-        recorded = CheckpointPayload.of(payload).task
-        what = f"a {task.name} checkpoint" if task is not None else f"a checkpoint of the task '{recorded}', not registered here"
-        instead = f": {task.inference.format(path=path)}" if task is not None and task.inference else ""
-        raise CheckpointError(f"{path} is {what}{instead}")
+    refuse_other_tasks_checkpoint(path, payload)  # another task's checkpoint: what to do with it instead, as its task says
     model = load_trained(path, device=device, network=network, payload=payload)
     reads = NETWORK_INPUTS.get(model.config.network.name, "text")
     if reads != "text":

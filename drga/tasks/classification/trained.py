@@ -18,9 +18,13 @@ from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_modu
 from drga.config import ExperimentConfig, config_from_dict
 from drga.core.beta import AdjustmentStrength
 from drga.data import Vocabulary
+from drga.data.batching import EncodedExample
+from drga.data.text import DataFormatError, TextExample, read_tsv
 from drga.data.vocab import vocabulary_fingerprint
 from drga.errors import UserError
-from drga.tasks.classification.data import PreparedData, build_attention_network, prepare_data, pretrained_vocabulary
+from drga.registry import task_of_checkpoint
+from drga.tasks.classification.config import TASK_NAME
+from drga.tasks.classification.data import PreparedData, build_attention_network, encode_split, prepare_data, pretrained_vocabulary
 from drga.tasks.trained import model_checkpoint, ready_for_evaluation, trained_agent
 
 LOGGER = logging.getLogger(__name__)
@@ -59,6 +63,9 @@ def load_trained(
     called with the vocabulary size and the number of labels. ``payload``: the file, already loaded.
     """
     checkpoint = model_checkpoint(path, payload)
+    if "vocab" not in checkpoint:  # not classification's kind (a translation checkpoint: subword models): what to do instead
+        refuse_other_tasks_checkpoint(path, checkpoint)
+        raise CheckpointError(f"{path} holds no vocabulary, which a classification checkpoint records")
     if expected_net is not None and checkpoint.net_name != expected_net:
         raise CheckpointError(f"{path} holds the network '{checkpoint.net_name}', not '{expected_net}'")
     recorded_fingerprint = checkpoint.vocab_fingerprint
@@ -80,6 +87,18 @@ def load_trained(
     return TrainedModel(
         config, network, policy, strength, vocab, list(label_names), checkpoint.has_agent, checkpoint.phase, torch_device, tokenizer
     )
+
+
+def refuse_other_tasks_checkpoint(path: str | Path, payload: Mapping[str, Any]) -> None:
+    """Refuse a checkpoint of another task (``drga predict`` or ``drga.load`` given one; ``drga analyze`` given one it cannot
+    read, a translation checkpoint), saying what to do with it instead, as its task's registration says."""
+    task = task_of_checkpoint(payload)
+    if task is not None and task.name == TASK_NAME:
+        return
+    recorded = CheckpointPayload.of(payload).task
+    what = f"a {task.name} checkpoint" if task is not None else f"a checkpoint of the task '{recorded}', not registered here"
+    instead = f": {task.inference.format(path=path)}" if task is not None and task.inference else ""
+    raise CheckpointError(f"{path} is {what}{instead}; drga predict, drga analyze and drga.load read classification checkpoints")
 
 
 def _network_for(
@@ -160,3 +179,25 @@ def data_for(model: TrainedModel, source: str | Path) -> PreparedData:
     label is not questioned here (``data.rare_labels`` guards training): the checkpoint's labels are what it knows."""
     model.config.data.rare_labels = "keep"
     return on_model_labels(prepare_data(model.config, vocab=model.vocab), model, source)
+
+
+def file_examples(model: TrainedModel, path: str | Path, source: str | Path) -> list[EncodedExample]:
+    """Every labelled line of one ``label<TAB>text`` file, the test set ``drga evaluate --tsv FILE`` scores whole (not split
+    80/10/10 as a training file is): tokenized as TSV text is, encoded with the model's vocabulary and labelled by its label
+    names (:func:`label_order`; a label ``source``, the checkpoint, does not know is refused with both sets and its first
+    line). One label alone is fine: a test file may hold one class."""
+    path = Path(path)
+    data = model.config.data
+    tsv = read_tsv(path, data.lowercase, data.tsv_header, data.encoding, data.encoding_errors)
+    tsv.check(path, columns=False)
+    if not tsv.rows:
+        raise DataFormatError(f"{path}: no labelled line (each line must be label<TAB>text); is it the file you meant?")
+    given = sorted({label for label, _, _ in tsv.rows})
+    try:
+        order = label_order(model.label_names, given, source)
+    except CheckpointError as error:
+        label, line = next((label, line) for label, _, line in tsv.rows if label not in model.label_names)
+        raise CheckpointError(f"{error} (label {label!r} first at {path}:{line})") from None
+    examples = [TextExample(tokens, order[given.index(label)]) for label, tokens, _ in tsv.rows]
+    encoded, _ = encode_split(examples, model.vocab, data)
+    return encoded

@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drga.config import ConfigError, refuse_option
+from drga.files import write_text_atomic
 from drga.names import MODES, Mode, checked_mode, counted
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def translate_lines(args: argparse.Namespace) -> int:
         print(f"drga translate: {cut} source lines longer than {model.config.experiment.data.max_length} pieces were cut", file=sys.stderr)
     text = "\n".join(translations) + ("\n" if translations else "")
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_text_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     search = "greedy" if beam == 1 else f"beam {beam}"
@@ -112,7 +112,7 @@ def evaluate_translation_checkpoint(args: argparse.Namespace, payload: dict | No
     model = _model_on_requested_data(args, payload)
     data = model.config.experiment.data
     beam = _evaluation_beam(args, model.config.nmt)
-    pairs, references, description = evaluation_pairs(model, args.split)
+    pairs, references, description = evaluation_pairs(model, args.split or "test")  # --split's default
     batches = ParallelBatchIterator(pairs, data.batch_size * 2, shuffle=False)
     progress = sys.stderr.isatty()
     print(f"{args.checkpoint}: {model.network.net_name} from phase '{model.phase}', {description}")

@@ -28,6 +28,7 @@ from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
 from drga.core.rollout import Rollout
 from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
+from drga.files import write_bytes_atomic, write_text_atomic
 from drga.names import MODES, Split, epoch_key, row_scores, score_key
 from drga.runner.context import RunContext
 from drga.runner.phases import Phase
@@ -205,8 +206,8 @@ class TranslationTask(Task):
 
     def start(self, context: RunContext, resumed: bool) -> None:
         if context.main:
-            (context.run_dir / "source.spm.model").write_bytes(self.data.source_tokenizer.model_proto)
-            (context.run_dir / "target.spm.model").write_bytes(self.data.target_tokenizer.model_proto)
+            write_bytes_atomic(context.run_dir / "source.spm.model", self.data.source_tokenizer.model_proto)
+            write_bytes_atomic(context.run_dir / "target.spm.model", self.data.target_tokenizer.model_proto)
         if self.config.train.init_from and context.main and not resumed:
             self.adopt_pretrained(context, Path(self.config.train.init_from))
 
@@ -260,7 +261,7 @@ class TranslationTask(Task):
             for name, size, key in searches:
                 result, hyps = self.scores(context, "test", cell.mode, beam_size=size)
                 if context.main:
-                    (out_dir / f"test.{cell.phase}.{cell.mode}.{name}.{target_lang}").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+                    write_text_atomic(out_dir / f"test.{cell.phase}.{cell.mode}.{name}.{target_lang}", "\n".join(hyps) + "\n")
                 row[key] = result.as_dict()
                 if size == 1:
                     signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"

@@ -1,0 +1,66 @@
+"""Writing the toolkit's files so that a fault of the machine never leaves half of one.
+
+Every file a command writes whole (a checkpoint, ``results.json``, ``config.toml``, a result file of
+a sweep, ``best.toml``, an analysis' tables, a cache) goes through :func:`atomic_path`: it is written
+to a temporary file beside its place and renamed onto it (``os.replace``, atomic on one file system)
+only once it is complete. A full disk or a folder that vanished mid-write leaves the earlier file, or
+none, and never a truncated one; the temporary file is removed. What a fault then says is
+:func:`drga.errors.fault_message`'s, printed by the command line (``drga/cli.py`` · ``main``).
+
+Files that grow line by line (``train.log``, ``metrics.csv``, TensorBoard's event files) are appended
+and flushed instead: a fault there loses at most the line being written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["atomic_path", "open_atomic", "write_text_atomic", "write_bytes_atomic"]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` (its folder created) to write the whole file to; renamed onto ``path`` when the
+    block ends, removed if it raises. The temporary name keeps ``path``'s suffix, for writers that read the format
+    from it."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a folder of the path should be: said as such (drga.errors.fault_message)
+        blocking = next(folder for folder in (path.parent, *path.parent.parents) if folder.exists() and not folder.is_dir())
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(blocking)) from None
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    os.close(handle)
+    try:
+        yield Path(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def open_atomic(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8", newline: str | None = None) -> Iterator[IO[Any]]:
+    """``open(path, mode)`` for writing a file whole (``"w"`` or ``"wb"``), through :func:`atomic_path`."""
+    if "b" in mode:
+        encoding = None
+    with atomic_path(path) as temporary, open(temporary, mode, encoding=encoding, newline=newline) as handle:
+        yield handle
+
+
+def write_text_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
+    """``Path(path).write_text(text)``, never half written."""
+    with open_atomic(path, "w", encoding=encoding) as handle:
+        handle.write(text)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """``Path(path).write_bytes(data)``, never half written."""
+    with open_atomic(path, "wb") as handle:
+        handle.write(data)
