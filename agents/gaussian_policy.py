@@ -89,19 +89,25 @@ class GaussianPolicy(nn.Module):
         log_std = self.log_std_head(features).clamp(*self.log_std_bounds)
         return Normal(self.mean_head(features), log_std.exp())
 
-    def _blockwise_features(self, state: BlockwiseState) -> Tensor:
+    def first_layer(self) -> tuple[nn.Linear, nn.LayerNorm | None] | None:
+        """The first hidden layer and the LayerNorm before it (None if the state is not normalised),
+        what a :class:`BlockwiseState` projects; None for a policy without hidden layers."""
         layers = list(self.body)
-        first = layers[0] if layers else None
-        norm = first if isinstance(first, nn.LayerNorm) else None
-        if norm is not None:
-            layers.pop(0)
-        if not layers:  # no hidden layer: the heads read the (normalised) state itself
-            return self.body(state.dense())
-        linear = layers[0]
+        norm = layers[0] if layers and isinstance(layers[0], nn.LayerNorm) else None
+        linear = layers[1 if norm is not None else 0] if len(layers) > (norm is not None) else None
+        if linear is None:
+            return None
         if not isinstance(linear, nn.Linear):  # never: __init__ builds [LayerNorm,] (Linear, Tanh)*
             raise TypeError(f"the policy's first hidden layer is a {type(linear).__name__}, not a linear layer")
+        return linear, norm
+
+    def _blockwise_features(self, state: BlockwiseState) -> Tensor:
+        first = self.first_layer()
+        if first is None:  # no hidden layer: the heads read the (normalised) state itself
+            return self.body(state.dense())
+        linear, norm = first
         features = state.project(linear, norm)
-        for layer in layers[1:]:
+        for layer in list(self.body)[2 if norm is not None else 1 :]:
             features = layer(features)
         return features
 

@@ -34,11 +34,17 @@ Greedy and beam search (``drga.tasks.translation.decoding``) drive a network one
 through :meth:`TranslationNetwork.start`, :meth:`~TranslationNetwork.step` and
 :meth:`~TranslationNetwork.reorder`. ``step`` takes an optional ``adjust`` function: given the
 site of the current step (the same observation layout as in training) it returns the revised
-attention, which is how the agent acts during decoding (the ``with-agent`` mode).
+attention, which is how the agent acts during decoding (the ``with-agent`` mode). An adjuster
+with a per-sentence part (the agent's: its policy's first layer applied to the source side of
+eq. 1's state, ``drga.core.source_state``) gets it computed once, by
+:meth:`~TranslationNetwork.with_adjuster` when decoding starts; the decoder keeps it in its state
+(``"adjuster"``), reorders it with its beams, and hands it back with each step's site
+(:func:`adjusted_attention`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -58,9 +64,11 @@ DecoderState = dict
 
 
 def map_tensors(value: Any, fn: Callable[[Tensor], Tensor]) -> Any:
-    """Apply ``fn`` to every tensor in nested dicts / lists / tuples."""
+    """Apply ``fn`` to every tensor in nested dicts / lists / tuples / dataclass instances."""
     if isinstance(value, Tensor):
         return fn(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: map_tensors(getattr(value, f.name), fn) for f in dataclasses.fields(value) if f.init})
     if isinstance(value, Mapping):
         return {k: map_tensors(v, fn) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -93,6 +101,23 @@ def cross_attention_site(
         attention=attention * mask.to(attention.dtype),
         name="cross-attention",
     )
+
+
+def adjuster_source(adjust: Adjuster | None, words: Tensor, states: Tensor, mask: Tensor) -> DecoderState:
+    """Decoder-state entries holding the per-sentence part of ``adjust`` (an adjuster with a
+    ``prepare(words, states, mask)`` method: the agent's) for source embeddings ``words``
+    [N, T_x, Dw], encoder states ``states`` [N, T_x, Dh] and ``mask``; none for another adjuster."""
+    prepare = getattr(adjust, "prepare", None)
+    prepared = prepare(words, states, mask) if prepare is not None else None
+    return {} if prepared is None else {"adjuster": prepared}
+
+
+def adjusted_attention(adjust: Adjuster, site: AttentionSite, state: DecoderState) -> Tensor:
+    """The revised attention of a decoding step's ``site``: ``adjust.revise(site, part)`` with the
+    per-sentence part the state keeps (:func:`adjuster_source`), else ``adjust(site)``."""
+    if "adjuster" in state:
+        return adjust.revise(site, state["adjuster"])  # type: ignore[attr-defined]
+    return adjust(site)
 
 
 def site_from_cache(cache: dict[str, Any]) -> tuple[AttentionSite, ...]:
@@ -162,6 +187,11 @@ class TranslationNetwork(AttentionNetwork):
         attention it returns is used, exactly as ``predict`` uses revised attention in training.
         """
         raise NotImplementedError
+
+    def with_adjuster(self, state: DecoderState, adjust: Adjuster) -> DecoderState:
+        """The initial state with the per-sentence part of ``adjust``, if it has one (see
+        :func:`adjuster_source`); a network that does not keep one returns ``state``."""
+        return state
 
     def reorder(self, state: DecoderState, index: Tensor) -> DecoderState:
         """The state of rows ``index`` (beam search: expand to beams, follow back-pointers)."""

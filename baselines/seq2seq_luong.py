@@ -43,6 +43,8 @@ from drga.baselines.nmt_common import (
     CrossAttentionEncoding,
     DecoderState,
     TranslationNetwork,
+    adjusted_attention,
+    adjuster_source,
     cross_attention_site,
     decoder_input,
 )
@@ -203,6 +205,9 @@ class LuongSeq2Seq(TranslationNetwork):
             "h": source["h"], "c": source["c"], "feed": source["states"].new_zeros(tokens.shape[0], self.hidden_size),
         }
 
+    def with_adjuster(self, state: DecoderState, adjust: Adjuster) -> DecoderState:
+        return {**state, **adjuster_source(adjust, state["words"], state["states"], state["mask"])}
+
     def step(self, state: DecoderState, tokens: Tensor, adjust: Adjuster | None = None) -> tuple[Tensor, DecoderState]:
         x = torch.cat([self.target_embedding(tokens), state["feed"]], dim=-1)
         top, h, c = self._cell_step(x, state["h"], state["c"])
@@ -212,7 +217,7 @@ class LuongSeq2Seq(TranslationNetwork):
         if adjust is not None:
             real = torch.ones(tokens.shape[0], 1, dtype=torch.bool, device=tokens.device)
             site = cross_attention_site(state["words"], state["states"], top.unsqueeze(1), state["mask"], real, alpha.unsqueeze(1))
-            revised = adjust(site)[:, 0]
+            revised = adjusted_attention(adjust, site, state)[:, 0]
             output = self._attentional(revised, state["states"], top)
             # The same reading of input feeding as predict (see the module docstring).
             feed = output if self.rerun_decoder else attentional

@@ -50,6 +50,8 @@ from drga.baselines.nmt_common import (
     CrossAttentionEncoding,
     DecoderState,
     TranslationNetwork,
+    adjusted_attention,
+    adjuster_source,
     cross_attention_site,
     decoder_input,
 )
@@ -387,6 +389,9 @@ class TransformerNMT(TranslationNetwork):
             "revised_keys": [empty] * len(layers), "revised_values": [empty] * len(layers),
         }
 
+    def with_adjuster(self, state: DecoderState, adjust: Adjuster) -> DecoderState:
+        return {**state, **adjuster_source(adjust, state["words"], state["memory"], state["mask"])}
+
     def step(self, state: DecoderState, tokens: Tensor, adjust: Adjuster | None = None) -> tuple[Tensor, DecoderState]:
         if "length" in state:
             return self._cached_step(state, tokens, adjust)
@@ -420,7 +425,7 @@ class TransformerNMT(TranslationNetwork):
             arrays = torch.stack(weights, dim=1).reshape(n, self.arrays_per_step, -1)  # this step's arrays, k = l·H + h
             site = cross_attention_site(state["words"], state["memory"], self._array_queries(torch.stack(queries, dim=2)),
                                         state["mask"], real, arrays)
-            row = adjust(site).view(n, self.layers_count, self.heads, 1, -1)
+            row = adjusted_attention(adjust, site, state).view(n, self.layers_count, self.heads, 1, -1)
             x, revised_keys, revised_values = x0, [], []
             for index, layer in enumerate(self.decoder_layers):
                 x, _, keys, values = layer.self_block_step(x, state["revised_keys"][index], state["revised_values"][index])
@@ -443,7 +448,7 @@ class TransformerNMT(TranslationNetwork):
             real = torch.ones(n, self.arrays_per_step, dtype=torch.bool, device=prefix.device)
             last = weights[:, :, :, -1].reshape(n, self.arrays_per_step, -1)  # this step's arrays, k = l·H + h
             site = cross_attention_site(state["words"], memory, self._array_queries(queries[:, -1:]), mask, real, last)
-            row = adjust(site).view(n, self.layers_count, self.heads, 1, -1)
+            row = adjusted_attention(adjust, site, state).view(n, self.layers_count, self.heads, 1, -1)
             revised = torch.cat([revised, row], dim=3)
             output = self._revised_pass(reuse, causal_mask(prefix_mask), revised)
         log_probs = torch.log_softmax(self._logits(output[:, -1]).float(), dim=-1)

@@ -9,15 +9,18 @@ of each (``</s>`` counted, padding not), source+target tokens/second, and their 
     python bench/nmt_throughput.py [--net seq2seq-luong] [--epoch-pairs 1500] [--samples 5] [--repeats 2] \
         [--config experiments/configs/nmt_luong.toml] [--set section.key=value ...]
 
-``--decode CHECKPOINT`` measures decoding instead: a trained ``transformer-nmt`` checkpoint
-translates the first ``--sentences`` test sentences of its data set greedily and with beam
-search (``--beam``), in both modes where it has an agent, with the decoder's key/value cache
-(``kv_cache``, incremental decoding) and without it (the whole prefix re-run every step),
-alternately, ``--repeats`` times; it prints the median seconds, sentences/s, generated tokens/s
-and the speed-up, and checks that both give the same translations.
+``--decode CHECKPOINT`` measures decoding instead: a trained checkpoint translates the first
+``--sentences`` test sentences of its data set greedily and with beam search (``--beam``), in
+both modes where it has an agent, in two variants alternately, ``--repeats`` times; it prints
+the median seconds, generated tokens/s, the speed-up and with-agent / net-only, and checks that
+both variants give the same translations. ``--compare kv-cache`` (a ``transformer-nmt``): the
+decoder's key/value cache (incremental decoding) and none (the whole prefix re-run every step).
+``--compare source-projection`` (either network): with the agent, eq. 1's source side projected
+through the policy's first layer once per sentence (``drga.core.source_state``) and the whole
+state built at every step.
 
     python bench/nmt_throughput.py --decode runs/nmt/multi30k-en-de-transformer-nmt-seed0/cotrain_best.pt \
-        [--sentences 200] [--beam 5] [--repeats 2]
+        [--sentences 200] [--beam 5] [--repeats 2] [--compare source-projection]
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ def main() -> None:
     parser.add_argument("--decode", metavar="CHECKPOINT", help="time decoding with and without the key/value cache instead")
     parser.add_argument("--sentences", type=int, default=200, help="--decode: test sentences to translate")
     parser.add_argument("--beam", type=int, default=5, help="--decode: beam size (besides greedy)")
+    parser.add_argument("--compare", choices=("kv-cache", "source-projection"), default="kv-cache",
+                        help="--decode: the Transformer with and without its key/value cache, or the agent's state with its "
+                             "source side projected once per sentence and built whole at every step")
     args = parser.parse_args()
     if args.clock == "cpu" and args.device != "cpu":
         parser.error("--clock cpu measures CPU work; on a GPU use the wall clock")
@@ -97,20 +103,27 @@ def main() -> None:
 
 
 def decode_benchmark(args: argparse.Namespace) -> None:
-    """Decoding time with the Transformer's key/value cache and without it (same translations)."""
+    """Decoding time of two variants that must give the same translations, and with-agent / net-only.
+
+    ``--compare kv-cache``: the Transformer with its key/value cache and without it, in both modes.
+    ``--compare source-projection``: with the agent, eq. 1's source side projected once per sentence
+    (``drga.core.source_state``) and the whole state built at every step (net-only has one variant).
+    """
     from drga.data.parallel import encode_pairs
     from drga.tasks.translation.data import load_translation_splits
     from drga.tasks.translation.evaluation import MODES, decode_pairs, decode_settings
     from drga.tasks.translation.trained import load_translation_model
 
     model = load_translation_model(args.decode, device=args.device)
-    if not hasattr(model.network, "kv_cache"):
-        raise SystemExit(f"--decode: {model.network.net_name} has no key/value cache (transformer-nmt has)")
+    network = model.network
+    if args.compare == "kv-cache" and not hasattr(network, "kv_cache"):
+        raise SystemExit(f"--decode: {network.net_name} has no key/value cache (transformer-nmt has); try --compare source-projection")
     config = model.config
     limit = config.experiment.data.max_length
     raw = load_translation_splits(config).test[: args.sentences]
     pairs, _ = encode_pairs(raw, model.source_tokenizer, model.target_tokenizer, limit, limit, drop_long=False)
     modes = [m for m in MODES if m == "net-only" or model.has_agent]
+    names = ("cache", "no cache") if args.compare == "kv-cache" else ("projected", "plain")
     beta = model.strength().detach()
     times: dict[tuple[str, int, bool], list[float]] = {}
     tokens: dict[tuple[str, int], int] = {}
@@ -118,36 +131,53 @@ def decode_benchmark(args: argparse.Namespace) -> None:
         for mode in modes:
             for beam in (1, args.beam):
                 outputs = {}
-                for cached in (True, False):
-                    model.network.kv_cache = cached
+                variants = (True,) if args.compare == "source-projection" and mode == "net-only" else (True, False)
+                for first in variants:
+                    if args.compare == "kv-cache":
+                        network.kv_cache = first
                     started = time.perf_counter()
-                    outputs[cached] = decode_pairs(
-                        model.network, pairs, model.target_tokenizer, decode_settings(config, beam), mode, model.policy, beta,
+                    outputs[first] = decode_pairs(
+                        network, pairs, model.target_tokenizer, decode_settings(config, beam), mode, model.policy, beta,
                         model.device, config.experiment.data.batch_size * 2,
+                        source_projection=first or args.compare != "source-projection",
                     )
                     if model.device.type == "cuda":
                         torch.cuda.synchronize()
-                    times.setdefault((mode, beam, cached), []).append(time.perf_counter() - started)
-                if outputs[True] != outputs[False]:
-                    raise SystemExit(f"--decode: cached and uncached {mode} beam {beam} translations differ")
+                    times.setdefault((mode, beam, first), []).append(time.perf_counter() - started)
+                if outputs[True] != outputs.get(False, outputs[True]):
+                    raise SystemExit(f"--decode: {names[0]} and {names[1]} {mode} beam {beam} translations differ")
                 tokens[(mode, beam)] = sum(len(ids) + 1 for ids in model.target_tokenizer.encode_batch(outputs[True]))
     net = config.experiment.network
+    shape = (f"d {net.hidden_size}, {net.layers} + {net.layers} layers, {net.heads} heads" if net.name == "transformer-nmt"
+             else f"embeddings {net.embedding_dim}, hidden {net.hidden_size}, {net.layers} layer(s)")
     print(
-        f"# {net.name} ({model.phase}), d {net.hidden_size}, {net.layers} + {net.layers} layers, {net.heads} heads: "
+        f"# {net.name} ({model.phase}), {shape}, agent {list(config.experiment.agent.hidden_sizes)}: "
         f"{len(pairs)} test sentences, batch {config.experiment.data.batch_size * 2}, device {args.device}, torch {torch.__version__}, "
         f"{torch.get_num_threads()} threads, {platform.processor() or platform.machine()}"
     )
-    print(f"| mode | search | seconds, cache (median of {args.repeats}) | seconds, no cache | sentences/s cache / no cache "
-          "| generated tokens/s cache / no cache | speed-up |")
-    print("|---|---|---|---|---|---|---|")
+    a, b = names
+    print(f"| mode | search | seconds, {a} (median of {args.repeats}) | seconds, {b} | generated tokens/s {a} / {b} | speed-up |")
+    print("|---|---|---|---|---|---|")
     for mode in modes:
         for beam in (1, args.beam):
-            fast, slow = (statistics.median(times[(mode, beam, c)]) for c in (True, False))
-            n, t = len(pairs), tokens[(mode, beam)]
             search = "greedy" if beam == 1 else f"beam {beam}"
-            print(f"| {mode} | {search} | {fast:.2f} | {slow:.2f} | {n / fast:.1f} / {n / slow:.1f} | {t / fast:.0f} / {t / slow:.0f} "
-                  f"| {slow / fast:.2f}x |")
-    print("(generated tokens: the translations re-encoded in subwords, </s> counted; identical with and without the cache)")
+            fast, t = statistics.median(times[(mode, beam, True)]), tokens[(mode, beam)]
+            if (mode, beam, False) not in times:
+                print(f"| {mode} | {search} | {fast:.2f} | — | {t / fast:.0f} / — | — |")
+                continue
+            slow = statistics.median(times[(mode, beam, False)])
+            print(f"| {mode} | {search} | {fast:.2f} | {slow:.2f} | {t / fast:.0f} / {t / slow:.0f} | {slow / fast:.2f}x |")
+    print(f"(generated tokens: the translations re-encoded in subwords, </s> counted; identical {a} and {b})")
+    if model.has_agent:
+        for variant, name in ((True, a), (False, b)):
+            ratios = []
+            for beam in (1, args.beam):
+                agent = times.get(("with-agent", beam, variant))
+                alone = times.get(("net-only", beam, variant), times[("net-only", beam, True)])
+                if agent is not None:
+                    search = "greedy" if beam == 1 else f"beam {beam}"
+                    ratios.append(f"{search} {statistics.median(agent) / statistics.median(alone):.2f}x")
+            print(f"with-agent / net-only seconds, {name}: {', '.join(ratios)}")
 
 
 def epoch_tokens(trainer: TranslationTrainer, phase: str, epoch: int) -> tuple[int, int]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 import torch
 from torch import Tensor
 from torch.distributions import Normal
 
-from drga.agents.gaussian_policy import AgentPolicy, gaussian_log_prob, squash
+from drga.agents.gaussian_policy import AgentPolicy, BlockwiseState, gaussian_log_prob, squash
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 from drga.core.adjust import adjust_attention
 from drga.core.reward import Reward, RewardTerms, attention_shift
@@ -126,6 +127,13 @@ def rollout(
     )
 
 
+class SelectableState(Protocol):
+    """Eq. 1's states of every token of a site, read at the selected ones (:class:`drga.core.state.AgentState`,
+    :class:`drga.core.source_state.SourceState`)."""
+
+    def select(self, rows: Tensor) -> BlockwiseState: ...
+
+
 @dataclass
 class MeanActionAttention:
     """One site adjusted by the agent's mean action: what the with-agent mode computes."""
@@ -136,13 +144,19 @@ class MeanActionAttention:
     rows: Tensor  #: the real tokens' positions in the flattened mask, [N]
 
 
-def mean_action_attention(site: AttentionSite, policy: AgentPolicy, beta: Tensor | float) -> MeanActionAttention:
+def mean_action_attention(
+    site: AttentionSite, policy: AgentPolicy, beta: Tensor | float, state: SelectableState | None = None
+) -> MeanActionAttention:
     # eqs. 1–4 without noise: s_t (eq. 1), a_t = squash(μ(s_t)) (eq. 2), α′ = adjust(α, β·a) (eqs. 3–4)
     """The with-agent mode's revised attention of one site, the one deterministic path: the rollout
     (``deterministic=True``), translation decoding, the experiments and, through
-    :func:`site_adjusted_attention`, the Gymnasium environment use it."""
+    :func:`site_adjusted_attention`, the Gymnasium environment use it.
+
+    ``state``: the site's eq. 1 states when the caller holds them in a faster form than
+    :func:`~drga.core.state.agent_state` builds (decoding: :mod:`drga.core.source_state`)."""
     rows = site.mask.flatten().nonzero().squeeze(1)
-    dist = policy.distribution(agent_state(site).detach().select(rows))  # over the N real tokens, [N, A]
+    state = agent_state(site).detach() if state is None else state
+    dist = policy.distribution(state.select(rows))  # over the N real tokens, [N, A]
     action = on_site(site, rows, squash(dist.mean))
     return MeanActionAttention(site_adjusted_attention(site, action, beta), action, dist, rows)
 

@@ -167,8 +167,7 @@ class AgentState:
             blocks.append((dh, alpha * hidden_mean, alpha.square() * hidden_m2))
         sequence_mean, sequence_m2 = (m.flatten()[rows // t] for m in _mean_m2(self.sequence))
         blocks.append((self.sequence.shape[-1], sequence_mean, sequence_m2))
-        mean = _tensor_sum(n * m for n, m, _ in blocks) / size
-        m2 = _tensor_sum(m2 + n * (m - mean).square() for n, m, m2 in blocks)
+        mean, m2 = _pooled_moments(blocks)
         return mean, torch.rsqrt(m2 / size + eps)
 
 
@@ -251,6 +250,14 @@ def _tensor_sum(terms: Iterable[Tensor]) -> Tensor:
     if not isinstance(total, Tensor):
         raise ValueError("no tensors to sum")
     return total
+
+
+def _pooled_moments(blocks: Iterable[tuple[int, Tensor, Tensor]]) -> tuple[Tensor, Tensor]:
+    """Mean and centred sum of squares of a concatenation, from its blocks' (size, mean, centred sum of
+    squares) (Chan et al.'s pairwise formula)."""
+    blocks = list(blocks)
+    mean = _tensor_sum(n * m for n, m, _ in blocks) / sum(n for n, _, _ in blocks)
+    return mean, _tensor_sum(m2 + n * (m - mean).square() for n, m, m2 in blocks)
 
 
 def _mean_m2(x: Tensor) -> tuple[Tensor, Tensor]:

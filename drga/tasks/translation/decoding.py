@@ -5,7 +5,10 @@ Both modes of every DRGA result exist here too:
 - ``net-only``: the network's own cross-attention at every step;
 - ``with-agent``: at every step the agent sees the step's cross-attention site (the same
   observation as in training, eq. 1), its deterministic action squash(μ(s)) adjusts the
-  attention (eqs. 3–4) and the network continues from the revised attention.
+  attention (eqs. 3–4) and the network continues from the revised attention. The source side
+  of eq. 1's state goes through the policy's first layer once per sentence, when decoding
+  starts (:class:`AgentAdjuster`, ``drga.core.source_state``; the same translations as building
+  the whole state at every step, tested).
 
 The networks implement the step interface of :class:`baselines.nmt_common.TranslationNetwork`
 so that one step of decoding computes exactly what teacher-forced ``predict`` computes for that
@@ -21,16 +24,43 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from drga.agents.gaussian_policy import GaussianPolicy
+from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
-from drga.baselines.protocol import Batch
+from drga.baselines.protocol import AttentionSite, Batch
 from drga.core.rollout import mean_action_attention
+from drga.core.source_state import SourceProjection, project_source, source_state
 from drga.runtime.eval_mode import eval_mode
 
 
-def agent_adjuster(policy: GaussianPolicy, beta: Tensor | float) -> Adjuster:
-    """The with-agent mode's adjustment of a decoder step's site, as in teacher-forced evaluation."""
-    return lambda site: mean_action_attention(site, policy, beta).revised
+class AgentAdjuster:
+    """The with-agent mode's adjustment of a decoder step's site, as in teacher-forced evaluation:
+    α′ from the mean action, eqs. 1–4 (:func:`~drga.core.rollout.mean_action_attention`).
+
+    Called with a site, it builds eq. 1's states from the site (the plain path). A decoder that
+    calls :meth:`prepare` once per sentence and :meth:`revise` at each step gets the same α′ with
+    the source side of the policy's first layer computed once (:mod:`drga.core.source_state`);
+    ``source_projection=False`` (or a policy without a first hidden layer) keeps the plain path.
+    """
+
+    def __init__(self, policy: AgentPolicy, beta: Tensor | float, source_projection: bool = True):
+        self.policy, self.beta, self.source_projection = policy, beta, source_projection
+
+    def __call__(self, site: AttentionSite) -> Tensor:
+        return mean_action_attention(site, self.policy, self.beta).revised
+
+    def prepare(self, words: Tensor, states: Tensor, mask: Tensor) -> SourceProjection | None:
+        """The source's projection through the policy's first layer, or None for the plain path."""
+        first_layer = getattr(self.policy, "first_layer", None)
+        layer = first_layer() if self.source_projection and first_layer is not None else None
+        return None if layer is None else project_source(words, states, mask, *layer)
+
+    def revise(self, site: AttentionSite, source: SourceProjection) -> Tensor:
+        return mean_action_attention(site, self.policy, self.beta, source_state(site, source)).revised
+
+
+def agent_adjuster(policy: AgentPolicy, beta: Tensor | float, source_projection: bool = True) -> AgentAdjuster:
+    """The with-agent mode's adjustment of a decoder step's site (see :class:`AgentAdjuster`)."""
+    return AgentAdjuster(policy, beta, source_projection)
 
 
 def length_limits(mask: Tensor, ratio: float, cap: int) -> Tensor:
@@ -63,6 +93,7 @@ def greedy_decode(
     """The most likely token at every step until ``</s>`` or the row's limit; ids without ``</s>``."""
     n = tokens.shape[0]
     state = network.start(tokens, mask)
+    state = network.with_adjuster(state, adjust) if adjust is not None else state
     previous = torch.full((n,), BOS_ID, dtype=torch.long, device=tokens.device)
     finished = torch.zeros(n, dtype=torch.bool, device=tokens.device)
     produced: list[Tensor] = []
@@ -104,7 +135,9 @@ def beam_search(
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")
     n, k, device = tokens.shape[0], beam_size, tokens.device
     rows = torch.arange(n, device=device)
-    state = network.reorder(network.start(tokens, mask), rows.repeat_interleave(k))
+    state = network.start(tokens, mask)
+    state = network.with_adjuster(state, adjust) if adjust is not None else state  # once per sentence, before the beams
+    state = network.reorder(state, rows.repeat_interleave(k))
     limit = limits.repeat_interleave(k)
     scores = torch.full((n, k), float("-inf"), device=device)
     scores[:, 0] = 0.0  # one live hypothesis at first, so the k beams do not start as copies

@@ -131,11 +131,15 @@ def decode_pairs(
     batch_size: int = 64,
     progress: bool = False,
     description: str = "decode",
+    source_projection: bool = True,
 ) -> list[str]:
-    """Detokenized translations of ``pairs`` in their order (greedy or beam search per ``settings``), in ``mode``."""
+    """Detokenized translations of ``pairs`` in their order (greedy or beam search per ``settings``), in ``mode``.
+
+    ``source_projection=False``: the with-agent mode builds eq. 1's whole state at every step
+    (the plain path) instead of projecting its source side once per sentence (same translations)."""
     if mode not in MODES:
         raise ValueError(f"unknown evaluation mode {mode!r}; choose one of {', '.join(MODES)}")
-    adjust = agent_adjuster(policy, beta) if mode == Mode.WITH_AGENT else None
+    adjust = agent_adjuster(policy, beta, source_projection) if mode == Mode.WITH_AGENT else None
     batches = ParallelBatchIterator(pairs, batch_size, shuffle=False)
     ids = decode_batches(network, batches, settings, adjust, device, progress=progress, description=description, total=len(batches))
     return [target_tokenizer.decode(ids[p.index]) for p in pairs]
