@@ -69,7 +69,9 @@ def record_writes(root: Path, writes: list[str]) -> None:
             by_flags = isinstance(flags, int) and flags & WRITE_FLAGS
             writing = by_flags or (isinstance(mode, str) and any(c in mode for c in "wax+"))
             path = under_root(args[0]) if writing else None
-        elif event in ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.truncate"):
+        elif event == "os.rename" and len(args) >= 2:  # os.replace too: an atomic write (drga/files.py) names its file here
+            path = under_root(args[1]) or under_root(args[0])
+        elif event in ("os.mkdir", "os.remove", "os.rmdir", "shutil.rmtree", "os.truncate"):
             path = under_root(args[0]) if args and args[0] is not None else None
         else:
             return

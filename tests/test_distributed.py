@@ -169,7 +169,8 @@ def test_only_rank_zero_writes(launched):
     assert second["writes"] == []
     written = {Path(line.split(" ", 1)[1]).name for line in first["writes"]}
     assert {"config.toml", "results.json", "tb"} <= written
-    assert any(name.startswith(".last.pt.") for name in written)  # save_atomic's temporary file, renamed to last.pt
+    # an atomic write's temporary file (drga/files.py), renamed to last.pt
+    assert any(name.startswith(".last.") and ".tmp" in name for name in written) and "last.pt" in written
     for run in ("a", "b"):
         folder = logdir / run
         assert {"last.pt", "pretrain_best.pt", "baseline_best.pt", "agent_best.pt", "cotrain_best.pt", "results.json"} <= {

@@ -40,6 +40,14 @@ def test_a_committed_result_file_reads_through_the_typed_reader(path):
     if folder in TRANSLATION and path.parent.name == "manifests":  # a GPU call's manifest (experiments/translation_gpu.py)
         assert json.loads(path.read_text(encoding="utf-8"))["study"] == "translation-gpu"
         return
+    if folder in TRANSLATION and path.parent.name == "probes":  # a throughput probe (experiments/translation_cpu.py projects from it)
+        content = json.loads(path.read_text(encoding="utf-8"))
+        assert content["baseline_seconds_per_1000_pairs"] > 0 and content["cotrain_seconds_per_1000_pairs"] > 0
+        return
+    if folder in TRANSLATION and path.parent.name == "units":  # a CPU unit's record (experiments/translation_cpu.py)
+        content = json.loads(path.read_text(encoding="utf-8"))
+        assert content["unit"] == path.stem and set(content["stage_seconds"]) <= {"pretrain", "drga"}
+        return
     if folder == "agent-size" and path.name == "parameters.json":  # Table I's parameter counts (experiments/agent_size_study.py)
         content = json.loads(path.read_text(encoding="utf-8"))
         assert content["network"] > 0 and all(count > 0 for count in content["agent"].values())

@@ -245,7 +245,7 @@ class PhaseRunner:
         start_cuts = 0  # train.continue_lr: the plateau cuts of the rate the starting network was selected at
         for source, part in phase.starts_from if fresh else ():
             path = best_checkpoint(self.run_dir, source)
-            if not path.exists() and source in {planned.name for planned in self.plan}:  # it ran, and its best file is gone
+            if not path.exists() and any(r["phase"] == source for r in self.state.history):  # it ran, and its best file is gone
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
             if path.exists():
                 payload = self.context.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
