@@ -33,6 +33,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -46,7 +47,6 @@ from translation_gpu import (
     DATASET,
     NETWORKS,
     PRETRAIN_ONLY,
-    SMOKE_SETTINGS,
     STUDY,
     Refused,
     epochs_of,
@@ -55,20 +55,30 @@ from translation_gpu import (
     running_source,
     sha256,
     smoke_data,
+    smoke_settings,
     stage_prefix,
 )
 
 from drga.errors import UserError
+from drga.files import write_bytes_atomic, write_text_atomic
 from drga.names import PhaseName, best_checkpoint
 from drga.sweep.results import portable_path
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = {net: f"experiments/configs/nmt_cpu_{key}.toml" for key, net in NETWORKS.items()}
+KEYS = {net: key for key, net in NETWORKS.items()}  #: the short name a command takes (luong, transformer)
 STAGES = ("pretrain", "drga")
 #: Stage 1 trains on whole passes; the config's nmt.epoch_pairs is stage 2's budget unit.
 STAGE_ONE = [*PRETRAIN_ONLY, "nmt.epoch_pairs=0"]
 TRAIN_PAIRS = 29_000  #: Multi30k task 1's training pairs (a whole pass)
 FORMAT = 1
+#: What the probe's training seconds leave out, assumed until a unit has measured it (units/ replaces the probe then).
+ALLOWANCES = {
+    "dev_evaluation_fraction": 0.25,
+    "test_decoding_seconds_per_row": 300,
+    "why": "assumed, not measured: the bench times training alone; the first unit measures dev evaluation and test decoding (units/), "
+    "and later units project from it",
+}
 #: The rehearsal's stage 2 counts the slice's 128 training pairs as an epoch.
 SMOKE_PAIRS = ("nmt.epoch_pairs=128",)
 
@@ -102,14 +112,12 @@ class Unit:
         return self.study / "units" / f"{self.name}.json"
 
     def command(self, stage: str, python: str, threads: int) -> list[str]:
-        settings = (
-            [*self.extra, *STAGE_ONE]
-            if stage == "pretrain"
-            else [
-                *self.extra,
-                f"train.init_from={portable_path(str(best_checkpoint(self.run_folder('pretrain'), PhaseName.PRETRAIN)), ROOT)}",
-            ]
-        )
+        # run.threads too: the config's own would win over the sweep's --threads-per-run
+        settings = [*self.extra, f"run.threads={threads}"]
+        if stage == "pretrain":
+            settings += STAGE_ONE
+        else:
+            settings.append(f"train.init_from={portable_path(str(best_checkpoint(self.run_folder('pretrain'), PhaseName.PRETRAIN)), ROOT)}")
         return [
             python,
             str(ROOT / "experiments" / "sweep.py"),
@@ -160,7 +168,8 @@ def projection(unit: Unit) -> tuple[dict[str, float], str]:
         probe_path = ROOT / STUDY / "probes" / probe_path.name
     if not probe_path.is_file():
         raise Refused(
-            f"no finished unit of {unit.net} and no throughput probe ({portable_path(str(probe_path), ROOT)}): nothing to project from"
+            f"no finished unit of {unit.net} and no throughput probe ({portable_path(str(probe_path), ROOT)}): nothing to project from; "
+            f"measure first, on an otherwise idle machine: python experiments/translation_cpu.py probe {KEYS[unit.net]}"
         )
     probe = json.loads(probe_path.read_text(encoding="utf-8"))
     config = read_config(unit.config)
@@ -216,13 +225,13 @@ def collect(unit: Unit, stage: str) -> list[Path]:
     for translation in sorted((folder / "translations").glob("test.*")):
         target = unit.study / "hypotheses" / f"{prefix}{unit.name}" / f"{translation.name}.gz"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(gzip.compress(translation.read_bytes(), mtime=0))
+        write_bytes_atomic(target, gzip.compress(translation.read_bytes(), mtime=0))
         written.append(target)
     log = folder / "train.log"
     if log.is_file():
         target = unit.study / "logs" / f"{prefix}{unit.name}.log"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(portable_log(log.read_text(encoding="utf-8", errors="replace")), encoding="utf-8")
+        write_text_atomic(target, portable_log(log.read_text(encoding="utf-8", errors="replace")))
         written.append(target)
     return written
 
@@ -239,13 +248,16 @@ def write_references(study: Path, data_root: Path | None) -> None:
     if target.is_file() and gzip.decompress(target.read_bytes()) != text.encode("utf-8"):
         raise Refused(f"{portable_path(str(target), ROOT)} holds other references than this data's test2016 German side")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(content)
+    write_bytes_atomic(target, content)
+
+
+def write_json(path: Path, content: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(content, indent=1) + "\n")
 
 
 def write_record(unit: Unit, record: dict) -> None:
-    path = unit.record_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_json(unit.record_file(), record)
 
 
 # ------------------------------------------------------------------------------------------ running
@@ -294,14 +306,17 @@ def run_unit(args: argparse.Namespace) -> int:
     if args.smoke and study == (ROOT / STUDY).resolve():
         raise Refused(f"a rehearsal (--smoke) writes into a folder given with --study, not the study's own {STUDY}")
     unit = Unit(
-        net, args.seed, (ROOT / args.work).resolve(), study, ROOT / CONFIGS[net], (*SMOKE_SETTINGS, *SMOKE_PAIRS) if args.smoke else ()
+        net, args.seed, (ROOT / args.work).resolve(), study, ROOT / CONFIGS[net], (*smoke_settings(net), *SMOKE_PAIRS) if args.smoke else ()
     )
     if not unit.config.is_file():
         raise Refused(f"{CONFIGS[net]} is missing")
     data_root = smoke_data(unit.work, print) if args.smoke else None
     environment = dict(os.environ, PYTHONUNBUFFERED="1", **({"DRGA_DATA": str(data_root)} if data_root else {}))
     deadline = parse_deadline(args.deadline, args.budget_min, started)
-    projected, source = projection(unit)
+    if args.smoke:
+        projected, source = dict.fromkeys(STAGES, 0.0), "nothing: a rehearsal (--smoke) is not projected"
+    else:
+        projected, source = projection(unit)
     todo = [stage for stage in STAGES if not unit.result_file(stage).is_file()]
     remaining = sum(projected[stage] for stage in todo)
     print(
@@ -382,6 +397,60 @@ def run_unit(args: argparse.Namespace) -> int:
     return 0
 
 
+PROBE_PAIRS = 640  #: training pairs per timed epoch of the probe: about a minute of each kind at two threads
+BENCH_ROW = re.compile(r"^\| (baseline training|DRGA co-training) \| ([0-9.]+) \|")
+
+
+def probe_throughput(args: argparse.Namespace) -> int:
+    """Measure first: training seconds per 1,000 pairs of the network's CPU config, baseline and co-training side by
+    side (bench/nmt_throughput.py), written to the study's probes/ for the projection of its first unit."""
+    net = NETWORKS.get(args.net, args.net)
+    if net not in CONFIGS:
+        raise Refused(f"NET must be {' or '.join(NETWORKS)}, not {args.net!r}")
+    study = (ROOT / args.study).resolve()
+    command = [
+        args.python,
+        "bench/nmt_throughput.py",
+        "--config",
+        CONFIGS[net],
+        "--epoch-pairs",
+        str(PROBE_PAIRS),
+        "--repeats",
+        "1",
+        "--set",
+        f"run.threads={args.threads}",
+    ]
+    print(f"[probe] {' '.join(command[1:])} (OMP_NUM_THREADS={args.threads}; nothing else should run meanwhile)", flush=True)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
+    print(done.stdout, end="")
+    seconds = {match.group(1): float(match.group(2)) for line in done.stdout.splitlines() if (match := BENCH_ROW.match(line))}
+    if done.returncode or len(seconds) != 2:
+        raise Refused(f"the bench did not report both epochs (exit {done.returncode}): {done.stderr.strip()[-800:]}")
+    probe = {
+        "format": FORMAT,
+        "net": net,
+        "config": CONFIGS[net],
+        "config_sha256": sha256((ROOT / CONFIGS[net]).read_bytes()),
+        "what": "training seconds per 1,000 Multi30k pairs of the config's network, baseline and DRGA co-training, measured side by side "
+        "(experiments/translation_cpu.py probe); the projection of translation_cpu.py reads it until a unit has finished",
+        "commands": [f"OMP_NUM_THREADS={args.threads} python {' '.join(command[1:])}"],
+        "measured": now(),
+        "cpus": len(os.sched_getaffinity(0)),
+        "threads": args.threads,
+        "epoch_pairs": PROBE_PAIRS,
+        "baseline_seconds_per_1000_pairs": round(seconds["baseline training"] * 1000 / PROBE_PAIRS, 2),
+        "cotrain_seconds_per_1000_pairs": round(seconds["DRGA co-training"] * 1000 / PROBE_PAIRS, 2),
+        "allowances": ALLOWANCES,
+    }
+    path = study / "probes" / f"throughput-{net}.json"
+    write_json(path, probe)
+    print(
+        f"[probe] {portable_path(str(path), ROOT)}: baseline {probe['baseline_seconds_per_1000_pairs']} s, co-training "
+        f"{probe['cotrain_seconds_per_1000_pairs']} s per 1,000 pairs at {args.threads} threads"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -397,9 +466,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--python", default=sys.executable, help="the Python the runs use")
     run.add_argument("--smoke", action="store_true", help="the rehearsal: tiny networks on a slice of Multi30k (needs --study)")
     run.add_argument("--tables", action="store_true", help="print the tables of the study's folder at the end")
+    probing = commands.add_parser("probe", help="measure the network's training throughput for the projection (before its first unit)")
+    probing.add_argument("net", help="luong or transformer")
+    probing.add_argument("--threads", type=int, default=2)
+    probing.add_argument("--study", default=str(STUDY), help="the study's folder of committed files")
+    probing.add_argument("--python", default=sys.executable)
     args = parser.parse_args(argv)
     try:
-        return run_unit(args)
+        return probe_throughput(args) if args.command == "probe" else run_unit(args)
     except (Refused, UserError) as error:
         print(f"translation_cpu.py: {error}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import contextlib
 import gzip
 import io
 import json
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -171,3 +172,30 @@ def test_the_tables_build_from_the_rehearsals_files_every_bleu_recomputed(rehear
     out = tmp_path / "page.md"
     assert tables.main([str(rehearsal["study"]), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
     assert "recomputed with sacrebleu from the committed test translations (`hypotheses/`, 12 files" in out.read_text(encoding="utf-8")
+
+
+def test_the_probe_writes_the_bench_seconds_per_1000_pairs(cpu, tmp_path, capsys):
+    """``probe`` runs bench/nmt_throughput.py on the network's CPU config and keeps its two epochs' seconds per 1,000 pairs
+    (a stand-in bench here: 640 pairs in 6.4 s and 12.8 s are 10 and 20 s per 1,000)."""
+    bench = tmp_path / "bench.py"
+    bench.write_text("print('| epoch | seconds (median of 1) | target tokens/s | source+target tokens/s |')\n"
+                     "print('| baseline training | 6.4 | 1 | 1 |')\nprint('| DRGA co-training | 12.8 | 1 | 1 |')\n", encoding="utf-8")
+    study = tmp_path / "study"
+    assert cpu.main(["probe", "luong", "--study", str(study), "--python", str(bench_runner(tmp_path, bench))]) == 0
+    probe = json.loads((study / "probes" / "throughput-seq2seq-luong.json").read_text(encoding="utf-8"))
+    assert (probe["baseline_seconds_per_1000_pairs"], probe["cotrain_seconds_per_1000_pairs"]) == (10.0, 20.0)
+    assert probe["threads"] == 2 and probe["config"] == "experiments/configs/nmt_cpu_luong.toml"
+    assert "nmt_throughput.py --config experiments/configs/nmt_cpu_luong.toml --epoch-pairs 640" in probe["commands"][0]
+    # a bench that fails is named, and nothing is written
+    bench.write_text("import sys; sys.exit('no data')\n", encoding="utf-8")
+    assert cpu.main(["probe", "luong", "--study", str(tmp_path / "other"), "--python", str(bench_runner(tmp_path, bench))]) == 2
+    assert "the bench did not report both epochs (exit 1): no data" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
+
+
+def bench_runner(tmp_path: Path, bench: Path) -> Path:
+    """A 'python' that runs ``bench`` whatever script it is given."""
+    runner = tmp_path / "python"
+    runner.write_text(f"#!/bin/sh\nexec {sys.executable} {bench}\n", encoding="utf-8")
+    runner.chmod(0o755)
+    return runner
