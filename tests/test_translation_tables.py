@@ -340,3 +340,22 @@ def test_every_committed_score_is_sacrebleus_of_the_committed_translations(table
     searches = sum(bool(cell.get(key)) for files in (runs, stage1) for seeds in files.values() for result in seeds.values()
                    for cells in result["rows"].values() for cell in cells.values() for key in ("test", "test_beam"))
     assert tables.check_translations(folder, runs, stage1) == searches > 0
+
+
+def test_the_units_table_by_hand(tables):
+    """Each CPU unit's stages, projected against measured, and whether the unit fit its 2 h 15 min."""
+    units = [
+        {"net": "seq2seq-luong", "seed": 0, "threads": 2, "finished": True,
+         "source": {"commit": "0123456789abcdef", "code_dirty_paths": []},
+         "stage_seconds": {"pretrain": 5400, "drga": 1800}, "projected_seconds": {"pretrain": 5000, "drga": 2400}},
+        {"net": "seq2seq-luong", "seed": 1, "threads": 2, "finished": True,
+         "source": {"commit": "fedcba9876543210", "code_dirty_paths": ["x"]},
+         "stage_seconds": {"pretrain": 7200, "drga": 1800}, "projected_seconds": {"pretrain": 5000, "drga": 2400}},
+        {"net": "transformer-nmt", "seed": 0, "threads": 2, "finished": False, "source": {"commit": "aaaaaaaaaaaa"},
+         "stage_seconds": {"pretrain": 3600}, "projected_seconds": {"pretrain": 5000, "drga": 2400}},
+    ]
+    assert tables.units_table(units)[2:] == [
+        "| seq2seq-luong seed 0 | 0123456789 | 2 | 1.50 (1.39) | 0.50 (0.67) | 2.00 | yes | yes |",  # 7,200 s of 8,100
+        "| seq2seq-luong seed 1 | fedcba9876-dirty | 2 | 2.00 (1.39) | 0.50 (0.67) | 2.50 | **no** | yes |",
+        "| transformer-nmt seed 0 | aaaaaaaaaa | 2 | 1.00 (1.39) | - (0.67) | 1.00 | - | no |",
+    ]
