@@ -50,7 +50,7 @@ from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 from matplotlib.ticker import MaxNLocator
-from study_stats import holm_adjust, paired_comparison, t_interval
+from study_stats import detectable_effect, holm_adjust, paired_comparison, t_interval
 
 from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
 from drga.analysis.stats import mean_std_text
@@ -392,26 +392,29 @@ def tests_table(runs: dict[str, dict[int, dict]], measure: Measure) -> list[str]
     better = "lower" if measure.lower_is_better else "higher"
     lines = [
         f"**{measure.title}** (DRGA − reference; {better} is better; 95% t interval; paired t-test over seeds; "
-        f"Holm over the {tested} cells of this metric with a test):",
+        f"Holm over the {tested} cells of this metric with a test; could detect: the smallest mean difference these seeds' spread "
+        f"would show with 80% power at Holm's strictest level, 0.05/{tested}):",
         "",
-        "| network | comparison | seeds | Δ | 95% interval | p | p (Holm) | verdict |",
-        "|---|---|---|---|---|---|---|---|",
+        "| network | comparison | seeds | Δ | 95% interval | p | p (Holm) | could detect | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for entry in entries:
         comparison = entry["comparison"]
         start = f"| {entry['net']} | {CELL_NAMES[entry['ours']]} − {CELL_NAMES[entry['reference']]} | {comparison.n} |"
         if comparison.n < 2:
             only = f" {comparison.differences[0]:+.2f}" if comparison.differences else " -"
-            lines.append(start + only + " | - | - | - | too few seeds |")
+            lines.append(start + only + " | - | - | - | - | too few seeds |")
             continue
         mean = statistics.mean(comparison.differences)
         if not comparison.spread:
-            lines.append(start + f" {mean:+.2f} | - | - | - | no spread (every seed differs by the same) |")
+            lines.append(start + f" {mean:+.2f} | - | - | - | - | no spread (every seed differs by the same) |")
             continue
         low, high = t_interval(comparison.differences)
         improved = mean < 0 if measure.lower_is_better else mean > 0
         verdict = "tie" if not entry["holm"] < 0.05 else ("better" if improved else "worse")
-        lines.append(start + f" {mean:+.2f} | [{low:+.2f}, {high:+.2f}] | {comparison.p:.3f} | {entry['holm']:.3f} | {verdict} |")
+        detectable = detectable_effect(comparison.n, 0.05 / tested) * statistics.stdev(comparison.differences)
+        lines.append(start + f" {mean:+.2f} | [{low:+.2f}, {high:+.2f}] | {comparison.p:.3f} | {entry['holm']:.3f} | {detectable:.2f} "
+                     f"| {verdict} |")
     return lines
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from scipy import stats as scipy_stats
 
 from drga.tasks.translation.evaluation import TranslationEval
 from tests.scripts import load_script
@@ -176,11 +177,17 @@ def test_means_paired_tests_and_holm_by_hand(tables, study, tmp_path):
     beam = section(text, "**BLEU beam**")
     assert "Holm over the 4 cells of this metric with a test" in beam.splitlines()[0]
     # 95% interval of +1, +2, +3: 2 ± t(0.975, 2) · 1/√3 = 2 ± 4.303 · 0.577
+    # could detect: the d_z that 3 pairs detect with 80% power at 0.05/4, times the differences' sd (1 BLEU):
+    # the noncentral t's power there is 0.8
+    d = tables.detectable_effect(3, 0.05 / 4)
+    critical = scipy_stats.t.ppf(1 - 0.05 / 8, 2)
+    power = scipy_stats.nct.sf(critical, 2, d * math.sqrt(3)) + scipy_stats.nct.cdf(-critical, 2, d * math.sqrt(3))
+    assert power == pytest.approx(0.8, abs=1e-6)
     assert table_row(beam, "| seq2seq-luong | DRGA with agent − equal-budget baseline |")[2:] == [
-        "3", "+2.00", "[-0.48, +4.48]", "0.074", "0.223", "tie"]
-    assert table_row(beam, "| seq2seq-luong | DRGA with agent − pretrain-only |")[5:] == ["0.035", "0.140", "tie"]
+        "3", "+2.00", "[-0.48, +4.48]", "0.074", "0.223", f"{d * 1.0:.2f}", "tie"]
+    assert table_row(beam, "| seq2seq-luong | DRGA with agent − pretrain-only |")[5:] == ["0.035", "0.140", f"{d * 1.0:.2f}", "tie"]
     assert table_row(beam, "| seq2seq-luong | DRGA net-only − equal-budget baseline |")[3:] == [
-        "+0.50", "-", "-", "-", "no spread (every seed differs by the same)"]
+        "+0.50", "-", "-", "-", "-", "no spread (every seed differs by the same)"]
     # perplexity is 60 − BLEU: lower is better, so the same differences turn negative
     ppl = section(text, "**test ppl**")
     assert "lower is better" in ppl.splitlines()[0]
@@ -328,13 +335,13 @@ def test_a_malformed_file_is_refused_with_one_line_naming_it(tables, study, tmp_
 
 
 def test_every_committed_score_is_sacrebleus_of_the_committed_translations(tables):
-    """The study's committed result files (experiments/results/translation-regime, unpacked from the GPU calls' archives
-    by experiments/translation_gpu.py): every BLEU, chrF, brevity penalty and length the tables print, recomputed with
-    sacrebleu from the committed test translations, equals the run's own (issue 53). The rehearsal's archive is checked
-    the same way in tests/test_translation_gpu.py."""
+    """The study's committed result files (experiments/results/translation-regime, written by the CPU units of
+    experiments/translation_cpu.py, or unpacked from GPU calls' archives by experiments/translation_gpu.py): every BLEU,
+    chrF, brevity penalty and length the tables print, recomputed with sacrebleu from the committed test translations,
+    equals the run's own (issue 53). The rehearsals are checked the same way in tests/test_translation_{gpu,cpu}.py."""
     folder = Path(__file__).resolve().parents[1] / tables.STUDY
     if not (folder / tables.TRANSLATIONS).is_dir():
-        pytest.skip(f"no translations committed in {tables.STUDY} yet (the study waits for a GPU: docs/gpu.md)")
+        pytest.skip(f"no translations committed in {tables.STUDY} yet (each CPU unit adds its seed's: experiments/translation_cpu.py)")
     pretrained = tables.load_pretraining(folder / tables.PRETRAINING)
     runs, stage1 = tables.load(folder, pretrained), tables.stage_one(pretrained)
     searches = sum(bool(cell.get(key)) for files in (runs, stage1) for seeds in files.values() for result in seeds.values()
