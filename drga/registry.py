@@ -26,8 +26,9 @@ This module sits with the utilities, below every network, reward and task, so th
 can read the registries. The built-ins register when their modules are imported (``drga.baselines``,
 ``drga.core.reward``, ``drga.tasks.classification.spec``, ``drga.tasks.translation.spec``); a lookup here
 imports them first, by name (as gymnasium's string entry points do), and so does it the modules
-named in ``$DRGA_PLUGINS`` (comma-separated), so that a plug-in of your own is known to every ``drga`` command
-and to the processes a local sweep starts (which inherit the environment).
+named in ``$DRGA_PLUGINS`` (comma-separated; a module found on ``sys.path``, else a file or package in the working
+folder), so that a plug-in of your own is known to every ``drga`` command and to the processes a local sweep starts
+(which inherit the environment).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ from drga.errors import UserError
 __all__ = [
     "NetworkSpec", "RewardSpec", "TaskSpec", "Registry", "RegistryError", "register_network", "register_reward", "register_task",
     "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_spec", "find_task",
-    "task_names", "task_specs", "task_for_network", "task_of_config", "task_of_checkpoint", "plugin_setting", "unregister_network",
-    "unregister_reward", "unregister_task",
+    "task_names", "task_specs", "task_for_network", "task_of_config", "task_of_checkpoint", "load_for_inference", "plugin_setting",
+    "unregister_network", "unregister_reward", "unregister_task",
 ]
 
 #: What a network may read from a data set: token sequences; an aspect term too; the sentences of a
@@ -311,13 +312,35 @@ class TaskSpec:
 _LOADED: set[str] = set()
 
 
+def _working_folder_on_path(module: str) -> None:
+    """A ``$DRGA_PLUGINS`` module that nothing on ``sys.path`` holds but the working folder does (``my_network.py``
+    beside you, as ``python -m`` would find it): the working folder goes last on ``sys.path``, where the ``drga``
+    console script, unlike ``python``, does not put it. Installed modules keep precedence over it."""
+    import importlib.util
+    import sys
+
+    top = module.split(".", 1)[0]
+    folder = os.getcwd()
+    try:
+        found = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):  # a name that is no module's: the import below says so
+        found = False
+    if found or folder in sys.path or "" in sys.path:
+        return
+    if (os.path.isfile(os.path.join(folder, f"{top}.py")) or os.path.isdir(os.path.join(folder, top))):
+        sys.path.append(folder)
+
+
 def _load(modules: tuple[str, ...]) -> None:
-    """Import the built-in plug-in modules and those of ``$DRGA_PLUGINS``, once each."""
+    """Import the built-in plug-in modules and those of ``$DRGA_PLUGINS`` (found on ``sys.path``, else in the
+    working folder), once each."""
     extra = tuple(m.strip() for m in os.environ.get(PLUGINS_VARIABLE, "").split(",") if m.strip())
     for module in modules + extra:
         if module in _LOADED:
             continue
         _LOADED.add(module)  # before the import: the module's registrations may look names up
+        if module in extra:
+            _working_folder_on_path(module)
         try:
             importlib.import_module(module)
         except ImportError as error:
@@ -546,6 +569,20 @@ def task_of_config(config: Any) -> TaskSpec:
 def task_of_checkpoint(payload: Mapping[str, Any]) -> TaskSpec | None:
     """The task whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`), or None."""
     return next((spec for spec in task_specs() if spec.holds(payload)), None)
+
+
+def load_for_inference(path: Any, **options: Any) -> Any:
+    """A checkpoint of any registered task, ready for inference, as its task's registration loads it (``load``:
+    classification's :class:`~drga.tasks.classification.prediction.Classifier`, translation's model, a task of your
+    own's); ``options`` go to that loader (``device=``). A task that gives no ``load`` is named."""
+    from drga.checkpoint_format import CheckpointPayload, load_checkpoint  # torch: only when a checkpoint is read
+
+    payload = load_checkpoint(path)
+    task = task_of_checkpoint(payload)
+    if task is None:
+        raise RegistryError(f"{path} is a checkpoint of the task '{CheckpointPayload.of(payload).task}', which is not registered here "
+                            f"(name the module that registers it in ${PLUGINS_VARIABLE})")
+    return task.required("load", "loading a checkpoint for inference")(path, **options)
 
 
 def _specs(section: str) -> list[_Plugin]:

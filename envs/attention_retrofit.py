@@ -195,6 +195,7 @@ class AttentionRetrofitEnv(gym.Env):
             "reward": float(terms.reward[0]),  # as runs report it; the step's reward is the objective
             "log_likelihood": float(terms.log_likelihood[0]),
             "penalty": float(terms.penalty[0]),
+            "penalty_weight": float(terms.penalty_weight),  # the reward's weight of its penalty (eq. 5's γ)
             "highlighted_fraction": float(terms.highlighted_fraction[0]),
             **prediction_scores(self.network.predictions(output)[0], batch.labels[0], getattr(self.network, "pad_id", 0)),
             "beta": float(beta),

@@ -49,9 +49,11 @@ def plugins(tmp_path, monkeypatch):
         if name == "my_task.py":
             continue
         (folder / name).write_text(text, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.chdir(folder)  # found in the working folder, as the drga command finds them (no sys.path edit)
     monkeypatch.setenv(registry.PLUGINS_VARIABLE, "my_network,my_reward")
     yield folder
+    if str(folder) in sys.path:  # where the registry put the working folder
+        sys.path.remove(str(folder))
     registry.unregister_network("bag-attention")
     registry.unregister_reward("sparse")
     for module in ("my_network", "my_reward"):
@@ -84,6 +86,8 @@ def test_a_network_and_a_reward_from_outside_the_package_train_through_the_cli(p
         assert record[f"{prefix}_reward"] == pytest.approx(expected, abs=1e-6)
     agent = [r for r in results["history"] if r["phase"] == "agent"][0]  # REINFORCE's training batches
     assert agent["reward"] == pytest.approx(agent["reward_log_likelihood"] - 0.3 * agent["highlighted_fraction"], abs=1e-5)
+    # the reported penalty is the reward's own (penalty_weight × penalty = 0.3 · N/L), not eq. 5's γ times it
+    assert agent["reward_penalty"] == pytest.approx(0.3 * agent["highlighted_fraction"], rel=1e-5)
     # the checkpoint loads back with the network and the reward its config names
     from drga.prediction import load
 
@@ -105,7 +109,8 @@ def test_the_cli_lists_a_registered_network_and_refuses_an_unknown_setting_of_it
     assert "(network 'bag-attention' takes: embedding_dim, temperature)" in err
 
 
-def test_the_python_api_trains_the_same_plug_ins(plugins, tmp_path):
+def test_the_python_api_trains_the_same_plug_ins(plugins, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(plugins))  # a script in the folder of the files: Python puts its folder first
     importlib.import_module("my_network"), importlib.import_module("my_reward")
     from drga.api import train
 
@@ -335,6 +340,7 @@ def test_the_environment_and_the_sb3_learner_reward_the_chosen_reward():
     assert shift > 0
     assert step_reward == pytest.approx(info["reward"] - 0.5 * shift, rel=1e-5)
     assert info["reward"] == pytest.approx(info["log_likelihood"] - 0.2 * info["penalty"], rel=1e-5)
+    assert info["penalty_weight"] == 0.2  # eq. 5's γ: the SB3 learner reports reward_penalty = penalty_weight × penalty
 
 
 def test_reinforce_learns_from_the_chosen_reward():

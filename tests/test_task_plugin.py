@@ -25,9 +25,11 @@ def my_task(tmp_path, monkeypatch):
     folder = tmp_path / "plugins"
     folder.mkdir()
     (folder / "my_task.py").write_text(file_blocks(EXTENDING.read_text(encoding="utf-8"))["my_task.py"], encoding="utf-8")
-    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.chdir(folder)  # found in the working folder, as the drga command finds them (no sys.path edit)
     monkeypatch.setenv(registry.PLUGINS_VARIABLE, "my_task")
     yield folder
+    if str(folder) in sys.path:  # where the registry put the working folder
+        sys.path.remove(str(folder))
     registry.unregister_network("lstm-sa-rf")
     registry.unregister_task("reward-first")
     sys.modules.pop("my_task", None)
@@ -67,6 +69,11 @@ def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my
 
     with pytest.raises(CheckpointError, match="is a reward-first checkpoint"):
         load(run_dir / "cotrain_best.pt")
+    # its registration's load reads it: a classifier (docs/extending.md, "Predicting with its checkpoints")
+    from drga.extend import load_for_inference
+
+    model = load_for_inference(run_dir / "cotrain_best.pt")
+    assert type(model).__name__ == "Classifier" and set(model.predict(["good", "bad"])) <= {"pos", "neg"}
 
 
 def test_the_task_refuses_what_it_does_not_read_and_its_name_is_checked(my_task):

@@ -77,6 +77,10 @@ class RewardTerms:
     ``reward`` is what a run reports as the reward (``dev_*_reward``, ``agent/reward``); ``objective``
     is what the agent maximises: the reward itself, unless the :class:`Reward` adds a term that is
     reported on its own (:class:`Closeness`: −closeness × TV(α, α′), reported as ``attention_shift``).
+    ``penalty`` is the reward's penalty as the evaluation reports it (``dev_*_penalty``), and
+    ``penalty_weight`` what the reward multiplies it by before subtracting it: the training statistic
+    ``reward_penalty`` is ``penalty_weight × penalty`` (eq. 5's γ·f(N/L) for :class:`DRGAReward`; a reward
+    that leaves it at 1 is reported with its own penalty, unscaled).
     """
 
     reward: Tensor
@@ -84,6 +88,7 @@ class RewardTerms:
     penalty: Tensor
     highlighted_fraction: Tensor
     objective: Tensor = None  # type: ignore[assignment]  # None: the reward
+    penalty_weight: float = 1.0  #: the penalty's weight in the reward (eq. 5's γ); ``reward_penalty`` = penalty_weight × penalty
 
     def __post_init__(self) -> None:
         if self.objective is None:
@@ -123,6 +128,7 @@ def drga_reward(
         log_likelihood=log_likelihood,
         penalty=penalty,
         highlighted_fraction=fraction_sum / arrays,
+        penalty_weight=gamma,
     )
 
 

@@ -109,7 +109,7 @@ def update_statistics(
         "agent_loss": agent_loss.detach(),
         "reward": terms.reward.mean(),
         "reward_log_likelihood": terms.log_likelihood.mean(),
-        "reward_penalty": (context.config.reward.gamma * terms.penalty).mean(),
+        "reward_penalty": (terms.penalty_weight * terms.penalty).mean(),  # the reward's own weighted penalty
         "highlighted_fraction": terms.highlighted_fraction.mean(),
         "beta": beta.detach(),
         "policy_sigma": acting.policy_std,

@@ -65,7 +65,7 @@ from drga.runtime.eval_mode import eval_mode
 #: ``agent.algorithm`` → SB3 class; "reinforce" is the runner's own learner.
 SB3_ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"sb3-ppo": PPO, "sb3-a2c": A2C}
 #: Stats of a finished episode that the env reports in ``info`` and the runner logs.
-EPISODE_KEYS = ("log_likelihood", "penalty", "highlighted_fraction", "beta")
+EPISODE_KEYS = ("log_likelihood", "penalty", "penalty_weight", "highlighted_fraction", "beta")
 
 
 class PreSquashActions(gym.ActionWrapper):
@@ -293,7 +293,8 @@ class SB3AgentPhase:
             "task_loss": -mean("log_likelihood"),  # −log P(y|X) under the revised attention, as REINFORCE reports it
             "reward": mean("reward"),
             "reward_log_likelihood": mean("log_likelihood"),
-            "reward_penalty": self.config.reward.gamma * mean("penalty"),
+            # the reward's own weighted penalty (eq. 5's γ·f(N/L) for the paper's reward), as REINFORCE reports it
+            "reward_penalty": (records[0]["penalty_weight"] if records else float("nan")) * mean("penalty"),
             "highlighted_fraction": mean("highlighted_fraction"),
             "beta": mean("beta"),
             "policy_sigma": sigma,

@@ -89,11 +89,12 @@ def load_trained(
     )
 
 
-def refuse_other_tasks_checkpoint(path: str | Path, payload: Mapping[str, Any]) -> None:
-    """Refuse a checkpoint of another task (``drga predict`` or ``drga.load`` given one; ``drga analyze`` given one it cannot
-    read, a translation checkpoint), saying what to do with it instead, as its task's registration says."""
+def refuse_other_tasks_checkpoint(path: str | Path, payload: Mapping[str, Any], accept: str = TASK_NAME) -> None:
+    """Refuse a checkpoint of another task than ``accept`` (``drga predict`` or ``drga.load`` given one; ``drga analyze``
+    given one it cannot read, a translation checkpoint), saying what to do with it instead, as its task's registration
+    says. ``accept``: a task of your own whose checkpoints are classification's (its registration's ``load``)."""
     task = task_of_checkpoint(payload)
-    if task is not None and task.name == TASK_NAME:
+    if task is not None and task.name in (TASK_NAME, accept):
         return
     recorded = CheckpointPayload.of(payload).task
     what = f"a {task.name} checkpoint" if task is not None else f"a checkpoint of the task '{recorded}', not registered here"

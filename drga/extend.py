@@ -1,0 +1,88 @@
+"""What a network, a reward or a task of your own imports: one module (docs/extending.md).
+
+- a network: :class:`AttentionNetwork` and what its ``encode`` returns (:class:`NetworkEncoding`, one
+  :class:`AttentionSite` per attention), :class:`Batch`, :func:`masked_softmax`, and :func:`register_network`;
+  the built-in :class:`LSTMSelfAttention` to build on;
+- a reward: :class:`RewardTerms`, :func:`count_highlighted` (eq. 5's N), :func:`drga_reward` (eq. 5 itself), the
+  :class:`Reward` protocol, and :func:`register_reward`;
+- a task: :class:`TaskSpec` and :func:`register_task`; the runner (:class:`PhaseRunner`), the :class:`Task`
+  interface and classification's (:class:`ClassificationTask`) to build on, with its configuration
+  (:class:`ExperimentConfig`, :func:`load_config`, :func:`config_to_toml`, :data:`CLASSIFICATION_FLAGS`), its
+  ``drga evaluate`` (:func:`evaluate_classification_checkpoint`) and its inference loader (:func:`load_classifier`);
+- any task's checkpoint, ready for inference: :func:`load_for_inference`.
+
+Each name is the toolkit's own, imported from where it lives when first used (PEP 562), so that a plug-in
+importing a reward's names does not load the runner.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drga.baselines.lstm_sa import LSTMSelfAttention
+    from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
+    from drga.config import CLASSIFICATION_FLAGS, ExperimentConfig, config_to_toml, load_config
+    from drga.core.reward import Reward, RewardTerms, count_highlighted, drga_reward
+    from drga.registry import TaskSpec, load_for_inference, register_network, register_reward, register_task
+    from drga.runner.loop import PhaseRunner
+    from drga.runner.task import Task
+    from drga.tasks.classification.commands import evaluate_classification_checkpoint
+    from drga.tasks.classification.prediction import load as load_classifier
+    from drga.tasks.classification.task import ClassificationTask
+
+#: Each exported name → (its module, its name there).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    **{name: ("drga.baselines.protocol", name) for name in ("AttentionNetwork", "AttentionSite", "Batch", "NetworkEncoding",
+                                                            "masked_softmax")},
+    "LSTMSelfAttention": ("drga.baselines.lstm_sa", "LSTMSelfAttention"),
+    **{name: ("drga.core.reward", name) for name in ("Reward", "RewardTerms", "count_highlighted", "drga_reward")},
+    **{name: ("drga.registry", name) for name in ("TaskSpec", "register_network", "register_reward", "register_task",
+                                                  "load_for_inference")},
+    **{name: ("drga.config", name) for name in ("CLASSIFICATION_FLAGS", "ExperimentConfig", "config_to_toml", "load_config")},
+    "PhaseRunner": ("drga.runner.loop", "PhaseRunner"),
+    "Task": ("drga.runner.task", "Task"),
+    "ClassificationTask": ("drga.tasks.classification.task", "ClassificationTask"),
+    "evaluate_classification_checkpoint": ("drga.tasks.classification.commands", "evaluate_classification_checkpoint"),
+    "load_classifier": ("drga.tasks.classification.prediction", "load"),
+}
+
+__all__ = [
+    "AttentionNetwork",
+    "AttentionSite",
+    "Batch",
+    "CLASSIFICATION_FLAGS",
+    "ClassificationTask",
+    "ExperimentConfig",
+    "LSTMSelfAttention",
+    "NetworkEncoding",
+    "PhaseRunner",
+    "Reward",
+    "RewardTerms",
+    "Task",
+    "TaskSpec",
+    "config_to_toml",
+    "count_highlighted",
+    "drga_reward",
+    "evaluate_classification_checkpoint",
+    "load_classifier",
+    "load_config",
+    "load_for_inference",
+    "masked_softmax",
+    "register_network",
+    "register_reward",
+    "register_task",
+]
+
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        module, attribute = _EXPORTS[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module 'drga.extend' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__
