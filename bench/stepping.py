@@ -29,12 +29,12 @@ def begin_phase(trainer: PhaseRunner, name: str) -> Phase:
 
 
 def train_step(trainer: PhaseRunner, phase: Phase, batch: Any) -> dict[str, Tensor]:
-    """One update of ``phase``'s learner on ``batch`` (on the trainer's device): a DRGA update where the agent acts,
-    else eq. 12 on the network; its statistics."""
+    """One update of ``phase``'s learner on ``batch`` (on the trainer's device): its training step (a DRGA step where
+    the agent acts, else eq. 12 on the network) and the loop's optimiser step of its losses; its statistics."""
     learner = trainer.learners[phase.name]
     if not isinstance(learner, UpdateLearner):
         raise TypeError(f"phase {phase.name}'s learner ({type(learner).__name__}) learns an epoch at a time, not batch by batch")
-    return learner.update(trainer.context, batch)
+    return trainer.update(lambda stepped: learner.training_step(trainer.context, stepped), batch)
 
 
 def train_one_epoch(trainer: PhaseRunner, name: str, epoch: int = 1) -> dict[str, float]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from drga.errors import UserError
 
@@ -52,6 +52,15 @@ class Part(Name):
     NETWORK = "network"
     AGENT = "agent"
     BETA = "beta"
+
+
+M = TypeVar("M")
+
+
+def modules_by_part(network: M, policy: M, strength: M) -> dict[Part, M]:
+    """The module behind each part, in the order every list of them keeps (network, agent, β): the one
+    part → module map (the optimiser table of ``drga/runner/optim.py``, the checkpoints' ``RetrofitModules``)."""
+    return {Part.NETWORK: network, Part.AGENT: policy, Part.BETA: strength}
 
 
 class Mode(Name):

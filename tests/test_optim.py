@@ -81,14 +81,17 @@ def test_the_optimiser_step_owns_each_parts_optimiser_and_parameters(tmp_path):
 
 
 def test_betas_schedule_advances_with_each_network_update_of_co_training_only(tmp_path):
-    from drga.learners import NetworkLearner, ReinforceLearner
+    from drga.learners import AgentPhaseLearner, CoTrainingLearner, NetworkLearner
     from drga.names import Part
 
-    for phase_name, learner, advances in [("cotrain", ReinforceLearner(cotrain=True), 1), ("agent", ReinforceLearner(), 0),
+    for phase_name, learner, advances in [("cotrain", CoTrainingLearner(), 1), ("agent", AgentPhaseLearner(), 0),
                                           ("pretrain", NetworkLearner(), 0)]:
         trainer = started(tmp_path / phase_name, phase_name)
         before = int(trainer.strength.step)
-        learner.update(trainer.context, next(iter(trainer.train_batches)))
+        losses, _ = learner.training_step(trainer.context, next(iter(trainer.train_batches)))
+        assert set(losses) == set(learner.steps) and int(trainer.strength.step) == before  # a learner returns losses, never steps
+        trainer.update(lambda batch, learner=learner, context=trainer.context: learner.training_step(context, batch),
+                       next(iter(trainer.train_batches)))
         assert int(trainer.strength.step) - before == advances, phase_name
     trainer = started(tmp_path / "floor", "cotrain")  # the agent's loss alone does not advance it
     before = int(trainer.strength.step)
@@ -96,7 +99,23 @@ def test_betas_schedule_advances_with_each_network_update_of_co_training_only(tm
     assert int(trainer.strength.step) == before
 
 
-def test_a_context_offers_the_step_alone_and_a_read_only_history(tmp_path):
+def test_the_optimiser_table_holds_the_parts_the_learner_steps_and_sb3_gets_no_agent_adam(tmp_path):
+    from drga.learners import make_learner
+    from drga.names import Part
+    from drga.runner.phases import phase_named
+
+    trainer = Trainer(tiny_config(tmp_path, **{"agent.algorithm": "sb3-ppo"}), log=lambda _: None)
+    assert make_learner(phase_named("agent").trains, "sb3-ppo").steps == ()
+    trainer.start_phase(phase_named("agent"), fresh=True)
+    assert trainer.optimiser.parts == {} and trainer.optimiser.agent_optimizer is None  # SB3 steps its own optimiser
+    assert trainer.optimiser.state_dict()["agent_optimizer"] is None  # last.pt keeps its keys
+    trainer.start_phase(phase_named("cotrain"), fresh=True)
+    assert trainer.optimiser.network_optimizer is trainer.optimiser.parts[Part.NETWORK][0]  # derived from the one table
+    assert trainer.optimiser.agent_optimizer is trainer.optimiser.parts[Part.AGENT][0]
+    assert set(trainer.optimiser.state_dict()) == {"net_optimizer", "agent_optimizer", "lr_schedule"}
+
+
+def test_a_context_offers_no_optimiser_and_a_read_only_history(tmp_path):
     trainer = Trainer(tiny_config(tmp_path, **{"train.agent_epochs": 0, "train.cotrain_epochs": 0, "train.fair_baseline": False}),
                       log=lambda _: None)
     results = trainer.run()
@@ -105,3 +124,5 @@ def test_a_context_offers_the_step_alone_and_a_read_only_history(tmp_path):
     with pytest.raises(TypeError):
         history[0]["epoch"] = 99  # type: ignore[index]
     assert results["history"] is not trainer.state.history  # the report holds plain copies, not the run's list
+    assert not hasattr(trainer.context, "optimiser")  # only the loop steps: a task or a learner returns losses
+    assert trainer.context.reward is trainer.context.reward  # the chosen reward, built once per run

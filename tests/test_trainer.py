@@ -13,7 +13,7 @@ import drga.baselines as baselines
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError, config_to_toml, load_config
-from drga.learners import NetworkLearner, ReinforceLearner
+from drga.learners import AgentPhaseLearner, CoTrainingLearner, NetworkLearner
 from drga.runner.run_folder import RunExistsError, RunInUseError
 from drga.runtime.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 from drga.trainer import Trainer
@@ -406,12 +406,12 @@ def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, mo
     assert len(trainer.data.train) + len(held_ids) == len(whole.train)  # a partition of the training split
     assert sorted(map(tuple, (e.ids for e in whole.train))) == sorted([*map(tuple, (e.ids for e in trainer.data.train)), *held_ids])
     seen = {"network": [], "agent": []}
-    for learner in (NetworkLearner, ReinforceLearner):  # every phase's update; the agent phase's is REINFORCE's without co-training
-        def spy(self, context, batch, original=learner.update):
-            seen["agent" if getattr(self, "cotrain", True) is False else "network"].append(batch.size)
+    for learner in (NetworkLearner, AgentPhaseLearner, CoTrainingLearner):  # every phase's training step
+        def spy(self, context, batch, original=learner.training_step):
+            seen["agent" if isinstance(self, AgentPhaseLearner) else "network"].append(batch.size)
             return original(self, context, batch)
 
-        monkeypatch.setattr(learner, "update", spy)
+        monkeypatch.setattr(learner, "training_step", spy)
     results = trainer.run()
     assert sum(seen["agent"]) == len(held_ids)  # one agent epoch = one pass over the held-out slice
     cotrain = [h for h in results["history"] if h["phase"] == "cotrain"]

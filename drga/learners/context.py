@@ -1,15 +1,16 @@
 """What a learner is handed by the loop that runs it: :class:`LearnerContext`, a narrow view of the run.
 
-A learner reads the run's modules, settings and batches through it and asks it for three things: an
-epoch of batch-by-batch updates (``context.train_by_updates``: the loop's pass over the epoch's
-batches, which counts the steps and reports the statistics), an optimiser step of its losses keyed
-by the phase part each trains (``context.optimiser.step({Part.NETWORK: ..., Part.AGENT: ...})``:
-the optimiser step alone knows each part's optimiser and parameters; it runs backward,
-accumulation, clipping, the learning-rate schedule, the Adam steps and β's schedule) and a report
-of training statistics. It writes nothing of the run's: what a learner that trains outside the
-optimiser step changes (SB3's converted agent, the steps it took) goes back to the loop in
-:class:`LearnedEpoch`, and the loop applies it. The protocols live here, below the runner, so that
-no learner imports the runner (``drga/runner/context.py`` · ``RunContext`` is what the loop hands over).
+A learner reads the run's modules, settings, reward and batches through it and asks it for two things: an
+epoch of batch-by-batch updates (``context.train_by_updates(training_step, ...)``: the loop's pass over the
+epoch's batches, which hands each batch to the learner's ``training_step``, steps the losses it returns,
+counts the steps and reports the statistics) and a report of training statistics. A learner never steps:
+its ``training_step(batch)`` returns ``({Part: loss}, statistics)`` (:data:`TrainingStep`), and the loop
+alone steps the losses through its one optimiser table (``drga/runner/optim.py`` · ``OptimiserStep``:
+backward, accumulation, clipping, the learning-rate schedule, the Adam steps, β's schedule). It writes
+nothing of the run's: what a learner that trains outside the optimiser step changes (SB3's converted
+agent, the steps it took) goes back to the loop in :class:`LearnedEpoch`, and the loop applies it. The
+protocols live here, below the runner, so that no learner imports the runner (``drga/runner/context.py``
+· ``RunContext`` is what the loop hands over).
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
+from drga.core.reward import Reward
 from drga.core.rollout import Rollout
 from drga.names import Part
+
+#: What a learner's ``training_step(batch)`` returns: its losses keyed by the phase part each trains (the loop
+#: steps them) and its statistics (0-dim tensors, read only when the loop logs).
+TrainingStep = tuple[Mapping[Part, Tensor], Mapping[str, Tensor]]
 
 
 class TaskLosses(Protocol):
@@ -38,17 +44,6 @@ class TaskLosses(Protocol):
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor: ...
 
     def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]: ...
-
-
-class StepsLosses(Protocol):
-    """The optimiser step a learner hands its losses to (``drga/runner/optim.py`` · ``OptimiserStep``): only
-    the step, none of the loop's (a plateau's cut, a phase's optimisers, their saved state)."""
-
-    def step(self, losses: Mapping[Part, Tensor]) -> dict[Part, Tensor]:
-        """Back-propagate the sum of ``losses`` (each keyed by the phase part it trains: the network, with β's
-        learned factor where the phase trains it, or the agent) in one backward pass and step each part's optimiser
-        over that part's parameters; each part's gradient norm before clipping."""
-        ...
 
 
 class LearnerContext(Protocol):
@@ -68,6 +63,11 @@ class LearnerContext(Protocol):
 
     @property
     def strength(self) -> AdjustmentStrength: ...
+
+    @property
+    def reward(self) -> Reward:
+        """The reward the configuration chose (``reward.name``, ``reward.closeness``), built once per run."""
+        ...
 
     @property
     def device(self) -> torch.device: ...
@@ -96,14 +96,12 @@ class LearnerContext(Protocol):
         """Updates since the current phase began: the step axis every arm shares (``drga/runner/tensorboard.py``)."""
         ...
 
-    @property
-    def optimiser(self) -> StepsLosses: ...
-
-    def train_by_updates(self, update: Callable[[Batch], Mapping[str, Tensor]], epoch: int, epochs: int) -> dict[str, float]:
+    def train_by_updates(self, training_step: Callable[[Batch], TrainingStep], epoch: int, epochs: int) -> dict[str, float]:
         """Epoch ``epoch`` of ``epochs`` batch by batch: each batch of the epoch (the agent's held-out ones in the
-        agent phase where ``data.agent_holdout`` keeps some) moved to the device and handed to ``update`` under
-        ``run.precision``'s autocast; the epoch's mean of each statistic ``update`` returns (under torchrun: over
-        the processes too). The loop counts the steps and reports the statistics."""
+        agent phase where ``data.agent_holdout`` keeps some) moved to the device and handed to ``training_step``
+        under ``run.precision``'s autocast, and the losses it returns stepped by the loop (each part's gradient
+        norm before clipping joins the statistics as ``grad_norm_<part>``); the epoch's mean of each statistic
+        (under torchrun: over the processes too). The loop counts the steps and reports the statistics."""
         ...
 
     def report_scalars(self, phase: str, values: Mapping[str, float], step: int) -> None:
@@ -122,12 +120,15 @@ class LearnedEpoch:
 
 
 class Learner(Protocol):
-    """How a phase learns, an epoch at a time: the network alone (``drga/learners/network.py``), REINFORCE
-    (``drga/learners/reinforce.py``; the agent phase and co-training) or stable-baselines3 (``drga/learners/sb3.py``;
+    """How a phase learns, an epoch at a time: the network alone (``drga/learners/network.py``), REINFORCE's agent
+    phase or co-training (``drga/learners/reinforce.py``: two learners) or stable-baselines3 (``drga/learners/sb3.py``;
     the agent phase). :func:`drga.learners.make_learner` picks a phase's."""
 
     #: Whether it can run as torchrun's data-parallel processes.
     supports_ddp: bool
+    #: The parts whose losses its ``training_step`` returns: the loop makes their optimisers, and none other's
+    #: (SB3's learner: none, it steps its own).
+    steps: tuple[Part, ...]
 
     def train_epoch(self, context: LearnerContext, epoch: int, epochs: int) -> LearnedEpoch:
         """Learn epoch ``epoch`` of ``epochs``."""

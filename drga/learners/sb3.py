@@ -59,7 +59,7 @@ from drga.config import AgentConfig, ExperimentConfig
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.files import atomic_path
 from drga.learners.context import LearnedEpoch, LearnerContext
-from drga.names import PhaseName
+from drga.names import Part, PhaseName
 from drga.runtime.eval_mode import eval_mode
 
 #: ``agent.algorithm`` → SB3 class; "reinforce" is the runner's own learner.
@@ -315,6 +315,7 @@ class SB3Learner:
     """The agent phase learned by stable-baselines3 (``agent.algorithm`` "sb3-ppo" or "sb3-a2c")."""
 
     supports_ddp = False
+    steps: tuple[Part, ...] = ()  #: none: SB3 steps its own optimiser, so the loop makes no agent Adam for it
 
     def __init__(self, algorithm: str):
         if algorithm not in SB3_ALGORITHMS:

@@ -19,7 +19,7 @@ from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
-from drga.names import Part, parse_score_key
+from drga.names import Part, modules_by_part, parse_score_key
 
 
 @dataclass
@@ -34,7 +34,7 @@ class RetrofitModules:
 
     def trained_by(self, parts: tuple[Part, ...]) -> list[nn.Module]:
         """The modules behind a phase's ``trains`` (network, agent, β), in that order."""
-        by_part = {Part.NETWORK: self.network, Part.AGENT: self.policy, Part.BETA: self.strength}
+        by_part: dict[Part, nn.Module] = modules_by_part(self.network, self.policy, self.strength)
         return [module for part, module in by_part.items() if part in parts]
 
 

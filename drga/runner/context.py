@@ -3,11 +3,10 @@
 Not the loop (``drga/runner/loop.py`` · ``PhaseRunner``): a task or a learner reads the run's modules,
 settings, folder, batches and what it has done so far (:class:`RunState`), and asks for the few
 things it may: a split's scores, a checkpoint loaded into the modules, a picture or training
-statistics reported, and (a learner) an epoch of batch-by-batch updates and an optimiser step of
-its losses. It cannot start phases, select epochs, cut the learning rate or write the run's
-progress: its optimiser is the step alone (``drga/learners/context.py`` · ``StepsLosses``, not
-``drga/runner/optim.py`` · ``OptimiserStep``), and its history a read-only view; those stay the
-loop's and its collaborators' (``OptimiserStep``, ``drga/runner/selection.py`` · ``Selection``).
+statistics reported, and (a learner) an epoch of batch-by-batch training steps, whose losses the loop
+steps. It cannot step an optimiser, start phases, select epochs, cut the learning rate or write the
+run's progress, and its history is a read-only view; those stay the loop's and its collaborators'
+(``drga/runner/optim.py`` · ``OptimiserStep``, ``drga/runner/selection.py`` · ``Selection``).
 A learner sees the part of it that ``drga/learners/context.py`` · ``LearnerContext`` names.
 """
 
@@ -15,27 +14,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
 import torch
-from torch import Tensor
 
 from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
-from drga.learners.context import StepsLosses, TaskLosses
+from drga.core.reward import Reward, make_reward
+from drga.learners.context import TaskLosses, TrainingStep
 from drga.runner import checkpoints
 from drga.runner.callbacks import CallbackList, Image, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.optim import OptimiserStep
 from drga.runtime import distributed
 
-#: The loop's pass over an epoch's batches (``PhaseRunner.train_by_updates``): (update, epoch, epochs) → mean statistics.
-TrainsByUpdates = Callable[[Callable[[Batch], Mapping[str, Tensor]], int, int], dict[str, float]]
+#: The loop's pass over an epoch's batches (``PhaseRunner.train_by_updates``): (training step, epoch, epochs) → mean statistics.
+TrainsByUpdates = Callable[[Callable[[Batch], TrainingStep], int, int], dict[str, float]]
 
 
 class ContextTask(TaskLosses, Protocol):
@@ -109,6 +109,12 @@ class RunContext:
     def strength(self) -> AdjustmentStrength:
         return self._modules.strength
 
+    @cached_property
+    def reward(self) -> Reward:
+        """The reward the configuration chose (``reward.name``, ``reward.closeness``: :func:`drga.core.reward.make_reward`),
+        built once per run."""
+        return make_reward(self.config.reward)
+
     @property
     def history(self) -> tuple[Mapping[str, Any], ...]:
         """Every epoch's record so far (the final report keeps it), read-only: the loop alone writes the run's history."""
@@ -138,15 +144,10 @@ class RunContext:
 
     # ------------------------------------------------------------------ what it may ask for
 
-    @property
-    def optimiser(self) -> StepsLosses:
-        """The optimiser step a learner hands its losses to, keyed by phase part (``step``); nothing else of it."""
-        return self._optimiser
-
-    def train_by_updates(self, update: Callable[[Batch], Mapping[str, Tensor]], epoch: int, epochs: int) -> dict[str, float]:
-        """Epoch ``epoch`` of ``epochs`` of the current phase, each batch handed to ``update`` (the loop's
-        ``PhaseRunner.train_by_updates``); the mean of each statistic."""
-        return self._train_by_updates(update, epoch, epochs)
+    def train_by_updates(self, training_step: Callable[[Batch], TrainingStep], epoch: int, epochs: int) -> dict[str, float]:
+        """Epoch ``epoch`` of ``epochs`` of the current phase, each batch handed to ``training_step`` and its losses
+        stepped by the loop (``PhaseRunner.train_by_updates``); the mean of each statistic."""
+        return self._train_by_updates(training_step, epoch, epochs)
 
     def evaluate_split(self, split: str, mode: str) -> Any:
         """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""

@@ -42,6 +42,7 @@ from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy, build_strength, state_and_action_size
 from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
+from drga.learners.context import TrainingStep
 from drga.names import Part, PhaseName, best_checkpoint, counted, history_key
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
@@ -253,7 +254,7 @@ class PhaseRunner:
                     start_cuts = inherited_plateau_cuts(payload, path)
         self.phase_started = phase
         self.optimiser.start_phase(phase.trains, self.network, self.policy, self.strength, self.task.warmup_steps(phase),
-                                   self.train_batches, start_cuts)
+                                   self.train_batches, start_cuts, stepped=self.learners[phase.name].steps)
 
     def epoch_batches(self, phase: Phase) -> Any:
         """What an epoch of ``phase`` passes over: the training batches, or for the agent phase the
@@ -270,10 +271,18 @@ class PhaseRunner:
         self.state.global_step += learned.steps
         return learned.stats
 
-    def train_by_updates(self, update: Callable[[Any], Mapping[str, Any]], epoch: int, epochs: int) -> dict[str, float]:
-        """One pass over the epoch's batches of the phase started last, each handed to ``update`` (a learner's, which
-        steps its losses through ``context.optimiser``); the mean of each statistic (under torchrun: over the
-        processes too). Learners ask for it through ``context.train_by_updates``."""
+    def update(self, training_step: Callable[[Any], TrainingStep], batch: Any) -> dict[str, Any]:
+        """One update on ``batch``: the learner's ``training_step`` (its losses keyed by part, its statistics), then the
+        optimiser step of those losses (the loop alone steps, ``drga/runner/optim.py``); the statistics with each
+        part's gradient norm before clipping (``grad_norm_<part>``)."""
+        losses, stats = training_step(batch)
+        norms = self.optimiser.step(losses)
+        return {**stats, **{f"grad_norm_{part.value}": norm for part, norm in norms.items()}}
+
+    def train_by_updates(self, training_step: Callable[[Any], TrainingStep], epoch: int, epochs: int) -> dict[str, float]:
+        """One pass over the epoch's batches of the phase started last, each an :meth:`update` of a learner's
+        ``training_step``; the mean of each statistic (under torchrun: over the processes too). Learners ask for
+        it through ``context.train_by_updates``."""
         phase = self.phase_started
         if phase is None:
             raise RuntimeError("an epoch of updates before any phase started")
@@ -291,7 +300,7 @@ class PhaseRunner:
             batch = batch.to(self.device)
             self.optimiser.start_batch(closes_window=step == len(batches))
             with self.optimiser.autocast():
-                stats = update(batch)
+                stats = self.update(training_step, batch)
             for key, value in stats.items():
                 value = value.double() if isinstance(value, Tensor) else value
                 sums[key] = sums[key] + value if key in sums else value

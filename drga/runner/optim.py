@@ -15,7 +15,7 @@ from torch import Tensor, nn
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
-from drga.names import Part
+from drga.names import Part, modules_by_part
 from drga.runner.lr_schedule import LearningRateSchedule
 from drga.runtime import distributed
 
@@ -76,9 +76,9 @@ class OptimiserStep:
     mixed precision.
 
     The loop starts a phase (:meth:`start_phase`: what trains, the optimisers), marks its epochs and batches
-    (:meth:`start_epoch`, :meth:`start_batch`) and its plateaus; a learner (``drga/learners/``) hands its
-    losses, keyed by the phase part each trains, to :meth:`step`. Learners see only :meth:`step`
-    (``drga/learners/context.py`` · ``StepsLosses``)."""
+    (:meth:`start_epoch`, :meth:`start_batch`) and its plateaus, and it alone steps (:meth:`step`) the losses a
+    learner's ``training_step`` returns, keyed by the phase part each trains (``drga/learners/``). Learners never
+    see it: they return losses, they do not step."""
 
     def __init__(self, config: ExperimentConfig, device: torch.device, log: Callable[[str], None]):
         self.config, self.device, self.log = config, device, log
@@ -88,22 +88,33 @@ class OptimiserStep:
         self.accumulated = 0  #: batches whose gradients the current accumulation window holds
         self.closing_window = True  #: whether the batch being trained ends its window (the epoch's last batch does)
         self.window_norms: list[Tensor] = []  #: the gradient norms of the last optimiser step, reported inside a window
-        self.network_optimizer: torch.optim.Optimizer | None = None
-        self.agent_optimizer: torch.optim.Optimizer | None = None
-        #: each part the phase trains → its optimiser and the modules whose parameters it clips
+        #: the one optimiser table: each part the phase's learner steps → its optimiser and the modules whose parameters it clips
         self.parts: dict[Part, tuple[torch.optim.Optimizer, tuple[nn.Module, ...]]] = {}
         self.strength: AdjustmentStrength | None = None  #: β, whose schedule advances with each network update of a phase that trains it
         self.lr_schedule: LearningRateSchedule | None = None  #: the network optimiser's learning rates in the current phase
         self.replica: nn.Module | None = None  #: under torchrun: DDP over the modules the phase trains
         self.train_batches: Any = None  #: under torchrun: this process's shards; the ``share`` of the current batch scales its loss
 
+    @property
+    def network_optimizer(self) -> torch.optim.Optimizer | None:
+        """The network part's optimiser in the current phase (None: the phase's learner steps no network)."""
+        entry = self.parts.get(Part.NETWORK)
+        return None if entry is None else entry[0]
+
+    @property
+    def agent_optimizer(self) -> torch.optim.Optimizer | None:
+        """The agent part's optimiser in the current phase (None: no agent, or one its learner trains itself: SB3's)."""
+        entry = self.parts.get(Part.AGENT)
+        return None if entry is None else entry[0]
+
     # ------------------------------------------------------------------ a phase, an epoch, a batch
 
     def start_phase(self, trains: tuple[Part, ...], network: nn.Module, policy: nn.Module, strength: AdjustmentStrength,
-                    warmup_steps: int, train_batches: Any, plateau_cuts: int = 0) -> None:
+                    warmup_steps: int, train_batches: Any, plateau_cuts: int = 0, stepped: tuple[Part, ...] | None = None) -> None:
         """A phase that trains ``trains`` begins: what trains is set (``requires_grad``; ``network.freeze_embeddings``,
-        ``adjust.trainable_beta``) and each part gets its optimiser. The network part: Adam over the network's
-        trainable parameters, and β's learned factor where the phase trains β, in their groups
+        ``adjust.trainable_beta``) and each part its learner steps here (``stepped``, default every part of ``trains``;
+        SB3's learner steps none: it has its own optimiser) gets its optimiser. The network part: Adam over the
+        network's trainable parameters, and β's learned factor where the phase trains β, in their groups
         (:func:`network_parameter_groups`) with their schedule (starting ``plateau_cuts`` down); the agent part:
         Adam over the agent's. Under torchrun, DDP over what the phase trains, and ``train_batches``: this
         process's shards of the training batches."""
@@ -114,24 +125,23 @@ class OptimiserStep:
         if config.network.freeze_embeddings and isinstance(embedding, nn.Embedding):
             embedding.weight.requires_grad_(False)
         strength.log_factor.requires_grad_(Part.BETA in trains and config.adjust.trainable_beta)
-        by_part: dict[Part, nn.Module] = {Part.NETWORK: network, Part.AGENT: policy, Part.BETA: strength}  # the order of every list
+        stepped = trains if stepped is None else stepped
+        by_part: dict[Part, nn.Module] = modules_by_part(network, policy, strength)
         network_part = tuple(module for part, module in by_part.items() if part in trains and part != Part.AGENT)
         trainable = [p for module in network_part for p in module.parameters() if p.requires_grad]
-        groups = None if network_frozen else network_parameter_groups(network, trainable, train.pretrained_lr)
+        groups = None if network_frozen or Part.NETWORK not in stepped else \
+            network_parameter_groups(network, trainable, train.pretrained_lr)
         # after requires_grad is set: DDP takes part in the parameters that train
         self.replica = distributed.replicate([module for part, module in by_part.items() if part in trains], self.device)
         self.train_batches = train_batches
-        self.network_optimizer = None if groups is None else \
-            adam(groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
-        self.lr_schedule = None if self.network_optimizer is None else \
-            LearningRateSchedule.for_phase(self.network_optimizer, train, warmup_steps, plateau_cuts)
-        self.agent_optimizer = None if Part.AGENT not in trains else \
-            adam(list(policy.parameters()), config.agent.lr, train.fused_adam, self.log)
         self.parts = {}
-        if self.network_optimizer is not None:
-            self.parts[Part.NETWORK] = (self.network_optimizer, network_part)
-        if self.agent_optimizer is not None:
-            self.parts[Part.AGENT] = (self.agent_optimizer, (policy,))
+        self.lr_schedule = None
+        if groups is not None:
+            optimizer = adam(groups, train.lr, train.fused_adam, self.log, weight_decay=train.weight_decay)
+            self.parts[Part.NETWORK] = (optimizer, network_part)
+            self.lr_schedule = LearningRateSchedule.for_phase(optimizer, train, warmup_steps, plateau_cuts)
+        if Part.AGENT in trains and Part.AGENT in stepped:
+            self.parts[Part.AGENT] = (adam(list(policy.parameters()), config.agent.lr, train.fused_adam, self.log), (policy,))
         self.strength = strength if Part.BETA in trains else None
 
     def start_epoch(self, epoch: int, epochs: int, batches: int) -> None:

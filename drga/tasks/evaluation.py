@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.core.reward import RewardTerms
+from drga.core.reward import Reward, RewardTerms, make_reward
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardSettings, score
 from drga.names import MODES, Mode
@@ -40,7 +40,7 @@ class ModePass:
 def mode_pass(
     network: AttentionNetwork,
     batch: Batch,
-    reward: RewardSettings,
+    reward: Reward | RewardSettings,
     mode: Mode,
     policy: AgentPolicy | None = None,
     beta: Tensor | float | None = None,
@@ -73,11 +73,12 @@ def scored_batches(
     mode = Mode(mode)
     if mode == Mode.WITH_AGENT and (policy is None or beta is None):
         raise ValueError("with-agent evaluation needs a policy and β")
+    chosen = make_reward(reward)  # built once for the split, not per batch
     # a policy that is a module (every policy of the toolkit's) is switched too; the AgentPolicy protocol has no modes
     with eval_mode(network, policy if isinstance(policy, nn.Module) else None):
         for batch in batches:
             batch = batch.to(device)
-            yield batch, mode_pass(network, batch, reward, mode, policy, beta)
+            yield batch, mode_pass(network, batch, chosen, mode, policy, beta)
 
 
 @dataclass
