@@ -83,6 +83,10 @@ ALLOWANCES = {
 SMOKE_PAIRS = ("nmt.epoch_pairs=128",)
 
 
+class NoProbe(Refused):
+    """Nothing to project a unit from: no finished unit of its network and config, and no throughput probe."""
+
+
 @dataclass(frozen=True)
 class Unit:
     """One seed of one network: where its runs and files live."""
@@ -167,7 +171,7 @@ def projection(unit: Unit) -> tuple[dict[str, float], str]:
     if not probe_path.is_file():  # a rehearsal's own folder has none: the study's probe
         probe_path = ROOT / STUDY / "probes" / probe_path.name
     if not probe_path.is_file():
-        raise Refused(
+        raise NoProbe(
             f"no finished unit of {unit.net} and no throughput probe ({portable_path(str(probe_path), ROOT)}): nothing to project from; "
             f"measure first, on an otherwise idle machine: python experiments/translation_cpu.py probe {KEYS[unit.net]}"
         )
@@ -295,11 +299,45 @@ def run_stage(command: list[str], log: Path, environment: dict[str, str]) -> int
                 signal.signal(s, handler)
 
 
+def next_unit(study: Path, work: Path) -> tuple[str, int, str]:
+    """The unit to run next, and why: one whose stage 1 finished and whose network is on this machine (its stage 2 is
+    left), else the network with the fewest finished seeds among those short of their planned seeds (issue 61: Luong
+    0-4, the Transformer 0-2; the networks take turns, Luong first), at its lowest seed not finished."""
+    from translation_tables import NETWORKS as PLANNED  # the seeds the study plans: one place, the tables'
+
+    finished: dict[str, list[int]] = {}
+    for key, net in NETWORKS.items():
+        planned = PLANNED[net].planned_seeds
+        finished[net] = [seed for seed in planned if (study / f"{DATASET}-{net}-seed{seed}.json").is_file()]
+        for seed in planned:
+            unit = Unit(net, seed, work, study, ROOT / CONFIGS[net])
+            if (
+                unit.result_file("pretrain").is_file()
+                and not unit.result_file("drga").is_file()
+                and best_checkpoint(unit.run_folder("pretrain"), PhaseName.PRETRAIN).is_file()
+            ):
+                return key, seed, "its stage 1 finished and its network is on this machine: stage 2 is left"
+    short = [net for net in NETWORKS.values() if len(finished[net]) < len(PLANNED[net].planned_seeds)]
+    if not short:
+        raise Refused("every planned seed of both networks has finished: the study is complete")
+    net = min(short, key=lambda n: len(finished[n]))  # min keeps the first of a tie: Luong
+    seed = next(seed for seed in PLANNED[net].planned_seeds if seed not in finished[net])
+    counts = ", ".join(f"{n} {len(finished[n])} of {len(PLANNED[n].planned_seeds)}" for n in NETWORKS.values())
+    return KEYS[net], seed, f"seeds finished: {counts}"
+
+
 def run_unit(args: argparse.Namespace) -> int:
     started = time.time()
+    if args.net == "next":
+        if args.seed is not None:
+            raise Refused("next chooses the seed itself: give no SEED")
+        args.net, args.seed, why = next_unit((ROOT / args.study).resolve(), (ROOT / args.work).resolve())
+        print(f"[next] {args.net} seed {args.seed} ({why})")
+    elif args.seed is None:
+        raise Refused("SEED is missing (or run next)")
     net = NETWORKS.get(args.net, args.net)
     if net not in CONFIGS:
-        raise Refused(f"NET must be {' or '.join(NETWORKS)}, not {args.net!r}")
+        raise Refused(f"NET must be {' or '.join(NETWORKS)} or next, not {args.net!r}")
     if args.seed < 0:
         raise Refused(f"SEED must be ≥ 0, not {args.seed}")
     study = (ROOT / args.study).resolve()
@@ -316,7 +354,14 @@ def run_unit(args: argparse.Namespace) -> int:
     if args.smoke:
         projected, source = dict.fromkeys(STAGES, 0.0), "nothing: a rehearsal (--smoke) is not projected"
     else:
-        projected, source = projection(unit)
+        try:
+            projected, source = projection(unit)
+        except NoProbe:
+            if args.dry_run:
+                raise
+            print(f"[probe] no finished unit of {net} and no throughput probe: measuring first", flush=True)
+            probe_throughput(argparse.Namespace(net=net, threads=args.threads, study=str(study), python=args.python))
+            projected, source = projection(unit)
     todo = [stage for stage in STAGES if not unit.result_file(stage).is_file()]
     remaining = sum(projected[stage] for stage in todo)
     print(
@@ -455,8 +500,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="one seed's whole pipeline")
-    run.add_argument("net", help="luong or transformer")
-    run.add_argument("seed", type=int)
+    run.add_argument("net", help="luong or transformer, or next: the unit the study needs next (next_unit)")
+    run.add_argument("seed", type=int, nargs="?")
     run.add_argument("--deadline", help="HH:MM (today) or an ISO date and time: refuse a unit or stage that would end after it")
     run.add_argument("--budget-min", type=float, help="minutes from now: the deadline as a budget")
     run.add_argument("--dry-run", action="store_true", help="the plan and the commands; nothing starts")

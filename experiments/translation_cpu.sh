@@ -5,11 +5,12 @@
 #   bash experiments/translation_cpu.sh luong 0 --deadline 10:05    # refuse a unit or stage that would end after 10:05
 #   bash experiments/translation_cpu.sh transformer 1 --budget-min 135
 #   bash experiments/translation_cpu.sh luong 0 --dry-run            # the plan, the projected finish and the commands
+#   bash experiments/translation_cpu.sh next --deadline 10:05        # the unit the study needs next (stage 2 left, else turns)
 # Then commit experiments/results/translation-regime/ and rebuild the tables: python experiments/translation_tables.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ $# -lt 2 ]; then
-    echo "usage: bash experiments/translation_cpu.sh luong|transformer SEED [--deadline HH:MM | --budget-min M] [--dry-run]" >&2
+if [ $# -lt 1 ]; then
+    echo "usage: bash experiments/translation_cpu.sh luong|transformer SEED | next  [--deadline HH:MM | --budget-min M] [--dry-run]" >&2
     exit 2
 fi
 exec "${PYTHON:-python3}" experiments/translation_cpu.py run "$@"

@@ -102,7 +102,9 @@ def test_a_unit_that_would_end_after_its_deadline_is_not_started(cpu, tmp_path, 
 @pytest.mark.parametrize(
     "arguments, message",
     [
-        (["lstm", "0"], "NET must be luong or transformer, not 'lstm'"),
+        (["lstm", "0"], "NET must be luong or transformer or next, not 'lstm'"),
+        (["luong"], "SEED is missing (or run next)"),
+        (["next", "1"], "next chooses the seed itself: give no SEED"),
         (["luong", "-1"], "SEED must be ≥ 0"),
         (["luong", "0", "--deadline", "00:00"], "has passed"),
         (["luong", "0", "--deadline", "soon"], "not HH:MM or an ISO date and time"),
@@ -199,3 +201,41 @@ def bench_runner(tmp_path: Path, bench: Path) -> Path:
     runner.write_text(f"#!/bin/sh\nexec {sys.executable} {bench}\n", encoding="utf-8")
     runner.chmod(0o755)
     return runner
+
+
+def finish(study: Path, net: str, seed: int, stage: str = "drga") -> None:
+    folder = study / ("pretrain" if stage == "pretrain" else "")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"multi30k-en-de-{net}-seed{seed}.json").write_text("{}", encoding="utf-8")
+
+
+def test_next_takes_turns_between_the_networks_and_resumes_a_unit_whose_stage_two_is_left(cpu, tmp_path):
+    study, work = tmp_path / "study", tmp_path / "work"
+    assert cpu.next_unit(study, work) == ("luong", 0, "seeds finished: seq2seq-luong 0 of 5, transformer-nmt 0 of 3")
+    finish(study, "seq2seq-luong", 0)
+    assert cpu.next_unit(study, work)[:2] == ("transformer", 0)
+    finish(study, "transformer-nmt", 0)
+    assert cpu.next_unit(study, work)[:2] == ("luong", 1)  # a tie: Luong first
+    # a unit whose stage 1 finished, its network still on this machine: its stage 2 first
+    finish(study, "transformer-nmt", 1, stage="pretrain")
+    assert cpu.next_unit(study, work)[:2] == ("luong", 1)  # its network is not here: not resumable
+    (work / "pretrain" / "multi30k-en-de-transformer-nmt-seed1").mkdir(parents=True)
+    (work / "pretrain" / "multi30k-en-de-transformer-nmt-seed1" / "pretrain_best.pt").write_bytes(b"")
+    assert cpu.next_unit(study, work) == ("transformer", 1, "its stage 1 finished and its network is on this machine: stage 2 is left")
+    for seed in range(5):
+        finish(study, "seq2seq-luong", seed)
+    for seed in range(3):
+        finish(study, "transformer-nmt", seed)
+    with pytest.raises(cpu.Refused, match="every planned seed of both networks has finished"):
+        cpu.next_unit(study, work)
+
+
+def test_a_unit_with_nothing_to_project_from_measures_first(cpu, tmp_path, capsys):
+    bench = tmp_path / "bench.py"
+    bench.write_text("print('| baseline training | 6.4 | 1 | 1 |')\nprint('| DRGA co-training | 12.8 | 1 | 1 |')\n", encoding="utf-8")
+    study = tmp_path / "study"
+    arguments = ["run", "transformer", "0", "--study", str(study), "--work", str(tmp_path / "work"), "--budget-min", "1"]
+    assert cpu.main([*arguments, "--python", str(bench_runner(tmp_path, bench))]) == 2  # measured, then refused by its budget
+    out, err = capsys.readouterr()
+    assert "[probe] no finished unit of transformer-nmt and no throughput probe: measuring first" in out
+    assert (study / "probes" / "throughput-transformer-nmt.json").is_file() and "after the deadline" in err
