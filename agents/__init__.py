@@ -1,6 +1,2 @@
-"""Policies and learners for the attention-adjusting agent. Depends on torch only."""
-
-from drga.agents.gaussian_policy import AgentPolicy, BlockwiseState, GaussianPolicy, squash
-from drga.agents.reinforce import reinforce_loss
-
-__all__ = ["AgentPolicy", "BlockwiseState", "GaussianPolicy", "squash", "reinforce_loss"]
+"""stable-baselines3's actor-critics converted to the toolkit's agent (``sb3_policy``). The agent itself, eq. 2's
+Gaussian policy, is ``drga/core/policy.py``, and REINFORCE (eqs. 6–7) ``drga/core/reinforce.py``."""

@@ -25,7 +25,7 @@ import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
-from drga.agents.gaussian_policy import AgentPolicy, BlockwiseState, GaussianPolicy, squash
+from drga.core.policy import AgentPolicy, BlockwiseState, GaussianPolicy, squash
 
 
 def pre_squash(action: Tensor, eps: float = 1e-6) -> Tensor:

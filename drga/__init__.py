@@ -3,11 +3,11 @@
 The method's equations, one implementation each:
 
 - :func:`drga.core.state.build_agent_state` (eq. 1)
-- :func:`agents.gaussian_policy.squash` (eq. 2's squashing)
+- :func:`drga.core.policy.squash` and :class:`drga.core.policy.GaussianPolicy` (eq. 2)
 - :func:`drga.core.adjust.adjust_attention` (eqs. 3–4)
 - :func:`drga.core.beta.beta_schedule` and :class:`drga.core.beta.AdjustmentStrength` (β of eq. 3)
 - :func:`drga.core.reward.drga_reward` (eq. 5)
-- :func:`agents.reinforce.reinforce_loss` (eqs. 6–7)
+- :func:`drga.core.reinforce.reinforce_loss` (eqs. 6–7)
 
 and :func:`drga.load`: a trained checkpoint that classifies new texts (``drga.load(path).predict(texts)``).
 

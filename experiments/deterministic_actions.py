@@ -21,8 +21,8 @@ import argparse
 import checkout  # noqa: F401  (first: this checkout's drga)
 import torch
 
-from drga.agents.gaussian_policy import squash
 from drga.analysis.attention import length_sorted_chunks, load_inputs
+from drga.core.policy import squash
 from drga.core.reward import attention_shift
 from drga.core.rollout import mean_action_attention
 from drga.data import collate

@@ -7,7 +7,8 @@ mass onto the keyword and raise the reward.
 
 import torch
 
-from drga.agents import GaussianPolicy, reinforce_loss
+from drga.core.policy import GaussianPolicy
+from drga.core.reinforce import reinforce_loss
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.core.state import build_agent_state

@@ -9,7 +9,7 @@ import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-from drga.agents import GaussianPolicy
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import collate

@@ -6,11 +6,11 @@ import pytest
 import torch
 from torch.distributions import Normal
 
-from drga.agents import reinforce_loss, squash
-from drga.agents.gaussian_policy import gaussian_log_prob
 from drga.baselines.protocol import AttentionSite
 from drga.core.adjust import adjust_attention
 from drga.core.beta import AdjustmentStrength, beta_schedule
+from drga.core.policy import gaussian_log_prob, squash
+from drga.core.reinforce import reinforce_loss
 from drga.core.reward import count_highlighted, drga_reward, saliency_penalty
 from drga.core.state import agent_state_size, build_agent_state
 

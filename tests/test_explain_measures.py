@@ -11,7 +11,6 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis import faithfulness
 from drga.analysis.explainability import fixed_bins
 from drga.analysis.highlighted import mean_highlighted
@@ -28,6 +27,7 @@ from drga.analysis.modified_words import changes_between
 from drga.analysis.negation import modifier_pairs, modifier_view
 from drga.analysis.stats import paired_effect_size
 from drga.core.building import state_and_action_size
+from drga.core.policy import GaussianPolicy
 from drga.data import EncodedExample, collate
 from tests.test_families import make
 

@@ -15,13 +15,13 @@ import dataclasses
 import pytest
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, build_network
 from drga.baselines.common import apply_keep_mask, attention_pool, dropout_keep_mask
 from drga.baselines.protocol import AttentionSite, Batch, NetworkEncoding, per_example
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
 from drga.core.adjust import adjust_attention
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import predict_fewer_gradients, rollout
 from drga.core.scoring import RewardConstants
 from drga.core.state import AgentState, agent_state, build_agent_state

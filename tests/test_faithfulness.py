@@ -15,7 +15,6 @@ import torch
 from torch import Tensor, nn
 
 import drga.baselines as baselines
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis import faithfulness
 from drga.analysis.faithfulness import BINS, ranking, rationale_size
 from drga.analysis.stats import kendall_tau
@@ -23,6 +22,7 @@ from drga.baselines import NETWORK_INPUTS
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
 from drga.cli import main
 from drga.core.building import state_and_action_size
+from drga.core.policy import GaussianPolicy
 from drga.data import EncodedExample, collate
 from drga.trainer import Trainer
 from tests.test_families import CLASSIFIERS, make

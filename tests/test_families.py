@@ -8,13 +8,13 @@ from collections import Counter
 import pytest
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS, NETWORKS, PRETRAINED_TOKENIZERS, build_network
 from drga.baselines.protocol import AttentionSite, Batch
 from drga.baselines.transformer import column_mean, revise_matrices
 from drga.config import ConfigError, load_config
 from drga.core.adjust import adjust_attention
 from drga.core.building import state_and_action_size
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.core.state import build_agent_state

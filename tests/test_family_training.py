@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
-from drga.agents.reinforce import reinforce_loss
 from drga.baselines import build_network
 from drga.config import load_config
 from drga.core.building import state_and_action_size
+from drga.core.policy import GaussianPolicy
+from drga.core.reinforce import reinforce_loss
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import BatchIterator

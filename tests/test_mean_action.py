@@ -7,8 +7,8 @@ import math
 
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionSite
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import mean_action_attention, site_adjusted_attention
 from drga.core.state import agent_state
 

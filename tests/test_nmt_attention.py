@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from drga.agents import GaussianPolicy
 from drga.baselines.nmt_common import CrossAttentionEncoding, cross_attention_site
 from drga.baselines.protocol import Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
 from drga.core.adjust import adjust_attention
 from drga.core.building import state_and_action_size
+from drga.core.policy import GaussianPolicy
 from drga.core.reward import drga_reward
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants

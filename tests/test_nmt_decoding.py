@@ -8,12 +8,12 @@ import pytest
 import torch
 from torch import Tensor
 
-from drga.agents import GaussianPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, TranslationNetwork
 from drga.baselines.protocol import Batch
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
 from drga.core.building import state_and_action_size
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.tasks.translation.decoding import agent_adjuster, beam_search, greedy_decode, length_limits, length_normalizer

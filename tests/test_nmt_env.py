@@ -10,9 +10,9 @@ import pytest
 import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 
-from drga.agents import GaussianPolicy
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data.parallel import EncodedPair, collate_parallel

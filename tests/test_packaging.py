@@ -24,7 +24,8 @@ def test_the_wheel_holds_drga_alone_and_works_from_an_empty_folder(tmp_path):
     assert {name.split("/")[0] for name in names} == {"drga", wheel.name.split("-py")[0] + ".dist-info"}
     for expected in (
         "drga/baselines/protocol.py",
-        "drga/agents/gaussian_policy.py",
+        "drga/agents/sb3_policy.py",
+        "drga/core/policy.py",
         "drga/envs/attention_retrofit.py",
         "drga/configs/demo.toml",
         "drga/cli.py",

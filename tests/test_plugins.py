@@ -345,7 +345,7 @@ def test_the_environment_and_the_sb3_learner_reward_the_chosen_reward():
 
 def test_reinforce_learns_from_the_chosen_reward():
     # REINFORCE's agent reward (drga/learners/reinforce.py · agent_objective) is the rollout's objective, closeness's term included
-    from drga.agents.gaussian_policy import GaussianPolicy
+    from drga.core.policy import GaussianPolicy
     from drga.core.rollout import rollout
     from drga.core.state import agent_state_size
 

@@ -15,11 +15,11 @@ from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.env_util import make_vec_env
 
 import drga.baselines as baselines
-from drga.agents.gaussian_policy import GaussianPolicy, squash
 from drga.agents.sb3_policy import SB3PolicyAdapter, gaussian_policy_from_sb3, pre_squash
 from drga.checkpoint_format import load_checkpoint
 from drga.cli import main
 from drga.config import AgentConfig, RewardConfig, load_config
+from drga.core.policy import GaussianPolicy, squash
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import BatchIterator, collate

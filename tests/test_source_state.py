@@ -7,10 +7,10 @@ import pytest
 import torch
 from torch import nn
 
-from drga.agents import GaussianPolicy
 from drga.baselines.nmt_common import EOS_ID, cross_attention_site, map_tensors
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import mean_action_attention
 from drga.core.source_state import project_source, source_state
 from drga.core.state import agent_state, agent_state_size

@@ -22,9 +22,9 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import EncodedExample, Vocabulary, collate

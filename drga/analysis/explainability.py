@@ -33,7 +33,6 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
     eval_mode,
     is_document,
@@ -50,6 +49,7 @@ from drga.analysis.attention import (
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend_below, new_figure, save_png, styled
 from drga.analysis.stats import js_divergence
 from drga.baselines.protocol import AttentionNetwork
+from drga.core.policy import GaussianPolicy
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.files import open_atomic, write_text_atomic
 

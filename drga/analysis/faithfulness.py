@@ -47,7 +47,6 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
     AnalysisError,
     TextMasking,
@@ -64,6 +63,7 @@ from drga.analysis.attention import (
 from drga.analysis.saliency import word_embedding
 from drga.analysis.stats import Values, kendall_tau
 from drga.baselines.protocol import AttentionNetwork, Batch
+from drga.core.policy import GaussianPolicy
 from drga.data import EncodedExample, collate
 from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, Mode

@@ -31,7 +31,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
     AnalysisError,
     eval_mode,
@@ -44,6 +43,7 @@ from drga.analysis.attention import (
 from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, DPI, FONT_SIZE, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau
 from drga.baselines.protocol import AttentionNetwork
+from drga.core.policy import GaussianPolicy
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.files import open_atomic
 

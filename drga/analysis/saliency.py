@@ -29,7 +29,6 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import (
     AnalysisError,
     eval_mode,
@@ -44,6 +43,7 @@ from drga.analysis.attention import (
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau, total_variation
 from drga.baselines.protocol import AttentionNetwork, Batch
+from drga.core.policy import GaussianPolicy
 from drga.data import EncodedExample, collate
 from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, Mode

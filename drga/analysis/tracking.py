@@ -32,10 +32,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, compute_records
 from drga.analysis.polarity import choose_polarity_tokens, occurrence_scores, token_means, token_occurrences
 from drga.baselines.protocol import AttentionNetwork
+from drga.core.policy import GaussianPolicy
 from drga.data import EncodedExample, Vocabulary
 from drga.files import write_text_atomic
 

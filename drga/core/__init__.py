@@ -1,11 +1,13 @@
 """The DRGA method itself (Fei et al., IEEE TNNLS 2022): one module per part, on any attention network.
 
 - :mod:`drga.core.state`: eq. 1, the agent's state s_t for every token (``agent_state``, ``build_agent_state``);
-- eq. 2, the policy's actions a_t: in ``agents/gaussian_policy.py`` (``GaussianPolicy``, ``squash``);
+- :mod:`drga.core.policy`: eq. 2, the policy's actions a_t = squash(x_t), x_t ~ N(μ(s_t), σ(s_t))
+  (``GaussianPolicy``, ``squash``);
 - :mod:`drga.core.adjust`: eqs. 3–4, α* = α + β·a, non-positive entries set to 0, renormalised (``adjust_attention``);
 - :mod:`drga.core.beta`: the decaying β of eq. 3, a learned factor times a schedule (``AdjustmentStrength``);
 - :mod:`drga.core.reward`: eq. 5, the delayed reward (``drga_reward``), and the ``Reward`` plug point;
-- eqs. 6–7, REINFORCE: in ``agents/reinforce.py`` (``reinforce_loss``), applied by ``drga/learners/``;
+- :mod:`drga.core.reinforce`: eqs. 6–7, REINFORCE with the mean of K rewards as baseline (``reinforce_loss``),
+  applied by ``drga/learners/``;
 - :mod:`drga.core.rollout`: one DRGA pass over a batch (eqs. 1–5): encode once, act K times, adjust, predict, reward;
 - :mod:`drga.core.scoring`: predict from an attention, log P(y|X) and the chosen reward; eq. 12's task loss;
 - :mod:`drga.core.building`: the policy (eq. 2) and β (eq. 3) built from a configuration, the seeds and the device.

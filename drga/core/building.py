@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.core.state import agent_state
 from drga.runtime.eval_mode import eval_mode
 

@@ -1,4 +1,8 @@
-"""The Gaussian policy π(a_t | s_t) of the attention-adjusting agent (eq. 2)."""
+"""Eq. 2: the agent's action a_t = squash(x_t), x_t ~ π(·|s_t) = N(μ(s_t), σ(s_t)), the Gaussian policy of the
+attention-adjusting agent (:class:`GaussianPolicy`, an MLP from eq. 1's state to μ and log σ) and the squash.
+
+:func:`gaussian_log_prob` is log π(x) summed over the action's entries, computed with the per-token terms once
+(tests/test_equations.py holds it equal to ``Normal.log_prob(x).sum(-1)``)."""
 
 from __future__ import annotations
 
@@ -87,6 +91,7 @@ class GaussianPolicy(nn.Module):
         dense form."""
         features = self.body(state) if isinstance(state, Tensor) else self._blockwise_features(state)
         log_std = self.log_std_head(features).clamp(*self.log_std_bounds)
+        # eq. 2: x_t ~ N(μ(s_t), σ(s_t)); the action is squash(x_t)
         return Normal(self.mean_head(features), log_std.exp())
 
     def first_layer(self) -> tuple[nn.Linear, nn.LayerNorm | None] | None:

@@ -1,4 +1,5 @@
-"""REINFORCE with the mean of K samples as baseline (eqs. 6–7), or a baseline given by the caller."""
+"""Eqs. 6–7: REINFORCE with the mean of K samples as baseline, or a baseline given by the caller (the agent's
+loss; ``drga/learners/reinforce.py`` applies it)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """One DRGA pass over a batch (eqs. 1–5): encode once, act K times, adjust, predict, reward.
 
-The state (eq. 1, :mod:`drga.core.state`), the policy's actions (eq. 2, ``agents/gaussian_policy.py``), the
+The state (eq. 1, :mod:`drga.core.state`), the policy's actions (eq. 2, :mod:`drga.core.policy`), the
 adjusted attention (eqs. 3–4, :mod:`drga.core.adjust`) and the reward (eq. 5, :mod:`drga.core.scoring`),
-with the log-probabilities REINFORCE needs (eqs. 6–7, ``agents/reinforce.py``). This is the whole
+with the log-probabilities REINFORCE needs (eqs. 6–7, :mod:`drga.core.reinforce`). This is the whole
 algorithm on tensors; the trainer only adds optimisers and bookkeeping.
 """
 
@@ -16,9 +16,9 @@ import torch
 from torch import Tensor
 from torch.distributions import Normal
 
-from drga.agents.gaussian_policy import AgentPolicy, BlockwiseState, gaussian_log_prob, squash
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
 from drga.core.adjust import adjust_attention
+from drga.core.policy import AgentPolicy, BlockwiseState, gaussian_log_prob, squash
 from drga.core.reward import Reward, RewardTerms, attention_shift
 from drga.core.scoring import RewardSettings, score
 from drga.core.state import agent_state

@@ -84,7 +84,7 @@ def project_source(words: Tensor, hidden: Tensor, mask: Tensor, linear: nn.Linea
 
 @dataclass
 class SourceState:
-    """The states of a decoding step's site as a :class:`~drga.agents.gaussian_policy.BlockwiseState`
+    """The states of a decoding step's site as a :class:`~drga.core.policy.BlockwiseState`
     whose :meth:`project` reads a :class:`SourceProjection`: ``attention`` [B, K, T] (0 on padding),
     ``query`` [B, K, Du], ``rows`` the selected tokens (flat indices into B·K·T) or None."""
 

@@ -23,10 +23,10 @@ from typing import Any, Protocol
 import torch
 from torch import Tensor
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.core.reward import Reward
 from drga.core.rollout import Rollout
 from drga.names import Part

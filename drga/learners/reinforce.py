@@ -23,8 +23,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from drga.agents.reinforce import reinforce_loss
 from drga.baselines.protocol import Batch, NetworkEncoding
+from drga.core.reinforce import reinforce_loss
 from drga.core.rollout import Rollout, rollout
 from drga.learners.context import LearnerContext, TrainingStep
 from drga.learners.updates import UpdateLearner

@@ -51,11 +51,11 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, Flatten
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from torch import nn
 
-from drga.agents.gaussian_policy import squash
 from drga.agents.sb3_policy import gaussian_policy_from_sb3
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
+from drga.core.policy import squash
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.files import atomic_path
 from drga.learners.context import LearnedEpoch, LearnerContext

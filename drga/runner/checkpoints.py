@@ -15,10 +15,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.names import Part, modules_by_part, parse_score_key
 
 

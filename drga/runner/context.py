@@ -21,11 +21,11 @@ from typing import Any, Protocol
 
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.core.reward import Reward, make_reward
 from drga.learners.context import TaskLosses, TrainingStep
 from drga.runner import checkpoints

@@ -34,12 +34,12 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
 from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy, build_strength, state_and_action_size
+from drga.core.policy import GaussianPolicy
 from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
 from drga.learners.context import TrainingStep

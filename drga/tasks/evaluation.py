@@ -18,8 +18,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
+from drga.core.policy import AgentPolicy
 from drga.core.reward import Reward, RewardTerms, make_reward
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardSettings, score

@@ -15,11 +15,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy
+from drga.core.policy import GaussianPolicy
 from drga.runtime.device import resolve_device
 
 

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, get_type_hints, runtime_checkable
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.protocol import AttentionNetwork
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.text import check_label_column, check_rare_labels

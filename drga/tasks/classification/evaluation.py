@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.protocol import AttentionNetwork, Batch
+from drga.core.policy import AgentPolicy
 from drga.core.scoring import RewardSettings
 from drga.names import Mode
 from drga.tasks.evaluation import RewardSums, scored_batches

@@ -19,12 +19,12 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORK_INPUTS
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import DataConfig
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import EncodedExample, TextExample, Vocabulary, collate, encode_examples

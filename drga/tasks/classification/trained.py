@@ -11,12 +11,12 @@ from typing import Any
 
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.data import Vocabulary
 from drga.data.batching import EncodedExample
 from drga.data.text import DataFormatError, TextExample, read_tsv

@@ -24,9 +24,9 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from drga.agents.gaussian_policy import AgentPolicy
 from drga.baselines.nmt_common import BOS_ID, EOS_ID, PAD_ID, Adjuster, TranslationNetwork
 from drga.baselines.protocol import AttentionSite, Batch
+from drga.core.policy import AgentPolicy
 from drga.core.rollout import mean_action_attention
 from drga.core.source_state import SourceProjection, project_source, source_state
 from drga.runtime.eval_mode import eval_mode

@@ -9,10 +9,10 @@ from typing import Any
 
 import torch
 
-from drga.agents.gaussian_policy import GaussianPolicy
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
+from drga.core.policy import GaussianPolicy
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
 from drga.names import Mode, checked_mode
