@@ -1,6 +1,7 @@
 """The co-training speed-ups compute the same numbers as the plain forms they replace.
 
-- the agent's first layer on the blocks of eq. 1 (``AgentState.project``) equals the layer
+- the agent's first layer on the blocks of eq. 1 (``AgentState.project``, ``drga/core/blockwise.py``, the
+  module of the speed-ups) equals the layer
   (LayerNorm, Linear) applied to ``build_agent_state``'s dense [B, K, T, S] tensor, for every
   family's real sites, with the same gradients;
 - the Transformer's first layer run once per example for K repeated copies equals running it

@@ -27,7 +27,8 @@ import torch
 from torch import Tensor, nn
 
 from drga.baselines.protocol import AttentionSite
-from drga.core.state import _fold_layer_norm, _mean_m2, _pooled_moments, _summaries, _WeightedRowSums
+from drga.core.blockwise import WeightedRowSums, fold_layer_norm, mean_m2, pooled_moments
+from drga.core.state import _summaries
 
 
 @dataclass
@@ -62,7 +63,7 @@ def project_source(words: Tensor, hidden: Tensor, mask: Tensor, linear: nn.Linea
     # eq. 1: the source's blocks of s_t (w_t, h_t, α_t·h_t's h_t, h^s's h, mean h, max h) through the first layer, once per sentence
     """The source side of ``linear(norm(s_t))`` for source embeddings ``words`` [B, T, Dw], encoder
     states ``hidden`` [B, T, Dh] and the source ``mask`` [B, T]."""
-    weight, _ = _fold_layer_norm(linear, norm)
+    weight, _ = fold_layer_norm(linear, norm)
     dw, dh = words.shape[-1], hidden.shape[-1]
     w_words, w_hidden, w_weighted, w_context, w_mean, w_max, _ = weight.split(
         [dw, dh, dh, dh, dh, dh, weight.shape[1] - dw - 5 * dh], dim=1)
@@ -75,8 +76,8 @@ def project_source(words: Tensor, hidden: Tensor, mask: Tensor, linear: nn.Linea
         context=context.contiguous(),
         summary=mean_h @ w_mean.t() + max_h @ w_max.t(),
         hidden=hidden,
-        moments=torch.stack([*_mean_m2(words), *_mean_m2(hidden)], dim=-1),
-        summary_moments=torch.stack([*_mean_m2(mean_h), *_mean_m2(max_h)], dim=-1),
+        moments=torch.stack([*mean_m2(words), *mean_m2(hidden)], dim=-1),
+        summary_moments=torch.stack([*mean_m2(mean_h), *mean_m2(max_h)], dim=-1),
         layer=linear,
         word_dim=dw,
     )
@@ -107,7 +108,7 @@ class SourceState:
         source = self.source
         if linear is not source.layer:
             raise ValueError("the source was projected for another layer")
-        weight, bias = _fold_layer_norm(linear, norm)
+        weight, bias = fold_layer_norm(linear, norm)
         b, k, t = self.attention.shape
         du, dh = self.query.shape[-1], source.hidden.shape[-1]
         if weight.shape[1] != source.word_dim + 5 * dh + du:
@@ -123,7 +124,7 @@ class SourceState:
             mean, scale = self._moments(rows, token, array, alpha, norm.eps)
         else:
             mean, scale = None, torch.ones(rows.shape[0], dtype=weight.dtype, device=weight.device)
-        bags = _WeightedRowSums()
+        bags = WeightedRowSums()
         bags.add(source.tokens.flatten(0, 2), 2 * token, scale)
         bags.add_next_rows(alpha * scale)
         bags.add(per_array.flatten(0, 1), array, scale)
@@ -137,15 +138,15 @@ class SourceState:
         """Mean and 1/sqrt(variance + eps) of the selected s_t over their features, [N] each."""
         source = self.source
         dw, dh, du = source.word_dim, source.hidden.shape[-1], self.query.shape[-1]
-        context_mean, context_m2 = _mean_m2(torch.bmm(self.attention, source.hidden))  # h^s = Σ_t α_t h_t, [B, K]
-        query_mean, query_m2 = _mean_m2(self.query)
+        context_mean, context_m2 = mean_m2(torch.bmm(self.attention, source.hidden))  # h^s = Σ_t α_t h_t, [B, K]
+        query_mean, query_m2 = mean_m2(self.query)
         summary = source.summary_moments.unsqueeze(1)  # [B, 1, 4]
-        sequence_mean, sequence_m2 = _pooled_moments([
+        sequence_mean, sequence_m2 = pooled_moments([
             (dh, context_mean, context_m2), (dh, summary[..., 0], summary[..., 1]), (dh, summary[..., 2], summary[..., 3]),
             (du, query_mean, query_m2),
         ])
         words_mean, words_m2, hidden_mean, hidden_m2 = source.moments.flatten(0, 1)[token].unbind(-1)
-        mean, m2 = _pooled_moments([
+        mean, m2 = pooled_moments([
             (dw, words_mean, words_m2), (dh, hidden_mean, hidden_m2), (dh, alpha * hidden_mean, alpha.square() * hidden_m2),
             (3 * dh + du, sequence_mean.flatten()[array], sequence_m2.flatten()[array]),
         ])
