@@ -112,9 +112,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     """Handler of ``drga analyze``."""
     import sys
 
+    from drga.analysis.extra import require_extra
     from drga.analysis.report import AnalyzeOptions, run_analyses
 
     refuse_unread_options(args)
+    require_extra("drga analyze")
     command = _command_line(args)
     for name, value in DEFAULTS.items():  # the options left out
         if getattr(args, name, None) is None:
@@ -204,9 +206,11 @@ def _command_line(args: argparse.Namespace) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Handler of ``drga compare``."""
+    from drga.analysis.extra import require_extra
     from drga.analysis.significance import compare_runs
     from drga.files import write_text_atomic
 
+    require_extra("drga compare", ("scipy",))
     table = compare_runs(
         args.runs_a,
         args.runs_b,

@@ -60,6 +60,7 @@ from drga.analysis.attention import (
     token_sites,
     token_weights,
 )
+from drga.analysis.extra import needs_extra
 from drga.analysis.saliency import word_embedding
 from drga.analysis.stats import Values, kendall_tau
 from drga.baselines.protocol import AttentionNetwork, Batch
@@ -188,7 +189,8 @@ def integrated_gradients(
     through the agent's revision too. The word vectors are replaced inside the forward pass (by a
     hook), so frozen embeddings work as well.
     """
-    from captum.attr import IntegratedGradients  # imported when first used: drga --help stays fast
+    # imported when first used (drga --help stays fast), from the analysis extra
+    IntegratedGradients = needs_extra("captum.attr", "integrated gradients (drga analyze's faithfulness measures)").IntegratedGradients
 
     embedding = word_embedding(network)
     with torch.no_grad():

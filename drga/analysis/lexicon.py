@@ -23,6 +23,8 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from drga.analysis.extra import needs_extra
+
 SNOWBALL_ENGLISH = """
 i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself
 it its itself they them their theirs themselves what which who whom this that these those am is are was were be
@@ -47,15 +49,13 @@ _WORD = re.compile(r"^[a-z][a-z'\-]*$")
 @functools.lru_cache(maxsize=1)
 def sentiment_lexicon() -> dict[str, float]:
     """VADER's single-word entries: word → mean valence rating (−4 … +4)."""
-    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer  # imported when first used
-
-    return {word: valence for word, valence in SentimentIntensityAnalyzer().lexicon.items() if _WORD.match(word)}
+    vader = needs_extra("vaderSentiment.vaderSentiment", "the sentiment lexicon")  # imported when first used
+    return {word: valence for word, valence in vader.SentimentIntensityAnalyzer().lexicon.items() if _WORD.match(word)}
 
 
 def _vader_lists() -> tuple[frozenset[str], frozenset[str]]:
-    from vaderSentiment.vaderSentiment import BOOSTER_DICT, NEGATE
-
-    return frozenset(NEGATE), frozenset(word for word, boost in BOOSTER_DICT.items() if boost > 0 and " " not in word)
+    vader = needs_extra("vaderSentiment.vaderSentiment", "the negators and intensifiers")
+    return frozenset(vader.NEGATE), frozenset(word for word, boost in vader.BOOSTER_DICT.items() if boost > 0 and " " not in word)
 
 
 def is_negator(token: str) -> bool:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from drga.analysis.extra import needs_extra
+
 #: A 1-d sample: a sequence of floats or a numpy array of them.
 Values = Sequence[float] | np.ndarray
 
@@ -49,7 +51,7 @@ def kendall_tau(x: Values, y: Values) -> float:
 
     NaN when fewer than two values or when either sequence is constant.
     """
-    from scipy.stats import kendalltau
+    kendalltau = needs_extra("scipy.stats", "Kendall's τ").kendalltau
 
     xs = np.asarray(x, dtype=np.float64)
     ys = np.asarray(y, dtype=np.float64)
@@ -62,8 +64,7 @@ def kendall_tau(x: Values, y: Values) -> float:
 
 def t_two_sided_p(t: float, df: float) -> float:
     """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom."""
-    from scipy.stats import t as student_t
-
+    student_t = needs_extra("scipy.stats", "a t-test").t
     return float(2.0 * student_t.sf(abs(t), df))
 
 
@@ -72,7 +73,7 @@ def paired_t_test(a: Values, b: Values) -> tuple[float, float]:
 
     Identical non-zero differences have no spread: t is ±inf and p is 0, as scipy says, without its precision-loss warning.
     """
-    from scipy.stats import ttest_rel
+    ttest_rel = needs_extra("scipy.stats", "a paired t-test").ttest_rel
 
     before = np.asarray(a, dtype=np.float64)
     after = np.asarray(b, dtype=np.float64)
@@ -92,7 +93,7 @@ def bootstrap_ci(values: Values, resamples: int = 10000, seed: int = 0, level: f
     The resamples come from ``numpy.random.default_rng(seed)`` in one batch, so a seed gives the
     interval the study tables were written with. NaN with fewer than two values: nothing to resample.
     """
-    from scipy.stats import bootstrap
+    bootstrap = needs_extra("scipy.stats", "a bootstrap interval").bootstrap
 
     sample = np.asarray(values, dtype=np.float64)
     if len(sample) < 2:
@@ -105,8 +106,7 @@ def bootstrap_ci(values: Values, resamples: int = 10000, seed: int = 0, level: f
 
 def t_quantile(probability: float, df: float) -> float:
     """The ``probability`` quantile of Student's t with ``df`` degrees of freedom (``scipy.stats.t.ppf``)."""
-    from scipy.stats import t as student_t
-
+    student_t = needs_extra("scipy.stats", "a t interval").t
     return float(student_t.ppf(probability, df))
 
 
