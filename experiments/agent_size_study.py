@@ -28,19 +28,15 @@ import re
 import sys
 from pathlib import Path
 
+import agent_size_tables
 import checkout  # noqa: F401  (first: this checkout's drga)
 import tuned_study
+from agent_size_tables import BASELINE, CELL, STUDY
 from tuned_study import AGENT_SIZES, BASELINE_RUN, DRGA_RUN, Layout, read_json, say_plan, seeds_of, sweep
 
 from drga.names import PhaseName, best_checkpoint
 
 ROOT = checkout.ROOT
-#: Table I's one cell.
-CELL = ("lstm-sa", "subj")
-#: Where the study's result files go, under ``--results``.
-STUDY = "agent-size"
-#: The equal-budget baseline's folder beside the sizes'.
-BASELINE = "baseline"
 
 
 class AgentSizeLayout(Layout):
@@ -161,8 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     os.chdir(ROOT)  # the paths are the repository's; the sweep's runs use this checkout's drga from here
     if args.command == "tables":
-        import agent_size_tables
-
         return agent_size_tables.main(["--results", args.results, "--out", args.out])
     args.layout = AgentSizeLayout(Path(args.results), Path(args.logdir))
     return cmd_run(args)

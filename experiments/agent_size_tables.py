@@ -21,14 +21,20 @@ from typing import Any
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 import regime_tables as regime
-from agent_size_study import AGENT_SIZES, BASELINE, CELL, STUDY
 from selected_epochs import StartCounts, fraction_text, start_counts
 from study_stats import holm_adjust, paired_comparison, t_interval
+from tuned_study import AGENT_SIZES
 
 from drga.analysis.stats import mean_std_text
 from drga.names import ResultRow
 
 COMMAND = "python experiments/agent_size_study.py tables"
+#: Table I's one cell.
+CELL = ("lstm-sa", "subj")
+#: Where the study's result files go, under ``--results`` (agent_size_study.py writes them, this module reads them).
+STUDY = "agent-size"
+#: The equal-budget baseline's folder beside the sizes'.
+BASELINE = "baseline"
 #: The rows of a result file the table reads.
 PRETRAIN_ONLY, EQUAL_BUDGET, AGENT_ROW, DRGA = ResultRow.PRETRAIN_ONLY, ResultRow.EQUAL_BUDGET, ResultRow.AGENT_ON_FROZEN, ResultRow.DRGA
 #: The paper's Table I (../shared/paper/tables.md): parameters (K), iterations, accuracy per size; its baseline row.
