@@ -200,9 +200,10 @@ def best_checkpoint_name(phase: str, mode: str | None = None) -> str:
     return f"{phase}_best.pt" if mode is None else f"{phase}_best_{mode}.pt"
 
 
-def headline_score(scores: Mapping[str, Any]) -> float:
-    """The one number a table shows of a test cell: a classification's accuracy, a translation's greedy BLEU."""
-    return float(scores["accuracy"] if "accuracy" in scores else scores["bleu"])
+def headline_score(scores: Mapping[str, Any], metric: str) -> float:
+    """The one number a table shows of a test cell: its task's ``metric`` (``drga.registry.TaskSpec.report_metric``:
+    a classification's accuracy, a translation's greedy BLEU)."""
+    return float(scores[metric])
 
 
 def counted(number: int, noun: str) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "NetworkSpec", "RewardSpec", "TaskSpec", "Registry", "RegistryError", "register_network", "register_reward", "register_task",
     "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_spec", "find_task",
     "task_names", "task_specs", "task_for_network", "task_of_config", "task_of_checkpoint", "load_for_inference", "plugin_setting",
+    "report_metric_of_network",
     "unregister_network", "unregister_reward", "unregister_task",
 ]
 
@@ -289,6 +290,9 @@ class TaskSpec:
     data_fingerprint: Callable[[Any], str] | None = None
     #: ``() -> config``: its default configuration (``drga sweep``'s table lists the settings that differ from it).
     defaults: Callable[[], Any] | None = None
+    #: The one number of a test cell that tables show and TensorBoard's HParams tab reports per arm (a key of its
+    #: evaluation's scores: classification's ``accuracy``, translation's greedy ``bleu``).
+    report_metric: str = "accuracy"
 
     def required(self, name: str, command: str) -> Callable[..., Any]:
         """Its callable ``name`` (one of the optional fields above), or an error saying that ``command`` needs it."""
@@ -564,6 +568,11 @@ def task_of_config(config: Any) -> TaskSpec:
             return spec
     raise RegistryError(f"{type(config).__name__} is the configuration of no registered task "
                         f"(theirs: {', '.join(spec.config.__name__ for spec in task_specs())})")
+
+
+def report_metric_of_network(name: str) -> str:
+    """The metric the tables report of a run of network ``name``: its task's :attr:`TaskSpec.report_metric`."""
+    return task_for_network(name).report_metric
 
 
 def task_of_checkpoint(payload: Mapping[str, Any]) -> TaskSpec | None:

@@ -38,6 +38,7 @@ from study_stats import holm_adjust, paired_comparison, t_interval
 
 from drga.analysis.stats import mean_std_text
 from drga.names import Mode, PhaseName, ResultRow, history_key
+from drga.registry import report_metric_of_network
 from drga.sweep.results import cell_test_score, read_result_file
 
 #: The epoch record's dev accuracy of the network alone (the pretraining and baseline curves).
@@ -138,7 +139,7 @@ def is_pretrain_only(result: dict) -> bool:
 
 def test_accuracy(result: dict, row: str, mode: str) -> float | None:
     """The test accuracy (%) of a result file's ``row`` in ``mode``; None if the run has no such cell."""
-    score = cell_test_score(result["rows"].get(row, {}).get(mode))
+    score = cell_test_score(result["rows"].get(row, {}).get(mode), report_metric_of_network(result.get("net", "")))
     return None if score is None else 100.0 * score
 
 

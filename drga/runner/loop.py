@@ -44,6 +44,7 @@ from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
 from drga.learners.context import TrainingStep
 from drga.names import Part, PhaseName, best_checkpoint, counted, history_key
+from drga.registry import task_of_config
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules, inherited_plateau_cuts
@@ -359,7 +360,8 @@ class PhaseRunner:
         results["phases"] = phase_summary(self.state.history, self.config.train)  # each phase's epochs and wall seconds
         results["fingerprint"] = self.task.fingerprint()  # its settings and data, which drga sweep compares before skipping it
         if self.main:
-            self.publish(results, checkpoints.arm_metrics(results["results"], self.task.report_metric), note)
+            metric = task_of_config(self.task.settings).report_metric  # the task's (drga/registry.py · TaskSpec)
+            self.publish(results, checkpoints.arm_metrics(results["results"], metric), note)
         return results
 
     def publish(self, results: dict[str, Any], metrics: Mapping[str, Mapping[str, float]], note: str) -> None:

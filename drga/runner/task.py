@@ -55,8 +55,6 @@ class Task(ABC):
     #: Under torchrun: whether dev and test are sharded over the processes (their means then
     #: combined by :meth:`combine_over_processes`), or scored whole by every process.
     shard_evaluation: bool = True
-    #: The number each arm reports in TensorBoard's HParams tab.
-    report_metric: str = "accuracy"
 
     def __init__(self, config: ExperimentConfig, settings: Any = None):
         """``config``: the settings every task shares; ``settings``: the whole configuration when the

@@ -22,6 +22,7 @@ from typing import Any
 from drga.errors import UserError
 from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, EpochRecord, Mode, ResultRow, Split, headline_score, row_epoch, row_scores
+from drga.registry import report_metric_of_network
 from drga.sweep.grid import Run
 
 #: Result columns: (column title, results.json row, evaluation mode).
@@ -162,8 +163,8 @@ class ResultFile:
         return self.rows.get(row, {}).get(Mode(mode))
 
     def test_score(self, row: str, mode: Mode | str) -> float | None:
-        """The cell's test accuracy (a translation's greedy BLEU); None if the run has no such cell."""
-        return cell_test_score(self.cell(row, mode))
+        """The cell's test score in its task's metric (accuracy; a translation's greedy BLEU); None if the run has no such cell."""
+        return cell_test_score(self.cell(row, mode), report_metric_of_network(self.net))
 
     @property
     def history(self) -> list[EpochRecord]:
@@ -193,12 +194,13 @@ def read_result_file(path: Path) -> ResultFile:
     return ResultFile.from_dict(payload, str(path))
 
 
-def cell_test_score(cell: Mapping[str, Any] | None) -> float | None:
-    """A result file cell's test accuracy, or a translation cell's greedy BLEU; None for no cell."""
+def cell_test_score(cell: Mapping[str, Any] | None, metric: str) -> float | None:
+    """A result file cell's test score in its task's ``metric`` (a classification cell keeps its accuracy alone, a
+    translation cell all its scores, of which the greedy BLEU); None for no cell."""
     if cell is None:
         return None
     test = cell["test"]
-    return headline_score(test) if isinstance(test, Mapping) else float(test)
+    return headline_score(test, metric) if isinstance(test, Mapping) else float(test)
 
 
 def measured_cost(run: Run) -> tuple[float, int] | None:
@@ -263,10 +265,11 @@ def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace
     return "\n".join(lines)
 
 
-def accuracy(payload: dict, row: str, mode: str) -> float | None:
-    """A results.json's test accuracy of ``row`` in ``mode`` (a translation's greedy BLEU); None if it has no such cell."""
+def accuracy(payload: dict, row: str, mode: str, metric: str = "accuracy") -> float | None:
+    """A results.json's test score of ``row`` in ``mode`` in its task's ``metric`` (accuracy; a translation's greedy
+    BLEU); None if it has no such cell."""
     result = row_scores(payload.get("results", {}).get(row, {}), Split.TEST, mode)
-    return None if result is None else headline_score(result)
+    return None if result is None else headline_score(result, metric)
 
 
 def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -> str:
@@ -286,7 +289,8 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
     for run in runs:
         full = run.folder / "results.json"
         payload = json.loads(full.read_text()) if full.exists() else {}
-        values = [accuracy(payload, row, mode) for _, row, mode in COLUMNS]
+        metric = report_metric_of_network(run.net)
+        values = [accuracy(payload, row, mode, metric) for _, row, mode in COLUMNS]
         wall = run.folder / "wall_seconds.txt"
         seconds = wall.read_text().strip() if wall.exists() else ""
         status = run.status if run.status != "pending" else ("finished" if run.finished else "not run")

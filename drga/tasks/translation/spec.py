@@ -71,6 +71,7 @@ SPEC = register_task(TaskSpec(
     inference="translate with it (drga translate {path} < input.txt)",
     selection_key=_selection_key,
     metric_name=_metric_name,
+    report_metric="bleu",  # greedy decoding's
     data_fingerprint=_data_fingerprint,
     defaults=_defaults,
 ))

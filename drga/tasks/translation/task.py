@@ -62,7 +62,6 @@ def translation_selection_key(result: TranslationEval, select_metric: str) -> tu
 
 class TranslationTask(Task):
     shard_evaluation = False
-    report_metric = "bleu"
 
     def __init__(self, config: TranslationConfig):
         super().__init__(config.experiment, settings=config)
