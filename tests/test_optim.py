@@ -1,9 +1,12 @@
 """train.fused_adam: PyTorch's fused Adam where this torch has it, the for-each Adam otherwise."""
 
+import dataclasses
+
 import pytest
 import torch
 
 import drga.baselines as baselines
+from drga.names import EpochRecord
 from drga.runner.optim import adam
 from drga.trainer import Trainer
 from tests.test_trainer import tiny_config
@@ -120,9 +123,12 @@ def test_a_context_offers_no_optimiser_and_a_read_only_history(tmp_path):
                       log=lambda _: None)
     results = trainer.run()
     history = trainer.context.history
-    assert isinstance(history, tuple) and [dict(record) for record in history] == results["history"]
-    with pytest.raises(TypeError):
-        history[0]["epoch"] = 99  # type: ignore[index]
+    assert isinstance(history, tuple) and [record.to_dict() for record in history] == results["history"]
+    assert all(isinstance(record, EpochRecord) for record in trainer.state.history)  # the loop writes typed records
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        history[0].epoch = 99  # type: ignore[misc]
+    history[0].train["task_loss"] = -1.0  # a copy: the run's record keeps its number
+    assert trainer.state.history[0].train["task_loss"] != -1.0
     assert results["history"] is not trainer.state.history  # the report holds plain copies, not the run's list
     assert not hasattr(trainer.context, "optimiser")  # only the loop steps: a task or a learner returns losses
     assert trainer.context.reward is trainer.context.reward  # the chosen reward, built once per run

@@ -7,7 +7,7 @@ schedule's plateau cuts and the random state, so that a resumed run reproduces a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
-from drga.names import Part, modules_by_part, parse_score_key
+from drga.names import EpochRecord, Part, modules_by_part, parse_score_key
 
 
 @dataclass
@@ -105,7 +105,7 @@ def inherited_plateau_cuts(payload: Mapping[str, Any], path: str | Path) -> int:
 
 
 def resume_payload(
-    model: Mapping[str, Any], progress: PhaseProgress, history: list[dict[str, Any]], global_step: int, optimisers: Mapping[str, Any],
+    model: Mapping[str, Any], progress: PhaseProgress, history: Sequence[EpochRecord], global_step: int, optimisers: Mapping[str, Any],
 ) -> CheckpointPayload:
     """``last.pt``: a model checkpoint plus progress, history, the optimisers and their learning-rate schedule
     (``drga/runner/optim.py`` · ``OptimiserStep.state_dict``) and random state."""
@@ -113,7 +113,7 @@ def resume_payload(
         **model,
         "kind": "resume",
         "progress": progress.to_dict(),
-        "history": history,
+        "history": [record.to_dict() for record in history],
         "global_step": global_step,
         **optimisers,
         "rng_cpu": torch.get_rng_state(),

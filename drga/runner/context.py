@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Protocol
 
 import torch
@@ -28,6 +27,7 @@ from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
 from drga.core.reward import Reward, make_reward
 from drga.learners.context import TaskLosses, TrainingStep
+from drga.names import EpochRecord
 from drga.runner import checkpoints
 from drga.runner.callbacks import CallbackList, Image, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
@@ -67,7 +67,7 @@ class RunState:
     The loop advances it and ``last.pt`` keeps it; tasks and learners read it through :class:`RunContext`."""
 
     progress: PhaseProgress = field(default_factory=PhaseProgress)
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[EpochRecord] = field(default_factory=list)  #: each epoch's record, as the loop wrote it
     global_step: int = 0
 
     @property
@@ -116,9 +116,10 @@ class RunContext:
         return make_reward(self.config.reward)
 
     @property
-    def history(self) -> tuple[Mapping[str, Any], ...]:
-        """Every epoch's record so far (the final report keeps it), read-only: the loop alone writes the run's history."""
-        return tuple(MappingProxyType(record) for record in self._state.history)
+    def history(self) -> tuple[EpochRecord, ...]:
+        """Every epoch's record so far (the final report keeps it), as copies: the loop alone writes the run's history."""
+        return tuple(EpochRecord(r.phase, r.epoch, r.seconds, dict(r.train), {mode: dict(numbers) for mode, numbers in r.dev.items()})
+                     for r in self._state.history)
 
     @property
     def global_step(self) -> int:

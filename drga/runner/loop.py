@@ -43,7 +43,7 @@ from drga.core.policy import GaussianPolicy
 from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
 from drga.learners.context import TrainingStep
-from drga.names import Part, PhaseName, best_checkpoint, counted, history_key
+from drga.names import EpochRecord, Mode, Part, PhaseName, best_checkpoint, counted
 from drga.registry import task_of_config
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
@@ -136,7 +136,7 @@ class PhaseRunner:
             self.folder.open(task.config_toml(), replace=not resume)
         state = self.state
         at = (self.plan[state.progress.index].name, state.phase_step) if resume and state.progress.index < len(self.plan) else None
-        completed = tuple((record["phase"], record["epoch"]) for record in state.history)
+        completed = tuple((record.phase, record.epoch) for record in state.history)
         self.callbacks.on_run_start(RunStart(self.run_dir, task.flat_config(), tuple(phase.name for phase in self.plan), completed, at))
         task.start(self.context, resumed=resume)
 
@@ -219,18 +219,18 @@ class PhaseRunner:
             if not improved and progress.stale % train.plateau_patience == 0:
                 self.optimiser.cut_on_plateau()
             progress.epoch = epoch
-            record: dict[str, Any] = {"phase": phase.name, "epoch": epoch, "seconds": round(elapsed, 2), **train_stats}
-            spent = sum(r["seconds"] for r in history if r["phase"] == phase.name) + record["seconds"]
-            out_of_time = phase.out_of_time(train, spent, record["seconds"])
+            seconds = round(elapsed, 2)
+            spent = sum(r.seconds or 0.0 for r in history if r.phase == phase.name) + seconds
+            out_of_time = phase.out_of_time(train, spent, seconds)
             progress.done = (bool(train.patience) and progress.stale >= train.patience) or out_of_time
-            record.update({history_key(mode, k): v for mode, r in scores.items() for k, v in self.task.numbers(r).items()})
-            history.append(record)
-            self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.state.phase_step, record["seconds"], dict(train_stats),
+            dev = {Mode(mode): numbers for mode, numbers in self.dev_numbers(scores).items()}
+            history.append(EpochRecord(phase.name, epoch, seconds, dict(train_stats), dev))
+            self.callbacks.on_epoch_end(EpochEnd(phase.name, epoch, epochs, self.state.phase_step, seconds, dict(train_stats),
                                                  self.dev_numbers(scores), improved, self.run_dir))
             self.log_epoch(phase, epoch, epochs, scores, train_stats, improved, elapsed)
             self.save_last()
         if epochs and progress.epoch < epochs:
-            spent = sum(r["seconds"] for r in history if r["phase"] == phase.name)
+            spent = sum(r.seconds or 0.0 for r in history if r.phase == phase.name)
             if phase.seconds_budget(train) is not None and not (train.patience and progress.stale >= train.patience):
                 self.log(f"   time budget: {spent:.0f} s of {phase.seconds_budget(train):.0f} s spent; another epoch would pass it")
             else:
@@ -247,7 +247,7 @@ class PhaseRunner:
         start_cuts = 0  # train.continue_lr: the plateau cuts of the rate the starting network was selected at
         for source, part in phase.starts_from if fresh else ():
             path = best_checkpoint(self.run_dir, source)
-            if not path.exists() and any(r["phase"] == source for r in self.state.history):  # it ran, and its best file is gone
+            if not path.exists() and any(r.phase == source for r in self.state.history):  # it ran, and its best file is gone
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
             if path.exists():
                 payload = self.context.load_model(path, network=part == Part.NETWORK, policy=part == Part.AGENT)
@@ -338,7 +338,7 @@ class PhaseRunner:
         self.task.check_resume(self.context, payload, self.force)
         checkpoints.load_weights(self.modules, payload, path)
         self.state.progress = PhaseProgress.from_dict(payload.progress)
-        self.state.history = list(payload.history)
+        self.state.history = [EpochRecord.from_dict(record) for record in payload.history]
         self.state.global_step = payload.global_step
         checkpoints.restore_random_state(payload)
         done = counted(self.state.progress.epoch, "epoch")

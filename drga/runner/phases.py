@@ -18,7 +18,7 @@ order of :data:`PHASES` is the order a run takes (each phase skipped when it get
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
@@ -156,10 +156,10 @@ def epoch_key(phase: Phase, epoch: int) -> int:
     return PHASES.index(phase) * 10_000 + epoch
 
 
-def phase_summary(history: list[dict[str, Any]], train: TrainConfig) -> dict[str, dict[str, Any]]:
+def phase_summary(history: Sequence[EpochRecord], train: TrainConfig) -> dict[str, dict[str, Any]]:
     """Per phase that ran: epochs run of the planned cap, whether early stopping ended it, and its wall seconds."""
     summary: dict[str, dict[str, Any]] = {}
-    for record in map(EpochRecord.from_dict, history):
+    for record in history:
         entry = summary.setdefault(record.phase, {"epochs": 0, "max_epochs": phase_epochs(train, record.phase), "seconds": 0.0})
         entry["epochs"] = max(entry["epochs"], record.epoch)
         entry["seconds"] = round(entry["seconds"] + (record.seconds if record.seconds is not None else 0.0), 2)

@@ -210,7 +210,7 @@ class ClassificationTask(Task):
         results = {
             "run_dir": str(context.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
             "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
-            "history": [dict(record) for record in context.history],  # the read-only view as plain records, for JSON
+            "history": [record.to_dict() for record in context.history],  # the epoch records as JSON keeps them
             "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
         }
         self.log_table(context.log, rows)

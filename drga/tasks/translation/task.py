@@ -269,7 +269,7 @@ class TranslationTask(Task):
             "run_dir": str(context.run_dir),
             "config": self.translation.to_dict(),
             "results": rows,
-            "history": [dict(record) for record in context.history],  # the read-only view as plain records, for JSON
+            "history": [record.to_dict() for record in context.history],  # the epoch records as JSON keeps them
             "beam_size": beam,
             "bleu_signature": signature,
         }
