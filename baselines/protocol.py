@@ -41,7 +41,7 @@ the other way round.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -258,6 +258,20 @@ class AttentionNetwork(nn.Module):
     net_name: str = "custom"
     #: Whether ``predict`` expects multi-dimensional attention ([B, K, T, H]).
     multi_dimensional: bool = False
+    #: The id its labels or tokens are padded with (a translation network's target padding; hf-encoder's model's own).
+    pad_id: int = 0
+
+    def word_embedding(self) -> nn.Embedding | None:
+        """Its table of word vectors (``network.freeze_embeddings`` freezes it; the analyses' gradient saliency
+        differentiates through it): its submodule ``embedding`` (every built-in classifier's, ``baselines/common.py``),
+        None without one. A network that keeps its word vectors elsewhere overrides this."""
+        found = self._modules.get("embedding")
+        return found if isinstance(found, nn.Embedding) else None
+
+    def pretrained_parameters(self) -> Iterable[nn.Parameter]:
+        """Its pretrained body, which ``train.pretrained_lr`` trains at a rate of its own (hf-encoder's encoder);
+        none by default."""
+        return ()
 
     def encode(self, batch: Batch) -> NetworkEncoding:  # pragma: no cover - abstract
         raise NotImplementedError

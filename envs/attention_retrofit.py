@@ -197,7 +197,7 @@ class AttentionRetrofitEnv(gym.Env):
             "penalty": float(terms.penalty[0]),
             "penalty_weight": float(terms.penalty_weight),  # the reward's weight of its penalty (eq. 5's γ)
             "highlighted_fraction": float(terms.highlighted_fraction[0]),
-            **prediction_scores(self.network.predictions(output)[0], batch.labels[0], getattr(self.network, "pad_id", 0)),
+            **prediction_scores(self.network.predictions(output)[0], batch.labels[0], self.network.pad_id),
             "beta": float(beta),
         }
         return float(terms.objective[0]), info

@@ -448,3 +448,14 @@ def test_the_unknown_word_starts_at_zero(name):
         assert torch.equal(network.embedding.weight[1], torch.zeros(SMALL["embedding_dim"]))
         assert torch.equal(network.embedding.weight[0], torch.zeros(SMALL["embedding_dim"]))
     assert torch.equal(build_network(name, vocab_size=20, num_classes=3, embeddings=pretrained, **SMALL).embedding.weight[2], pretrained[2])
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_what_the_toolkit_asks_of_a_network_are_its_members(name):
+    # issue 63: no getattr(network, "embedding" | "pretrained_parameters" | "pad_id") outside the network: members with defaults
+    network = make(name)
+    assert network.word_embedding() is network.embedding and isinstance(network.embedding, torch.nn.Embedding)
+    assert list(network.pretrained_parameters()) == [] and network.pad_id == 0
+    from drga.tasks.classification.data import subword_tokenizer
+
+    assert subword_tokenizer(name) is None and subword_tokenizer("hf-encoder") is not None  # the registration's tokenizer

@@ -50,9 +50,9 @@ from drga.names import MODES, Mode
 
 
 def word_embedding(network: AttentionNetwork) -> nn.Embedding:
-    """The network's word-embedding table: ``network.embedding``, else its first ``nn.Embedding``."""
-    found = getattr(network, "embedding", None)
-    if isinstance(found, nn.Embedding):
+    """The network's word-embedding table: its own (``network.word_embedding()``), else its first ``nn.Embedding``."""
+    found = network.word_embedding()
+    if found is not None:
         return found
     for module in network.modules():
         if isinstance(module, nn.Embedding):

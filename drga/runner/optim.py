@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
@@ -41,14 +42,13 @@ def adam(params: list[Any], lr: float, fused: bool, log: Callable[[str], None] |
     return torch.optim.Adam(params, lr=lr, **options)
 
 
-def network_parameter_groups(network: nn.Module, params: Sequence[nn.Parameter], pretrained_lr: float | None) -> list[Any]:
+def network_parameter_groups(network: AttentionNetwork, params: Sequence[nn.Parameter], pretrained_lr: float | None) -> list[Any]:
     """The network optimiser's parameters: ``params`` as they are (one group at the optimiser's lr), or with
     ``pretrained_lr`` set two groups, the network's pretrained body (``pretrained_parameters()``) at that rate
     and the rest at the optimiser's lr. A network without a pretrained body gets one group."""
-    body_of = getattr(network, "pretrained_parameters", None)
-    if pretrained_lr is None or body_of is None:
+    body = {id(p) for p in network.pretrained_parameters()} if pretrained_lr is not None else set()
+    if not body:
         return list(params)
-    body = {id(p) for p in body_of()}
     pretrained = [p for p in params if id(p) in body]
     new = [p for p in params if id(p) not in body]
     return [group for group in ({"params": pretrained, "lr": pretrained_lr}, {"params": new}) if group["params"]]
@@ -109,7 +109,7 @@ class OptimiserStep:
 
     # ------------------------------------------------------------------ a phase, an epoch, a batch
 
-    def start_phase(self, trains: tuple[Part, ...], network: nn.Module, policy: nn.Module, strength: AdjustmentStrength,
+    def start_phase(self, trains: tuple[Part, ...], network: AttentionNetwork, policy: nn.Module, strength: AdjustmentStrength,
                     warmup_steps: int, train_batches: Any, plateau_cuts: int = 0, stepped: tuple[Part, ...] | None = None) -> None:
         """A phase that trains ``trains`` begins: what trains is set (``requires_grad``; ``network.freeze_embeddings``,
         ``adjust.trainable_beta``) and each part its learner steps here (``stepped``, default every part of ``trains``;
@@ -121,8 +121,8 @@ class OptimiserStep:
         config, train = self.config, self.config.train
         network_frozen = Part.NETWORK not in trains
         network.requires_grad_(not network_frozen)
-        embedding = getattr(network, "embedding", None)  # every classifier's is an nn.Embedding (baselines/common.py)
-        if config.network.freeze_embeddings and isinstance(embedding, nn.Embedding):
+        embedding = network.word_embedding()  # every classifier's (baselines/common.py)
+        if config.network.freeze_embeddings and embedding is not None:
             embedding.weight.requires_grad_(False)
         strength.log_factor.requires_grad_(Part.BETA in trains and config.adjust.trainable_beta)
         stepped = trains if stepped is None else stepped

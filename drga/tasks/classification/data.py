@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from drga.baselines import NETWORK_INPUTS, PRETRAINED_TOKENIZERS
+from drga.baselines import NETWORK_INPUTS
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ConfigError, ExperimentConfig
 from drga.data import (
@@ -27,7 +27,7 @@ from drga.data import (
 )
 from drga.data.embeddings import VectorFileError
 from drga.data.pretrained_vocab import SubwordVocabulary
-from drga.registry import network_spec
+from drga.registry import find_network, network_spec
 
 
 @dataclass
@@ -89,7 +89,7 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
     held_out: list = []
     if data.agent_holdout > 0:  # beyond the paper: the agent's own slice of the training split
         train, held_out = holdout_split(train, data.split_seed + 1, data.agent_holdout)
-    if config.network.name in PRETRAINED_TOKENIZERS:  # the model's own subwords, not a vocabulary of the training words
+    if subword_tokenizer(config.network.name) is not None:  # the model's own subwords, not a vocabulary of the training words
         vocab = pretrained_vocabulary(config, vocab.itos if vocab is not None else None)
     elif vocab is None:
         vocab = Vocabulary.build((ex.tokens for ex in train + held_out), min_freq=data.min_freq)
@@ -110,9 +110,19 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
     return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports, agent_train)
 
 
+def subword_tokenizer(network: str) -> Callable[[str | None], Any] | None:
+    """The loader of the pretrained tokenizer whose subwords network ``network`` reads (its registration's ``tokenizer``:
+    hf-encoder's), or None for a network that reads the toolkit's word vocabulary (or that is not registered)."""
+    spec = find_network(network)
+    return None if spec is None else spec.tokenizer
+
+
 def pretrained_vocabulary(config: ExperimentConfig, recorded: Sequence[str] | None) -> SubwordVocabulary:
     """The vocabulary of the network's pretrained tokenizer; ``recorded`` (a checkpoint's tokens by id) must be the same."""
-    vocab = SubwordVocabulary(PRETRAINED_TOKENIZERS[config.network.name](config.network.pretrained))
+    load_tokenizer = subword_tokenizer(config.network.name)
+    if load_tokenizer is None:
+        raise ConfigError(f"network '{config.network.name}' reads the toolkit's word vocabulary, not a pretrained tokenizer's subwords")
+    vocab = SubwordVocabulary(load_tokenizer(config.network.pretrained))
     if recorded is not None and list(recorded) != vocab.itos:
         raise ConfigError(f"network.pretrained={config.network.pretrained}: its tokenizer is not the one the checkpoint was trained with")
     return vocab

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from drga.baselines import NETWORKS, PRETRAINED_TOKENIZERS
+from drga.baselines import NETWORKS
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
@@ -24,7 +24,14 @@ from drga.data.vocab import vocabulary_fingerprint
 from drga.errors import UserError
 from drga.registry import task_of_checkpoint
 from drga.tasks.classification.config import TASK_NAME
-from drga.tasks.classification.data import PreparedData, build_attention_network, encode_split, prepare_data, pretrained_vocabulary
+from drga.tasks.classification.data import (
+    PreparedData,
+    build_attention_network,
+    encode_split,
+    prepare_data,
+    pretrained_vocabulary,
+    subword_tokenizer,
+)
 from drga.tasks.trained import model_checkpoint, ready_for_evaluation, trained_agent
 
 LOGGER = logging.getLogger(__name__)
@@ -74,7 +81,7 @@ def load_trained(
     config = config_from_dict(checkpoint.config)
     config.network.vectors = None  # the trained embeddings are in the checkpoint
     # A network reading its pretrained tokenizer's subwords gets that tokenizer back (checked against the recorded ids).
-    subwords = config.network.name in PRETRAINED_TOKENIZERS
+    subwords = subword_tokenizer(config.network.name) is not None
     vocab = pretrained_vocabulary(config, checkpoint.vocab) if subwords else Vocabulary(checkpoint.vocab)
     label_names = checkpoint.label_names
     if label_names is None:
