@@ -58,6 +58,22 @@ def batch_and_network(checkpoint, revise_layers=2, max_length=12):
     return collate(encoded), network, vocab
 
 
+def test_what_differs_between_a_word_and_a_subword_vocabulary_is_in_their_members():
+    # issue 63: no isinstance(vocab, SubwordVocabulary) where a vocabulary is used
+    from drga.data import Vocabulary
+
+    words = Vocabulary.build([["the", "movie", "was", "fun"]])
+    subwords = SubwordVocabulary(tiny_tokenizer(), source="tiny-bert")
+    encoded, _ = words.encode_examples(examples()[:1], max_length=3)
+    assert encoded[0].ids == words.encode(["the", "movie", "was"]) and words.unknown_id == 1
+    assert words.shown_tokens(["the", "movie", "was", "fun"], encoded[0].ids, 3) == (["the", "movie", "was"], True)
+    assert words.word_groups(["the", "movie"]) is None and "words (min frequency 1)" in words.describe(1)
+    ids = subwords.encode_examples(examples()[3:4], max_length=12)[0][0].ids
+    shown, cut = subwords.shown_tokens(["the", "films"], ids, 12)
+    assert shown[:4] == ["[CLS]", "the", "film", "##s"] and not cut
+    assert subwords.word_groups(shown)[:2] == [[1], [2, 3]] and "tiny-bert's tokenizer" in subwords.describe(1)
+
+
 def test_subwords_special_tokens_and_truncation():
     vocab = SubwordVocabulary(tiny_tokenizer())
     encoded, report = vocab.encode_examples(examples(), max_length=6)

@@ -28,7 +28,7 @@ from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import EncodedExample, Vocabulary, collate
-from drga.data.pretrained_vocab import SubwordVocabulary, word_groups, word_text
+from drga.data.pretrained_vocab import word_text
 from drga.names import Mode, checked_mode
 from drga.runtime.eval_mode import eval_mode
 
@@ -432,8 +432,8 @@ def _record(
     ids, tokens = list(example.ids), vocab.decode(example.ids)
     words_original = _real_values(attention.original["words"], row, batch, "words")  # every view has the words
     words_revised = pick(attention.revised, "words")
-    if isinstance(vocab, SubwordVocabulary):  # shown as words: a word's subwords merged, their attention summed
-        groups = word_groups(tokens)
+    groups = vocab.word_groups(tokens)
+    if groups is not None:  # shown as words: a word's subwords merged, their attention summed
         ids, tokens = [ids[g[0]] for g in groups], [word_text(tokens, g) for g in groups]
         merged = lambda a: np.array([a[g].sum() for g in groups])
         words_original = merged(words_original)

@@ -13,18 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 from torch import Tensor
 
 from drga.baselines.protocol import Batch
 from drga.data.text import TextExample
-from drga.data.vocab import Vocabulary
 
 #: ``TextExample.extras`` keys that hold token lists to encode with the vocabulary.
 TOKEN_EXTRAS = ("aspect",)
 #: ``TextExample.extras`` keys that hold integer pairs passed through as they are.
 SPAN_EXTRAS = ("aspect_span",)
+
+
+class TokenIds(Protocol):
+    """What encoding needs of a vocabulary (``drga.data.vocab.Vocabulary``): the ids of a sequence of tokens."""
+
+    def encode(self, tokens: Sequence[str]) -> list[int]: ...
 
 
 @dataclass
@@ -62,7 +68,7 @@ class EncodingReport:
 
 def encode_examples(
     examples: Sequence[TextExample],
-    vocab: Vocabulary,
+    vocab: TokenIds,
     max_length: int,
     max_sentences: int | None = None,
     max_sentence_length: int | None = None,

@@ -29,8 +29,9 @@ SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", 
 class SubwordVocabulary(Vocabulary):
     """The vocabulary of a pretrained tokenizer: ids, special ids, and the encoding of tokenized text."""
 
-    def __init__(self, tokenizer: Any):  # not Vocabulary.__init__: the model decides its ids, <pad>/<unk> need not be 0/1
+    def __init__(self, tokenizer: Any, source: str | None = None):  # not Vocabulary.__init__: the model decides its ids
         self.tokenizer = tokenizer
+        self.source = source  #: the pretrained model it comes from (``network.pretrained``), for its description
         by_id = {index: token for token, index in tokenizer.get_vocab().items()}
         self.itos = [by_id.get(index, f"<id {index}>") for index in range(max(by_id) + 1)]
         self.stoi = {token: index for index, token in enumerate(self.itos)}
@@ -40,8 +41,11 @@ class SubwordVocabulary(Vocabulary):
     def encode(self, tokens: Sequence[str]) -> list[int]:
         return self.tokenizer(list(tokens), is_split_into_words=True)["input_ids"]
 
-    def encode_examples(self, examples: Sequence[TextExample], max_length: int) -> tuple[list[EncodedExample], EncodingReport]:
-        """Every example's subword ids (special tokens added), cut to ``max_length`` keeping the closing special token."""
+    def encode_examples(
+        self, examples: Sequence[TextExample], max_length: int, max_sentences: int | None = None, max_sentence_length: int | None = None,
+    ) -> tuple[list[EncodedExample], EncodingReport]:
+        """Every example's subword ids (special tokens added), cut to ``max_length`` keeping the closing special token
+        (a subword network reads text: documents' limits do not apply)."""
         if max_length < 3:
             raise ValueError(f"max_length must leave room for the special tokens and a word (≥ 3), got {max_length}")
         for position, example in enumerate(examples):
@@ -57,6 +61,16 @@ class SubwordVocabulary(Vocabulary):
             total += len(ids)
             encoded.append(EncodedExample(list(ids), example.label))
         return encoded, EncodingReport(len(encoded), truncated, unknown, total)
+
+
+    def describe(self, min_freq: int) -> str:
+        return f"vocabulary: the {len(self)} subword ids of {self.source or 'the pretrained model'}'s tokenizer (lengths in subwords)"
+
+    def shown_tokens(self, words: Sequence[str], ids: Sequence[int], max_length: int) -> tuple[list[str], bool]:
+        return [self.itos[i] for i in ids], len(ids) >= max_length
+
+    def word_groups(self, tokens: Sequence[str]) -> list[list[int]] | None:
+        return word_groups(tokens)
 
 
 def word_groups(tokens: Sequence[str]) -> list[list[int]]:

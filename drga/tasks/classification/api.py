@@ -32,7 +32,7 @@ from drga.baselines.protocol import AttentionNetwork
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
 from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
-from drga.data import DatasetSplits, TextExample, Vocabulary, encode_examples, stratified_split
+from drga.data import DatasetSplits, TextExample, Vocabulary, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.text import check_label_column, check_rare_labels
 from drga.data.tokenize import CUSTOM_TOKENIZER, raw_text_tokens
@@ -179,10 +179,7 @@ def _encoded(splits: DatasetSplits, vocab: Vocabulary, max_length: int, notes: l
         if not getattr(splits, name):
             raise ConfigError(f"the {name} split is empty; give more pairs")
         examples = getattr(splits, name)
-        if isinstance(vocab, SubwordVocabulary):
-            encoded[name], report = vocab.encode_examples(examples, max_length)
-        else:
-            encoded[name], report = encode_examples(examples, vocab, max_length)
+        encoded[name], report = vocab.encode_examples(examples, max_length)
         reports.append(report.describe(name))
     return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports)
 

@@ -20,7 +20,6 @@ from drga.data import (
     EncodedExample,
     Vocabulary,
     collate,
-    encode_examples,
     holdout_split,
     load_dataset,
     load_vectors,
@@ -103,10 +102,7 @@ def prepare_data(config: ExperimentConfig, vocab: Vocabulary | None = None) -> P
     if held_out:
         agent_train, report = encode_split(held_out, vocab, data)
         reports.append(report.describe(f"agent-only (held out from the network, data.agent_holdout = {data.agent_holdout})"))
-    if isinstance(vocab, SubwordVocabulary):
-        reports.append(f"vocabulary: the {len(vocab)} subword ids of {config.network.pretrained}'s tokenizer (lengths in subwords)")
-    else:
-        reports.append(f"vocabulary: {len(vocab)} words (min frequency {data.min_freq})")
+    reports.append(vocab.describe(data.min_freq))
     return PreparedData(splits, vocab, encoded["train"], encoded["dev"], encoded["test"], reports, agent_train)
 
 
@@ -122,7 +118,7 @@ def pretrained_vocabulary(config: ExperimentConfig, recorded: Sequence[str] | No
     load_tokenizer = subword_tokenizer(config.network.name)
     if load_tokenizer is None:
         raise ConfigError(f"network '{config.network.name}' reads the toolkit's word vocabulary, not a pretrained tokenizer's subwords")
-    vocab = SubwordVocabulary(load_tokenizer(config.network.pretrained))
+    vocab = SubwordVocabulary(load_tokenizer(config.network.pretrained), source=config.network.pretrained)
     if recorded is not None and list(recorded) != vocab.itos:
         raise ConfigError(f"network.pretrained={config.network.pretrained}: its tokenizer is not the one the checkpoint was trained with")
     return vocab
@@ -130,9 +126,7 @@ def pretrained_vocabulary(config: ExperimentConfig, recorded: Sequence[str] | No
 
 def encode_split(examples: Sequence, vocab: Vocabulary, data) -> tuple[list[EncodedExample], Any]:
     """A split's ids: the pretrained tokenizer's subwords, or the word vocabulary's ids."""
-    if isinstance(vocab, SubwordVocabulary):
-        return vocab.encode_examples(examples, data.max_length)
-    return encode_examples(examples, vocab, data.max_length, data.max_sentences, data.max_sentence_length)
+    return vocab.encode_examples(examples, data.max_length, data.max_sentences, data.max_sentence_length)
 
 
 def batch_iterators(config: ExperimentConfig, data: PreparedData) -> tuple[BatchIterator, BatchIterator, BatchIterator]:

@@ -27,8 +27,7 @@ from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
-from drga.data import EncodedExample, TextExample, Vocabulary, collate, encode_examples
-from drga.data.pretrained_vocab import SubwordVocabulary
+from drga.data import EncodedExample, TextExample, Vocabulary, collate
 from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
 from drga.names import Mode, checked_mode
@@ -173,9 +172,7 @@ class Classifier:
 
     def _encode(self, tokens: list[list[str]]) -> list[EncodedExample]:
         examples = [TextExample(words, 0) for words in tokens]  # the label is unknown: any placeholder
-        if isinstance(self.vocab, SubwordVocabulary):
-            return self.vocab.encode_examples(examples, self.data.max_length)[0]
-        return encode_examples(examples, self.vocab, self.data.max_length)[0]
+        return self.vocab.encode_examples(examples, self.data.max_length)[0]
 
     def _run(self, chunk: list[EncodedExample], mode: str) -> tuple[Tensor, Tensor, list[Tensor]]:
         """Probabilities [B, C], labels [B] and the attention arrays ([B, arrays, T] per site spanning the tokens) of a chunk."""
@@ -197,10 +194,8 @@ class Classifier:
     def _prediction(self, text: Text, words: list[str], example: EncodedExample, probabilities: Tensor, label: int,
                     attention: list[Tensor]) -> Prediction:
         ids = example.ids
-        if isinstance(self.vocab, SubwordVocabulary):
-            tokens, unknown_id, cut = [self.vocab.itos[i] for i in ids], self.vocab.unknown_id, len(ids) >= self.data.max_length
-        else:
-            tokens, unknown_id, cut = words[: len(ids)], 1, len(words) > len(ids)
+        tokens, cut = self.vocab.shown_tokens(words, ids, self.data.max_length)
+        unknown_id = self.vocab.unknown_id
         weights = [[float(w) for w in array[: len(ids)]] for site in attention for array in site]
         return Prediction(
             text=text if isinstance(text, str) else " ".join(text),
