@@ -8,6 +8,7 @@ every committed result file stays readable (tests/test_result_files.py reads all
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -168,6 +169,12 @@ class EpochRecord:
     def dev_number(self, mode: Mode | str, metric: str) -> Any:
         """The epoch's dev ``metric`` in ``mode``; None where the epoch was not scored so."""
         return self.dev.get(Mode(mode), {}).get(metric)
+
+
+def scores_from_record(kind: type, record: Mapping[str, Any]) -> Any:
+    """A task's score object (``kind``, a dataclass) from a record of its fields: a dev record as results.json keeps
+    it, or an epoch's numbers (which lack the text fields: None)."""
+    return kind(**{f.name: record.get(f.name) for f in dataclasses.fields(kind) if f.name in record or f.default is dataclasses.MISSING})
 
 
 def parse_score_key(key: str) -> tuple[Split, Mode] | None:

@@ -280,8 +280,12 @@ class TaskSpec:
     train_options: tuple[tuple[str, str], ...] = ()
     #: What to do with one of its checkpoints instead of ``drga predict`` (a task with no ``load``).
     inference: str = ""
-    #: ``(config, dev record) -> tuple``: the selection key (bigger is better) of a dev record, as results.json keeps
-    #: it or as an epoch's numbers (``drga tune`` ranks its trials by it and prunes on its first number).
+    #: Its :class:`drga.runner.task.Task` class (or ``"module:Class"``, imported when first used): ``drga tune`` ranks
+    #: its trials by that class's ``selection_key``, the very key the runner selects epochs by
+    #: (:meth:`dev_selection_key`), built from the configuration alone.
+    task: type | str | None = None
+    #: ``(config, dev record) -> tuple``: instead of :attr:`task`'s, the selection key (bigger is better) of a dev
+    #: record, as results.json keeps it or as an epoch's numbers (``drga tune`` prunes on its first number).
     selection_key: Callable[[Any, Mapping[str, Any]], tuple[float, ...]] | None = None
     #: ``config -> str``: what the selection key's first number is ("dev accuracy"), as ``drga tune`` reports it.
     metric_name: Callable[[Any], str] | None = None
@@ -301,6 +305,24 @@ class TaskSpec:
             raise RegistryError(f"task '{self.name}' cannot be used by {command}: its TaskSpec gives no {name} "
                                 "(docs/extending.md, \"A new task\")")
         return cast(Callable[..., Any], found)
+
+    def task_class(self) -> type | None:
+        """:attr:`task`, imported if given as ``"module:Class"``; None if the registration gives none."""
+        if isinstance(self.task, str):
+            module, _, name = self.task.partition(":")
+            return cast(type, getattr(importlib.import_module(module), name))
+        return self.task
+
+    def dev_selection_key(self, config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
+        """The selection key of a dev record (``drga tune``): :attr:`selection_key`'s where given, else the task class's
+        own ``selection_key`` (``Task.selection_key_of_record``); neither: an error naming what to give."""
+        if self.selection_key is not None:
+            return tuple(self.selection_key(config, dev))
+        task = self.task_class()
+        if task is None:
+            raise RegistryError(f"task '{self.name}' cannot be used by drga tune: its TaskSpec gives no task (its Task class) "
+                                "or selection_key (docs/extending.md, \"A new task\")")
+        return tuple(task(config).selection_key_of_record(dev))
 
     @property
     def factory(self) -> Any:

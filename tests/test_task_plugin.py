@@ -5,6 +5,7 @@ the same doors as the built-in tasks (the command line, the configuration loader
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -132,7 +133,12 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     assert selection_key(classification, {"accuracy": 0.75, "reward": -0.5}) == (0.75, -0.5)
     assert type(_defaults(classification)) is ExperimentConfig and type(_defaults(translation)) is TranslationConfig
     mine = registry.task_spec("reward-first").config()
-    with pytest.raises(RegistryError, match="task 'reward-first' cannot be used by drga tune: its TaskSpec gives no selection_key"):
-        selection_key(mine, {"accuracy": 0.75})
+    # the task class's own selection_key reaches drga tune: the reward first, accuracy breaking ties
+    assert selection_key(mine, {"accuracy": 0.75, "reward": -0.2}) == (-0.2, 0.75)
+    with pytest.raises(RegistryError, match="task 'reward-first' cannot be used by drga tune: its TaskSpec gives no metric_name"):
+        metric_name(mine)
+    bare = dataclasses.replace(registry.task_spec("reward-first"), task=None)
+    with pytest.raises(RegistryError, match="gives no task \\(its Task class\\) or selection_key"):
+        bare.dev_selection_key(mine, {"accuracy": 0.75})
     with pytest.raises(RegistryError, match="cannot be used by drga sweep: its TaskSpec gives no defaults"):
         _defaults(mine)

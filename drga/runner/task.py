@@ -23,7 +23,7 @@ from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError, CheckpointPayload
 from drga.config import ConfigError, ExperimentConfig, settings_fingerprint
 from drga.core.rollout import Rollout
-from drga.names import PhaseName, ResultRow, best_checkpoint
+from drga.names import PhaseName, ResultRow, best_checkpoint, scores_from_record
 from drga.runner.checkpoints import inherited_plateau_cuts
 from drga.runner.context import RunContext, TaskBatches
 from drga.runner.phases import Phase
@@ -160,6 +160,15 @@ class Task(ABC):
     @abstractmethod
     def selection_key(self, result: Any) -> tuple[float, ...]:
         """Bigger is better: the key a dev score is selected by."""
+
+    #: The dataclass its ``evaluate`` returns (classification's ``EvalResult``), which a dev record's fields fill.
+    result_type: type | None = None
+
+    def selection_key_of_record(self, record: Mapping[str, Any]) -> tuple[float, ...]:
+        """:meth:`selection_key` of a dev record as results.json keeps it, or an epoch's numbers (``drga tune`` ranks by it)."""
+        if self.result_type is None:
+            raise NotImplementedError(f"{type(self).__name__} names no result_type, the dataclass its evaluate returns")
+        return self.selection_key(scores_from_record(self.result_type, record))
 
     @abstractmethod
     def epoch_summary(self, scores: Mapping[str, Any], train_stats: Mapping[str, float]) -> list[str]:

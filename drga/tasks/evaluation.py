@@ -10,10 +10,8 @@ BLEU and chrF (``drga/tasks/translation/evaluation.py``); both sum eq. 5's terms
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -107,9 +105,3 @@ class RewardSums:
         n = max(self.sequences, 1)
         return {"log_likelihood": self.log_likelihood / n, "reward": self.reward / n, "penalty": self.penalty / n,
                 "highlighted_fraction": self.highlighted_fraction / n}
-
-
-def scores_from_record(kind: type, record: Mapping[str, Any]) -> Any:
-    """A task's score object (``kind``, a dataclass) from a record of its fields: a dev record as results.json keeps
-    it, or an epoch's numbers (which lack the text fields: None)."""
-    return kind(**{f.name: record.get(f.name) for f in dataclasses.fields(kind) if f.name in record or f.default is dataclasses.MISSING})

@@ -169,7 +169,7 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 
 def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
     """The task's selection key (bigger is better) of a dev record: as results.json keeps it, or an epoch's numbers."""
-    return tuple(task_of_config(config).required("selection_key", "drga tune")(config, dev))
+    return task_of_config(config).dev_selection_key(config, dev)
 
 
 def metric_name(config: Any) -> str:

@@ -6,7 +6,6 @@ reach every layer of its task); what is heavy is imported when used, so that ``d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +27,6 @@ def _load(path: str | Path, device: str = "cpu", **options: Any) -> Any:
     return load(path, device=device, **options)
 
 
-def _selection_key(config: ExperimentConfig, dev: Mapping[str, Any]) -> tuple[float, ...]:
-    from drga.tasks.classification.evaluation import EvalResult
-    from drga.tasks.classification.task import classification_selection_key
-    from drga.tasks.evaluation import scores_from_record
-
-    return classification_selection_key(scores_from_record(EvalResult, dev))
-
-
 def _data_fingerprint(config: ExperimentConfig) -> str:
     from drga.tasks.classification.data import load_splits
 
@@ -55,7 +46,7 @@ SPEC = register_task(TaskSpec(
     commands=commands.register,
     option_scopes=commands.OPTION_SCOPES,
     train_options=CLASSIFICATION_FLAGS,
-    selection_key=_selection_key,
+    task="drga.tasks.classification.task:ClassificationTask",  # drga tune ranks by its selection_key
     metric_name=lambda config: "dev accuracy",
     data_fingerprint=_data_fingerprint,
     defaults=ExperimentConfig,

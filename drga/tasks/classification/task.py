@@ -53,6 +53,8 @@ def classification_selection_key(result: EvalResult) -> tuple[float, ...]:
 class ClassificationTask(Task):
     """``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data."""
 
+    result_type = EvalResult
+
     #: All but run.threads leave every number as an uninterrupted run's; another thread count can
     #: change float rounding (see run.threads). The log folder is where the run lives, not what it is.
     resumable_changes = Task.resumable_changes | {"train.track_examples"}

@@ -6,7 +6,6 @@ layer of its task); what is heavy is imported when used, so that ``drga --help``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,6 @@ def _load(path: str | Path, device: str = "cpu", **options: Any) -> Any:
 
 def _shared(config: TranslationConfig) -> Any:
     return config.experiment
-
-
-def _selection_key(config: TranslationConfig, dev: Mapping[str, Any]) -> tuple[float, ...]:
-    from drga.tasks.evaluation import scores_from_record
-    from drga.tasks.translation.evaluation import TranslationEval
-    from drga.tasks.translation.task import translation_selection_key
-
-    return translation_selection_key(scores_from_record(TranslationEval, dev), config.nmt.select_metric)
 
 
 def _metric_name(config: TranslationConfig) -> str:
@@ -69,7 +60,7 @@ SPEC = register_task(TaskSpec(
     commands=commands.register,
     option_scopes=commands.OPTION_SCOPES,
     inference="translate with it (drga translate {path} < input.txt)",
-    selection_key=_selection_key,
+    task="drga.tasks.translation.task:TranslationTask",  # drga tune ranks by its selection_key
     metric_name=_metric_name,
     report_metric="bleu",  # greedy decoding's
     data_fingerprint=_data_fingerprint,

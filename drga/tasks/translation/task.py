@@ -62,6 +62,7 @@ def translation_selection_key(result: TranslationEval, select_metric: str) -> tu
 
 class TranslationTask(Task):
     shard_evaluation = False
+    result_type = TranslationEval
 
     def __init__(self, config: TranslationConfig):
         super().__init__(config.experiment, settings=config)
