@@ -87,7 +87,7 @@ docs: $(DOCS_STAMP)
 # loadgroup: pytest-xdist 3.8 cannot group under pytest 9.2's node ids, pytest-xdist issue 1386).
 test: lint docs
 	$(MAKE) wheel-check
-	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -n $(TEST_WORKERS) tests/test_regression.py
+	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -n $(TEST_WORKERS) tests/integration/test_regression.py
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The wheel as a user gets it: built, installed with torch first into a clean venv, then `drga --version`,

@@ -16,7 +16,7 @@ the agent's actions, N and L of eq. 5 count subword tokens of the text only. A h
 column mean restricted to those tokens and renormalised over them (ᾱ); its revision ᾱ′ moves the
 matrix by m·(ᾱ′ − ᾱ), m the head's attention mass on text tokens, so that the special tokens'
 columns keep their mass, no entry moves by more than the largest change of the array, and a zero
-action (ᾱ′ = ᾱ) changes nothing (tests/test_hf_encoder.py).
+action (ᾱ′ = ᾱ) changes nothing (tests/unit/test_hf_encoder.py).
 
 How the revision gets into the library's attention: ``transformers`` lets a model's attention
 function be chosen by name (``AttentionInterface.register`` + ``attn_implementation``, the

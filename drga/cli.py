@@ -259,7 +259,7 @@ def cmd_vectors(_: argparse.Namespace) -> int:
 #: Where each option of the commands above is read: None, by every use of the command; else what it applies to, and given
 #: anywhere else it is refused with exit 2 (a user's mistake never becomes a silently ignored option). The extensions
 #: (:data:`EXTENSIONS`) and the tasks' commands (their registrations' ``option_scopes``) keep their own;
-#: tests/test_user_mistakes.py walks every option of every command.
+#: tests/integration/test_user_mistakes.py walks every option of every command.
 TRAIN_SCOPES: dict[str, str | None] = {
     "dataset": None, "data_dir": DATA_DIR_SCOPE, "tsv": "the tsv data set of a classification network", "device": None, "net": None,
     "agent": None, "config": None, "set": None, "seed": None, "logdir": None, "run_name": None, "resume": None,

@@ -138,7 +138,7 @@ class AgentConfig:
     """K: action samples per sequence; their mean reward is the REINFORCE baseline."""
     init_log_std: float = -3.0
     """Initial log σ of the Gaussian policy. −3 keeps an untrained agent's sampled adjustment gentle: at β0 = 0.4 and L = 20 the expected
-    total-variation distance between α and α′ is ≈ 0.08 (−0.5 gave ≈ 0.45 and zeroed a third of the tokens; tests/test_equations.py).
+    total-variation distance between α and α′ is ≈ 0.08 (−0.5 gave ≈ 0.45 and zeroed a third of the tokens; tests/unit/test_equations.py).
     """
     log_std_min: float = -5.0
     """Lower clamp of log σ."""

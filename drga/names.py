@@ -3,7 +3,7 @@ a phase trains, the two evaluation modes, the splits, the rows of the final repo
 
 Each is a ``str`` enum: a member *is* its string (``Mode.NET_ONLY == "net-only"``), so JSON, TOML,
 f-strings, reprs and dictionary keys see exactly the strings they saw before the enums existed, and
-every committed result file stays readable (tests/test_result_files.py reads all of them).
+every committed result file stays readable (tests/studies/test_result_files.py reads all of them).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ SEEDS=$SST_SEEDS sweep --nets cnn-sa lstm-sa --datasets sst --set train.fused_ad
 # pretrain-only runs, kept in their own folder. The full run of a seed starts from its pretrain-only
 # run's network where that run's folder is still on this machine (train.init_from; regime_tables.py
 # adds the pretrain-only run's pretraining to it). Otherwise it repeats that pretraining, which gives
-# the very same network at the same thread count (tests/test_trainer.py; regime_tables.py compares the
+# the very same network at the same thread count (tests/integration/test_trainer.py; regime_tables.py compares the
 # checksums), and replaces it in the tables.
 PRETRAIN_ONLY=${PRETRAIN_ONLY:-experiments/results/paper-regime-pretrain-only}
 PRETRAIN_LOGDIR=${LOGDIR:-runs/paper-regime}-pretrain-only

@@ -21,7 +21,7 @@ This script is that command and what surrounds it:
     and the references they were scored against. The command prints every run's seconds per epoch.
 
     ``--smoke`` (``SMOKE=1``): the CPU rehearsal: the same stages, packing and archive from tiny networks
-    on a slice of Multi30k (2 seeds of each network; tests/test_translation_gpu.py runs it in make test).
+    on a slice of Multi30k (2 seeds of each network; tests/studies/test_translation_gpu.py runs it in make test).
 
 ``unpack ARCHIVE... [--into DIR] [--partial] [--force]`` (on the CPU side)
     Checks and unpacks archives into the study's folder (default experiments/results/translation-regime,

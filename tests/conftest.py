@@ -16,14 +16,7 @@ import pytest
 import torch
 
 from drga.data.locate import candidate_roots
-from tests.scripts import ROOT
-
-
-def data_root() -> Path | None:
-    for root in candidate_roots():
-        if (root / "README.md").exists() or (root / "subj").is_dir():
-            return root
-    return None
+from tests.scripts import ROOT, data_root
 
 
 def require_data(subdir: str) -> Path:
@@ -87,7 +80,7 @@ def drga_warnings():
         yield messages
 
 
-#: The settings of a study script's end-to-end test (tests/test_tuned_study.py, tests/test_agent_size_study.py): LSTM+SA
+#: The settings of a study script's end-to-end test (tests/studies/test_tuned_study.py, tests/studies/test_agent_size_study.py): LSTM+SA
 #: on a slice of bundled SUBJ, every phase one epoch of networks and agents a few units wide, so that each run takes seconds.
 TINY_STUDY_CONFIG = """[data]
 batch_size = 64

@@ -1,4 +1,4 @@
-"""One process of the 2-process translation run in tests/test_distributed_translation.py, started by torchrun.
+"""One process of the 2-process translation run in tests/integration/test_distributed_translation.py, started by torchrun.
 
 ``python -m torch.distributed.run --nproc_per_node 2 -m tests.distributed_translation_worker --root R --out D``
 

@@ -1,4 +1,4 @@
-"""One process of the 2-process run in tests/test_distributed.py, started by torchrun.
+"""One process of the 2-process run in tests/integration/test_distributed.py, started by torchrun.
 
 ``python -m torch.distributed.run --nproc_per_node 2 -m tests.distributed_worker --config C --out D``
 

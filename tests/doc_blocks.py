@@ -1,4 +1,4 @@
-"""The runnable code of the documentation: for tests/test_docs.py and tests/wheel_check.py."""
+"""The runnable code of the documentation: for tests/integration/test_docs.py and tests/wheel_check.py."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """`drga train` (or any `drga` command) slowed down after every epoch's last.pt is written, for tests that
 stop a run in the middle; its numbers are those of `drga`, the waits are all that differ.
 
-- ``$DRGA_TEST_EPOCH_PAUSE``: seconds to pause after each epoch (tests/test_tune.py, in-process).
+- ``$DRGA_TEST_EPOCH_PAUSE``: seconds to pause after each epoch (tests/integration/test_tune.py, in-process).
 - ``$DRGA_TEST_HOLD_AFTER_FIRST_EPOCH``: set, the run holds after its first epoch until it is killed: a run
-  certainly killed mid-run, however fast the machine (tests/test_sweep_ray.py sets it in the worker node's
+  certainly killed mid-run, however fast the machine (tests/integration/test_sweep_ray.py sets it in the worker node's
   environment only: Ray workers inherit their node's environment, not the driver's).
 """
 

@@ -1,6 +1,6 @@
 """Short fixed-seed runs whose every number is pinned in ``tests/fixtures/regression.json``.
 
-A refactor of the training machinery must change no number: ``tests/test_regression.py`` reruns
+A refactor of the training machinery must change no number: ``tests/integration/test_regression.py`` reruns
 these and compares every ``results.json`` row and every epoch record (wall times aside) with the
 fixture. One run per attention family on a small slice of its real data set, the variants beyond
 the paper, a stable-baselines3 agent phase, and a translation run.
@@ -283,7 +283,7 @@ def numbers_at(revision: str | None, data_root: Path, out: Path, runs: list[str]
 
 
 def main() -> None:
-    from tests.conftest import data_root
+    from tests.scripts import data_root
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="pin the fixture to this code's numbers on this machine")

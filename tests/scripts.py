@@ -22,3 +22,14 @@ def load_script(relative_path: str, name: str | None = None) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def data_root() -> Path | None:
+    """The benchmark data's root folder (``DRGA_DATA``, ../shared/data, ...), None where none is found; here, not in
+    conftest.py, so that tests/regression_runs.py reads it without importing the conftest (which imports it)."""
+    from drga.data.locate import candidate_roots
+
+    for root in candidate_roots():
+        if (root / "README.md").exists() or (root / "subj").is_dir():
+            return root
+    return None

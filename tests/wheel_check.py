@@ -12,7 +12,7 @@ Checks, each printed as it passes:
   is the full one), and its data lines say the bundled copies were used;
 - ``drga sweep`` plans a grid with the base install alone (its local executor needs no extra), and
   ``drga tune`` without Optuna says which extra to install;
-- the notebook example of docs/notebook.md (its first two blocks, as tests/test_docs.py runs them in
+- the notebook example of docs/notebook.md (its first two blocks, as tests/integration/test_docs.py runs them in
   the checkout) runs as written with the installed package.
 
 The torch to install comes from ``TORCH_SPEC`` and ``TORCH_PIP`` (the Makefile's variables).

@@ -11,7 +11,7 @@
 - :mod:`drga.core.rollout`: one DRGA pass over a batch (eqs. 1–5): encode once, act K times, adjust, predict, reward;
 - :mod:`drga.core.scoring`: predict from an attention, log P(y|X) and the chosen reward; eq. 12's task loss;
 - :mod:`drga.core.blockwise`: no equation, the speed-ups behind eq. 1's states (the policy's first layer computed
-  block by block), which tests/test_factored_compute.py holds equal to the plain form;
+  block by block), which tests/unit/test_factored_compute.py holds equal to the plain form;
 - :mod:`drga.core.building`: the policy (eq. 2) and β (eq. 3) built from a configuration, the seeds and the device.
 
 The runner (``drga/runner/``) and the learners (``drga/learners/``) add Algorithm 1's phases and the

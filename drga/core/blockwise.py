@@ -3,7 +3,7 @@ blocks of s_t (``drga/core/state.py`` · ``AgentState``) without building the S-
 decoder's source-side projection shares (``drga/core/source_state.py``).
 
 The plain form is ``linear(norm(state.dense()))``; :func:`project_state` computes the same values and gradients
-(``tests/test_factored_compute.py`` holds them equal for every family's sites, and ``tests/test_source_state.py``
+(``tests/unit/test_factored_compute.py`` holds them equal for every family's sites, and ``tests/unit/test_source_state.py``
 the decoder's). Nothing here is an equation of the paper: each function is a faster way to the same numbers.
 """
 

@@ -2,7 +2,7 @@
 attention-adjusting agent (:class:`GaussianPolicy`, an MLP from eq. 1's state to μ and log σ) and the squash.
 
 :func:`gaussian_log_prob` is log π(x) summed over the action's entries, computed with the per-token terms once
-(tests/test_equations.py holds it equal to ``Normal.log_prob(x).sum(-1)``)."""
+(tests/unit/test_equations.py holds it equal to ``Normal.log_prob(x).sum(-1)``)."""
 
 from __future__ import annotations
 

@@ -238,7 +238,7 @@ def predict_fewer_gradients(network: AttentionNetwork, encoding: NetworkEncoding
 
 def _site_tensor(value: Tensor | float) -> Tensor:
     """A sum over the attention sites, a tensor since every network has at least one site. Not ``torch.as_tensor``:
-    under another default device (a CUDA run's, or tests/test_device.py's meta) that would copy it there."""
+    under another default device (a CUDA run's, or tests/integration/test_device.py's meta) that would copy it there."""
     if not isinstance(value, Tensor):
         raise ValueError("the rollout saw no attention site")
     return value

@@ -1,7 +1,7 @@
 """Eq. 1's states at a decoder's cross-attention site, their source side projected once per sentence.
 
 The fast path of :meth:`drga.core.state.AgentState.project` for decoding (held equal to it by
-``tests/test_source_state.py``). At every decoding step the agent observes s_t = [w_t; h_t; α_t·h_t;
+``tests/unit/test_source_state.py``). At every decoding step the agent observes s_t = [w_t; h_t; α_t·h_t;
 h^s; mean h; max h; u] for every source token t of every array (every layer and head of the
 Transformer) of every hypothesis, and only the policy's first layer reads s_t. With the layer's
 weight split like s_t (the LayerNorm's γ folded in, as :meth:`~drga.core.state.AgentState.project`

@@ -8,7 +8,7 @@ same blocks without building that tensor: a speed-up, in :mod:`drga.core.blockwi
 (h^s, mean h, max h, u) or for a group of arrays (w_t and h_t of an expanded view, or of a
 site whose arrays share their hidden states, as the heads of one Transformer layer do), and
 α_t·h_t projects as α_t·(W h_t), so the first layer costs a few additions per output instead
-of an S-wide matrix product; ``tests/test_factored_compute.py`` checks that both give the same result.
+of an S-wide matrix product; ``tests/unit/test_factored_compute.py`` checks that both give the same result.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class AgentState:
 
     def project(self, linear: nn.Linear, norm: nn.LayerNorm | None = None) -> Tensor:
         """``linear(norm(self.dense()))``, [B, K, T, out] (or [N, out]), computed block by block without building
-        the dense states (:func:`drga.core.blockwise.project_state`; ``tests/test_factored_compute.py`` holds the two
+        the dense states (:func:`drga.core.blockwise.project_state`; ``tests/unit/test_factored_compute.py`` holds the two
         equal, values and gradients)."""
         return project_state(self, linear, norm)
 

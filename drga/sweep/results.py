@@ -3,7 +3,7 @@ projected compute of the runs still to do, and the final table (markdown, a .csv
 
 The result file's format is read by the table builders of experiments/ (regime_tables.py,
 variant_tables.py, translation_tables.py) over hundreds of committed files, through
-:func:`read_result_file` (tests/test_result_files.py reads every one): change it only with them.
+:func:`read_result_file` (tests/studies/test_result_files.py reads every one): change it only with them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,144 @@
+"""A task of one's own (drga/registry.py · TaskSpec): docs/extending.md's file, written outside the
+package and named in $DRGA_PLUGINS, is chosen by its network, loaded, trained and evaluated through
+the same doors as the built-in tasks (the command line, the configuration loader, the trainer,
+``drga evaluate``); the built-in tasks dispatch through the same registry."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import pytest
+
+from drga import registry
+from tests.integration.test_plugins import EXTENDING, file_blocks
+from tests.integration.test_trainer import write_keyword_tsv
+
+TINY = ["network.embedding_dim=8", "network.hidden_size=8", "network.attention_size=8", "network.classifier_hidden=8",
+        "agent.hidden_sizes=8,8", "agent.samples=2", "data.batch_size=16", "train.pretrain_epochs=1", "train.agent_epochs=1",
+        "train.cotrain_epochs=1", "train.fair_baseline=false", "run.report_to=[]"]
+
+
+@pytest.fixture
+def my_task(tmp_path, monkeypatch):
+    """docs/extending.md's my_task.py, outside the package, named in $DRGA_PLUGINS as a user would."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "my_task.py").write_text(file_blocks(EXTENDING.read_text(encoding="utf-8"))["my_task.py"], encoding="utf-8")
+    monkeypatch.chdir(folder)  # found in the working folder, as the drga command finds them (no sys.path edit)
+    monkeypatch.setenv(registry.PLUGINS_VARIABLE, "my_task")
+    yield folder
+    if str(folder) in sys.path:  # where the registry put the working folder
+        sys.path.remove(str(folder))
+    registry.unregister_network("lstm-sa-rf")
+    registry.unregister_task("reward-first")
+    sys.modules.pop("my_task", None)
+    registry._LOADED.discard("my_task")
+
+
+def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my_task, tmp_path, capsys):
+    from drga.cli import main
+    from drga.tasks.run_config import experiment, load_run_config, run_config_toml
+    from drga.trainer import trainer_for
+
+    tsv = write_keyword_tsv(tmp_path / "kw.tsv")
+    task = registry.task_for_network("lstm-sa-rf")
+    assert task.name == "reward-first" and "reward-first" in registry.task_names()
+    # the configuration loader and the trainer dispatch to it
+    config = load_run_config(None, ["network.name=lstm-sa-rf", "data.dataset=tsv", f"data.tsv_path={tsv}", *TINY])
+    assert type(config).__name__ == "RewardFirstConfig" and experiment(config) is config
+    assert "name = \"lstm-sa-rf\"" in run_config_toml(config)
+    assert type(trainer_for(config).task).__name__ == "RewardFirstTask"
+    # drga train: one tiny epoch of each phase, through the task's trainer
+    argv = ["train", "--tsv", str(tsv), "--net", "lstm-sa-rf", "--logdir", str(tmp_path / "runs"), "--no-progress",
+            *[a for s in TINY for a in ("--set", s)]]
+    assert main(argv) == 0
+    run_dir = tmp_path / "runs" / "tsv-lstm-sa-rf-seed0"
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["config"]["network"]["name"] == "lstm-sa-rf" and "DRGA (co-trained)" in results["results"]
+    from drga.checkpoint_format import load_checkpoint
+
+    payload = load_checkpoint(run_dir / "cotrain_best.pt")
+    assert payload.get("task") == "reward-first" and registry.task_of_checkpoint(payload) is task
+    # drga evaluate finds the task by its checkpoint; drga.load (classification's) names the task instead
+    capsys.readouterr()
+    assert main(["evaluate", str(run_dir / "cotrain_best.pt"), "--split", "dev"]) == 0
+    assert "accuracy" in capsys.readouterr().out
+    from drga.checkpoint_format import CheckpointError
+    from drga.prediction import load
+
+    with pytest.raises(CheckpointError, match="is a reward-first checkpoint"):
+        load(run_dir / "cotrain_best.pt")
+    # its registration's load reads it: a classifier (docs/extending.md, "Predicting with its checkpoints")
+    from drga.extend import load_for_inference
+
+    model = load_for_inference(run_dir / "cotrain_best.pt")
+    assert type(model).__name__ == "Classifier" and set(model.predict(["good", "bad"])) <= {"pos", "neg"}
+
+
+def test_the_task_refuses_what_it_does_not_read_and_its_name_is_checked(my_task):
+    from drga.registry import RegistryError, TaskSpec, register_task
+
+    task = registry.task_spec("reward-first")
+    with pytest.raises(RegistryError, match="is task 'reward-first's"):
+        register_task(TaskSpec("other", config=task.config, load_config=task.load_config, trainer=task.trainer, to_toml=task.to_toml))
+    with pytest.raises(RegistryError, match="task 'classification' reads text already"):
+        register_task(TaskSpec("texts", config=dict, load_config=task.load_config, trainer=task.trainer, to_toml=task.to_toml,
+                               inputs=("text",)))
+    with pytest.raises(RegistryError, match="unknown task 'reward-frist' \\(did you mean 'reward-first'\\?\\)"):
+        registry.task_spec("reward-frist")
+
+
+def test_the_built_in_tasks_dispatch_through_the_registry():
+    from drga.config import ExperimentConfig
+    from drga.tasks.run_config import experiment, load_run_config
+    from drga.tasks.translation.config import TranslationConfig
+    from drga.trainer import Trainer, TranslationTrainer
+
+    assert registry.task_names()[:2] == ("classification", "translation")
+    assert registry.task_for_network("lstm-sa").name == "classification" and registry.task_for_network("han").name == "classification"
+    assert registry.task_for_network("seq2seq-luong").name == "translation"
+    assert registry.task_for_network("no-such-net").name == "classification"  # whose loader names the networks
+    translation = load_run_config(None, ["network.name=transformer-nmt"])
+    assert type(translation) is TranslationConfig and experiment(translation) is translation.experiment
+    assert registry.task_of_config(ExperimentConfig()).trainer.__module__ == "drga.tasks.classification.spec"
+    assert registry.task_of_checkpoint({"task": "translation"}).name == "translation"
+    assert registry.task_of_checkpoint({}).name == "classification"  # classification checkpoints record no task
+    assert Trainer.__module__ == "drga.tasks.classification.trainer" and TranslationTrainer.__module__ == "drga.tasks.translation.trainer"
+
+
+def test_drga_networks_lists_each_networks_settings_with_their_defaults(capsys):
+    from drga.cli import main
+
+    assert main(["networks"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = next(i for i, line in enumerate(out) if line.startswith("cnn-sa "))
+    assert "settings: embedding_dim=300, hidden_size=300," in out[row + 1] and "kernel_sizes=(3, 4, 5)" in out[row + 1]
+    transformer = next(i for i, line in enumerate(out) if line.startswith("transformer "))
+    assert "heads=" in out[transformer + 1] and "feedforward_size=" in out[transformer + 1]
+
+
+def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_task):
+    """The tuner's selection key and metric, and the sweep's data fingerprint and defaults, come from each task's
+    TaskSpec (no isinstance on the configuration); a task that gives none is refused by name, not guessed."""
+    from drga.config import ExperimentConfig
+    from drga.registry import RegistryError
+    from drga.sweep.fingerprints import _defaults
+    from drga.tasks.translation.config import NMTConfig, TranslationConfig
+    from drga.tune.study import metric_name, selection_key
+
+    classification, translation = ExperimentConfig(), TranslationConfig(ExperimentConfig(), NMTConfig())
+    assert metric_name(classification) == "dev accuracy" and metric_name(translation) == "dev BLEU"
+    assert selection_key(classification, {"accuracy": 0.75, "reward": -0.5}) == (0.75, -0.5)
+    assert type(_defaults(classification)) is ExperimentConfig and type(_defaults(translation)) is TranslationConfig
+    mine = registry.task_spec("reward-first").config()
+    # the task class's own selection_key reaches drga tune: the reward first, accuracy breaking ties
+    assert selection_key(mine, {"accuracy": 0.75, "reward": -0.2}) == (-0.2, 0.75)
+    with pytest.raises(RegistryError, match="task 'reward-first' cannot be used by drga tune: its TaskSpec gives no metric_name"):
+        metric_name(mine)
+    bare = dataclasses.replace(registry.task_spec("reward-first"), task=None)
+    with pytest.raises(RegistryError, match="gives no task \\(its Task class\\) or selection_key"):
+        bare.dev_selection_key(mine, {"accuracy": 0.75})
+    with pytest.raises(RegistryError, match="cannot be used by drga sweep: its TaskSpec gives no defaults"):
+        _defaults(mine)

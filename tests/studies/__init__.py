@@ -1,0 +1,1 @@
+"""studies tests (see tests/README.md)."""

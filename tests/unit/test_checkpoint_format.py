@@ -1,0 +1,140 @@
+"""Checkpoints on disk: safetensors without pickle, every entry back as it was written, and the
+checkpoints earlier versions wrote (``torch.save``'s pickled zip) still loaded, evaluated, used for
+prediction and resumed from."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+import drga
+import drga.baselines as baselines
+from drga.checkpoint_format import CheckpointError, load_checkpoint, save_atomic, tensor_checksum
+from drga.cli import main
+from drga.trainer import Trainer
+from tests.integration.test_trainer import tiny_config
+from tests.tiny_network import TinyAttentionNet
+
+
+def save_old_format(payload: dict, path) -> None:
+    """A checkpoint as the toolkit wrote it before safetensors: torch.save of the payload and its tensor checksum."""
+    torch.save({**payload, "tensor_checksum": tensor_checksum(payload)}, path)
+
+
+@pytest.fixture(autouse=True)
+def register_tiny(monkeypatch):
+    monkeypatch.setitem(baselines.NETWORKS, "tiny", TinyAttentionNet)
+
+
+def same(a, b) -> bool:
+    """Equal payloads: tensors equal in dtype, shape and values, the rest equal and of the same types."""
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+# no subnormal floats: a library loaded earlier in the suite flushes them to zero, and hypothesis then refuses to draw them
+floats = st.floats(allow_nan=False, allow_subnormal=False)
+plain = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | floats | st.text(max_size=8) | st.binary(max_size=8)
+tensors = st.builds(lambda values, dtype: torch.tensor(values, dtype=dtype),
+                    st.lists(st.integers(0, 100), max_size=5), st.sampled_from([torch.float32, torch.int64, torch.uint8, torch.bool]))
+keys = st.text(max_size=6) | st.integers(0, 9)  # "$tensor" and the like included: a dict's own keys must never read as tags
+payloads = st.recursive(plain | tensors, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+                        | st.dictionaries(keys, inner, max_size=3), max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(entries=st.dictionaries(st.text(min_size=1, max_size=6).filter(lambda k: k not in ("format", "tensor_checksum")),
+                               payloads, max_size=4))
+def test_every_entry_comes_back_as_it_was_written(tmp_path_factory, entries):
+    path = tmp_path_factory.mktemp("round") / "c.pt"
+    payload = {**entries, "format": 2}
+    save_atomic(payload, path)
+    loaded = load_checkpoint(path)
+    assert same({k: v for k, v in loaded.items() if k != "tensor_checksum"}, payload)
+    assert loaded["tensor_checksum"] == tensor_checksum(payload)
+
+
+def test_a_checkpoint_is_safetensors_with_its_tensors_named_by_their_place_and_no_pickle(tmp_path):
+    weights = torch.nn.Linear(3, 2).state_dict()
+    save_atomic({"format": 2, "network": weights, "tied": [weights["weight"], weights["weight"]]}, tmp_path / "c.pt")
+    assert not zipfile.is_zipfile(tmp_path / "c.pt")  # not torch.save's archive: nothing to unpickle
+    with safe_open(tmp_path / "c.pt", framework="pt") as handle:
+        assert sorted(handle.keys()) == ["network/bias", "network/weight", "tied/0", "tied/1"]
+        assert torch.equal(handle.get_tensor("network/weight"), weights["weight"])
+        assert '"format": 2' in handle.metadata()["drga"]
+
+
+def test_a_safetensors_file_of_another_kind_is_named_as_such(tmp_path, capsys):
+    save_file({"weight": torch.zeros(2)}, tmp_path / "model.safetensors")
+    assert main(["evaluate", str(tmp_path / "model.safetensors")]) == 2
+    assert "is a safetensors file but not a DRGA checkpoint" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory):
+    """A tiny run stopped inside its baseline phase (last.pt, pretrain_best.pt), and the same run uninterrupted."""
+    folder = tmp_path_factory.mktemp("old")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(baselines.NETWORKS, "tiny", TinyAttentionNet)
+        uninterrupted = Trainer(tiny_config(folder / "whole"), log=lambda _: None).run()
+        original, calls = Trainer.train_epoch, {"n": 0}
+
+        def interrupt_on_fourth(self, *args):
+            calls["n"] += 1
+            if calls["n"] == 4:
+                raise KeyboardInterrupt
+            return original(self, *args)
+
+        patch.setattr(Trainer, "train_epoch", interrupt_on_fourth)
+        with pytest.raises(KeyboardInterrupt):
+            Trainer(tiny_config(folder / "stopped"), log=lambda _: None).run()
+    return folder, uninterrupted
+
+
+def test_an_old_checkpoint_loads_evaluates_and_predicts_as_the_same_checkpoint_written_now(interrupted, tmp_path, capsys):
+    folder, _ = interrupted
+    new = folder / "whole" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt"
+    old = tmp_path / "cotrain_best.pt"
+    payload = load_checkpoint(new)
+    save_old_format({k: v for k, v in payload.items() if k != "tensor_checksum"}, old)
+    assert zipfile.is_zipfile(old) and same(load_checkpoint(old), payload)
+    printed = []
+    for checkpoint in (new, old):
+        assert main(["evaluate", str(checkpoint)]) == 0
+        printed.append(re.findall(r"(net-only|with-agent)\s+accuracy ([0-9.]+)", capsys.readouterr().out))
+    assert printed[0] == printed[1] and len(printed[0]) == 2
+    texts = ["good w3 w4", "bad w5", "zzqx"]
+    for mode in ("net-only", "with-agent"):
+        assert drga.load(old).predict(texts, mode) == drga.load(new).predict(texts, mode)
+    # the old format's tamper refusal: a weight changed after its checksum was taken
+    name = next(iter(payload["network"]))
+    payload["network"][name].view(-1)[0] += 1.0
+    torch.save(payload, tmp_path / "altered.pt")
+    with pytest.raises(CheckpointError, match="corrupted"):
+        load_checkpoint(tmp_path / "altered.pt")
+
+
+def test_a_run_resumes_from_an_old_last_pt_as_if_never_interrupted(interrupted):
+    folder, uninterrupted = interrupted
+    last = folder / "stopped" / "runs" / "tsv-tiny-seed3" / "last.pt"
+    save_old_format({k: v for k, v in load_checkpoint(last).items() if k != "tensor_checksum"}, last)
+    assert zipfile.is_zipfile(last)
+    config = tiny_config(folder / "stopped")
+    resumed = Trainer(config, resume=True, log=lambda _: None).run()
+    strip = lambda rows: [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+    assert strip(resumed["history"]) == strip(uninterrupted["history"])
+    assert not zipfile.is_zipfile(last)  # written again as safetensors
