@@ -16,5 +16,4 @@
 
 The runner (``drga/runner/``) and the learners (``drga/learners/``) add Algorithm 1's phases and the
 optimisers around these; docs/method.md derives the equations, docs/architecture.md shows who calls whom.
-The modules' earlier paths (``drga.state``, ``drga.rollout``, ...) still import, with a ``DeprecationWarning``.
 """

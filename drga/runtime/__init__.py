@@ -7,5 +7,4 @@
 - :mod:`drga.runtime.eval_mode`: modules in evaluation mode for a block, restored after it.
 
 This package's ``__init__`` imports none of them, so that importing one loads only what it needs.
-The modules' earlier paths (``drga.distributed``, ...) still import, with a ``DeprecationWarning``.
 """
