@@ -17,9 +17,6 @@ The plug points (docs/extending.md): :func:`drga.registry.register_network` (an 
 """
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,43 +46,9 @@ def __getattr__(name: str) -> Any:
 
 __version__ = "0.1.0"
 
-#: The Gymnasium id of the attention-retrofit environment, registered once both ``drga`` and
-#: ``gymnasium`` are imported, in either order, with a string entry point (gymnasium imports
-#: ``envs`` only when the environment is made).
+#: The Gymnasium id of the attention-retrofit environment: ``import drga.envs`` registers it (``drga.envs.register``),
+#: or ``gymnasium.make("drga.envs:drga/AttentionRetrofit-v0", ...)`` imports that module first.
 ENV_ID = "drga/AttentionRetrofit-v0"
-
-
-def _register_environment() -> None:
-    import gymnasium
-
-    if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="drga.envs.attention_retrofit:AttentionRetrofitEnv")
-
-
-class _RegisterWhenGymnasiumIsImported(importlib.abc.MetaPathFinder):
-    """Registers the environment right after gymnasium's own import. Importing gymnasium here would
-    bring numpy with it (~0.4 s) into every ``drga`` command, ``drga --help`` included."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "gymnasium":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None:
-            load = spec.loader.exec_module
-
-            def exec_module(module: Any) -> None:
-                load(module)
-                _register_environment()
-
-            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
-if "gymnasium" in sys.modules:
-    _register_environment()
-elif not any(isinstance(finder, _RegisterWhenGymnasiumIsImported) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _RegisterWhenGymnasiumIsImported())
 
 __all__ = [
     "adjust_attention", "AdjustmentStrength", "beta_schedule", "RewardTerms", "count_highlighted",

@@ -96,7 +96,9 @@ def test_env_rejects_bad_arguments(tiny_env):
         env.reset(options={"index": 99})
 
 
-def test_the_environment_is_made_by_id_after_import_drga_alone():
+def test_the_environment_is_made_by_id_through_gymnasiums_module_form_or_after_import_drga_envs():
+    # issue 63: no meta-path finder patches gymnasium's import; drga.envs registers the environment (drga.envs.register),
+    # and gymnasium's own "module:id" form imports drga.envs on the way
     import subprocess
     import sys
     import textwrap
@@ -106,16 +108,19 @@ def test_the_environment_is_made_by_id_after_import_drga_alone():
         import sys
         import gymnasium
         import drga
-        assert "envs" not in sys.modules  # registered by name; nothing of envs imported yet
+        assert drga.ENV_ID not in gymnasium.registry  # importing drga registers nothing, patches nothing
         from tests.tiny_network import TinyAttentionNet, keyword_examples
         from drga.data import collate
         examples, vocab_size = keyword_examples(4, seed=0)
-        env = gymnasium.make(drga.ENV_ID, network=TinyAttentionNet(vocab_size, 2), examples=examples, collate=collate)
+        env = gymnasium.make("drga.envs:" + drga.ENV_ID, network=TinyAttentionNet(vocab_size, 2), examples=examples, collate=collate)
         observation, info = env.reset(seed=0)
-        print(type(env.unwrapped).__name__, observation.shape[0] > 0)
+        import drga.envs
+        drga.envs.register()  # once: a second call changes nothing
+        again = gymnasium.make(drga.ENV_ID, network=TinyAttentionNet(vocab_size, 2), examples=examples, collate=collate)
+        print(type(env.unwrapped).__name__, type(again.unwrapped).__name__, observation.shape[0] > 0)
         """
     )
     root = __file__.rsplit("/tests/", 1)[0]
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120)
     assert result.returncode == 0, result.stderr[-1500:]
-    assert result.stdout.split() == ["AttentionRetrofitEnv", "True"]
+    assert result.stdout.split() == ["AttentionRetrofitEnv", "AttentionRetrofitEnv", "True"]
