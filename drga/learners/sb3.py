@@ -56,6 +56,7 @@ from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.core.policy import squash
+from drga.core.reward import Reward
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.files import atomic_path
 from drga.learners.context import LearnedEpoch, LearnerContext
@@ -132,15 +133,16 @@ def build_sb3_model(algorithm: str, env: VecEnv, agent: AgentConfig, device: tor
 
 def make_env_factory(
     network: AttentionNetwork, examples: Sequence[Any], collate: Callable[[list[Any]], Batch], config: ExperimentConfig, beta: Any,
-    device: torch.device | str,
+    device: torch.device | str, chosen: Reward | None = None,
 ) -> Callable[[], gym.Env]:
-    """A factory of pre-squash-action environments over ``examples`` (for ``make_vec_env``)."""
+    """A factory of pre-squash-action environments over ``examples`` (for ``make_vec_env``); ``chosen``: the run's reward,
+    built once (``context.reward``; default: built from ``config.reward``)."""
     reward = config.reward
 
     def make() -> gym.Env:
         env = AttentionRetrofitEnv(
             network, list(examples), collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device,
-            reward=reward,  # the reward the run chose, as REINFORCE learns from (drga/core/reward.py)
+            reward=chosen if chosen is not None else reward,  # the reward the run chose, as REINFORCE learns from (drga/core/reward.py)
         )
         return PreSquashActions(env, config.agent.sb3_action_limit)
 
@@ -219,7 +221,7 @@ class SB3AgentPhase:
         self.steps_per_batch = self.steps_per_epoch / max(len(context.train_batches), 1)
         self.folder = context.run_dir / "sb3"
         self.env = make_vec_env(
-            make_env_factory(network, examples, collate, config, context.strength, self.device),
+            make_env_factory(network, examples, collate, config, context.strength, self.device, context.reward),
             n_envs=config.agent.sb3_n_envs,
             vec_env_cls=DummyVecEnv,
         )

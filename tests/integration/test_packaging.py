@@ -38,6 +38,12 @@ def test_the_wheel_holds_drga_alone_and_works_from_an_empty_folder(tmp_path):
     ):
         assert expected in names, expected
     assert not any(name.startswith(("experiments/", "tests/")) for name in names)
+    # the base install pulls none of the analysis extra's packages (issue 63): each is required only with extra == "analysis"
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    for package in ("scipy", "captum", "vadersentiment", "statsmodels"):
+        found = [spec for spec in requires if spec.lower().startswith(package)]
+        assert found and all('extra == "analysis"' in spec for spec in found), (package, found)
     assert any(name.endswith("dist-info/licenses/LICENSE") or name.endswith("dist-info/LICENSE") for name in names)
     target = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(target)
