@@ -289,8 +289,8 @@ class TaskSpec:
     selection_key: Callable[[Any, Mapping[str, Any]], tuple[float, ...]] | None = None
     #: ``config -> str``: what the selection key's first number is ("dev accuracy"), as ``drga tune`` reports it.
     metric_name: Callable[[Any], str] | None = None
-    #: ``config -> str``: the content fingerprint of the configured data as read (``drga sweep`` checks a finished
-    #: run's data against it before skipping the run).
+    #: ``config -> str``: instead of :attr:`task`'s ``read_content_fingerprint``, the content fingerprint of the configured
+    #: data as read (``drga sweep`` checks a finished run's data against it before skipping the run).
     data_fingerprint: Callable[[Any], str] | None = None
     #: ``() -> config``: its default configuration (``drga sweep``'s table lists the settings that differ from it).
     defaults: Callable[[], Any] | None = None
@@ -323,6 +323,19 @@ class TaskSpec:
             raise RegistryError(f"task '{self.name}' cannot be used by drga tune: its TaskSpec gives no task (its Task class) "
                                 "or selection_key (docs/extending.md, \"A new task\")")
         return tuple(task(config).selection_key_of_record(dev))
+
+    def config_data_fingerprint(self, config: Any, command: str) -> str:
+        """The content fingerprint of ``config``'s data as read, for ``command`` (``drga sweep``, ``drga tune``):
+        :attr:`data_fingerprint`'s where given, else the task class's ``read_content_fingerprint`` (the very
+        fingerprint the runner records); neither: an error naming what to give."""
+        if self.data_fingerprint is not None:
+            return self.data_fingerprint(config)
+        task = self.task_class()
+        found = task(config).read_content_fingerprint() if task is not None else None
+        if found is None:
+            raise RegistryError(f"task '{self.name}' cannot be used by {command}: its TaskSpec gives no data_fingerprint, and its "
+                                "task class no read_content_fingerprint (docs/extending.md, \"A new task\")")
+        return str(found)
 
     @property
     def factory(self) -> Any:

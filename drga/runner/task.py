@@ -190,6 +190,11 @@ class Task(ABC):
         """A fingerprint of the data as read from their files, before any vocabulary (``DatasetSplits.content_fingerprint``)."""
         return None
 
+    def read_content_fingerprint(self) -> str | None:
+        """:meth:`content_fingerprint` of the configured data read from their files alone, without preparing a run:
+        what ``drga sweep`` checks a finished run's data against and ``drga tune`` records (None: the task cannot say)."""
+        return None
+
     def fingerprint(self) -> dict[str, str | None]:
         """What results.json records so that another configuration can be told from this run's: the fingerprint of its
         settings (:func:`drga.config.settings_fingerprint`) and of its data as read; ``drga sweep`` skips a finished run

@@ -102,7 +102,7 @@ class SettingsCheck:
                                                                              "dev_files", "test_files")}, sort_keys=True)
         if key not in self._data:
             try:
-                self._data[key] = task_of_config(config).required("data_fingerprint", "drga sweep")(config)
+                self._data[key] = task_of_config(config).config_data_fingerprint(config, "drga sweep")
             except (UserError, OSError, ValueError) as error:
                 self._data[key] = None
                 self._data_notes[key] = f"its data not compared: they cannot be read here ({str(error).splitlines()[0]})"

@@ -254,7 +254,7 @@ def study_definition(settings: TuneSettings) -> dict[str, Any]:
     config = load_run_config(settings.config, settings.base)
     base = fingerprinted(config.flat())
     space = [json.loads(json.dumps(dataclasses.asdict(dimension))) for dimension in settings.dimensions]
-    data = task_of_config(config).required("data_fingerprint", "drga tune")(config)  # the files as read, as drga sweep compares them
+    data = task_of_config(config).config_data_fingerprint(config, "drga tune")  # the files as read, as drga sweep compares them
     return {"search_space": space, "fixed_settings": {key: value for key, value in base.items() if key not in searched}, "data": data}
 
 

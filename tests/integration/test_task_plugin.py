@@ -137,7 +137,12 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     assert selection_key(mine, {"accuracy": 0.75, "reward": -0.2}) == (-0.2, 0.75)
     with pytest.raises(RegistryError, match="task 'reward-first' cannot be used by drga tune: its TaskSpec gives no metric_name"):
         metric_name(mine)
+    # the sweep's data fingerprint is the task class's own (read_content_fingerprint, the one the runner records)
+    assert registry.task_spec("reward-first").config_data_fingerprint(mine, "drga sweep") == \
+        registry.task_spec("classification").config_data_fingerprint(classification, "drga sweep")
     bare = dataclasses.replace(registry.task_spec("reward-first"), task=None)
+    with pytest.raises(RegistryError, match="gives no data_fingerprint, and its task class no read_content_fingerprint"):
+        bare.config_data_fingerprint(mine, "drga sweep")
     with pytest.raises(RegistryError, match="gives no task \\(its Task class\\) or selection_key"):
         bare.dev_selection_key(mine, {"accuracy": 0.75})
     with pytest.raises(RegistryError, match="cannot be used by drga sweep: its TaskSpec gives no defaults"):

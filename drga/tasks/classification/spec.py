@@ -27,12 +27,6 @@ def _load(path: str | Path, device: str = "cpu", **options: Any) -> Any:
     return load(path, device=device, **options)
 
 
-def _data_fingerprint(config: ExperimentConfig) -> str:
-    from drga.tasks.classification.data import load_splits
-
-    return str(load_splits(config).content_fingerprint)
-
-
 SPEC = register_task(TaskSpec(
     name=TASK_NAME,
     config=ExperimentConfig,
@@ -48,6 +42,5 @@ SPEC = register_task(TaskSpec(
     train_options=CLASSIFICATION_FLAGS,
     task="drga.tasks.classification.task:ClassificationTask",  # drga tune ranks by its selection_key
     metric_name=lambda config: "dev accuracy",
-    data_fingerprint=_data_fingerprint,
     defaults=ExperimentConfig,
 ))

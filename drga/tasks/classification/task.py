@@ -26,7 +26,14 @@ from drga.runner.context import RunContext
 from drga.runner.phases import Phase
 from drga.runner.task import ReportCell, Task, TaskBatches
 from drga.runtime import distributed
-from drga.tasks.classification.data import PreparedData, batch_iterators, build_attention_network, first_batch, prepare_data
+from drga.tasks.classification.data import (
+    PreparedData,
+    batch_iterators,
+    build_attention_network,
+    first_batch,
+    load_splits,
+    prepare_data,
+)
 from drga.tasks.classification.evaluation import EvalResult, evaluate
 from drga.tasks.classification.trained import quoted
 
@@ -170,6 +177,9 @@ class ClassificationTask(Task):
 
     def content_fingerprint(self) -> str:
         return self.data.splits.content_fingerprint
+
+    def read_content_fingerprint(self) -> str:
+        return str(load_splits(self.config).content_fingerprint)
 
     def check_continuable(self, last: Path, payload: Mapping[str, Any]) -> None:
         """The network's outputs are the recorded labels and its embedding rows the recorded vocabulary's

@@ -34,12 +34,6 @@ def _metric_name(config: TranslationConfig) -> str:
     return "dev BLEU" if config.nmt.select_metric == "bleu" else "minus dev perplexity"
 
 
-def _data_fingerprint(config: TranslationConfig) -> str:
-    from drga.tasks.translation.data import load_translation_splits
-
-    return str(load_translation_splits(config).content_fingerprint)
-
-
 def _defaults() -> TranslationConfig:
     from drga.config import ExperimentConfig
     from drga.tasks.translation.config import NMTConfig
@@ -63,6 +57,5 @@ SPEC = register_task(TaskSpec(
     task="drga.tasks.translation.task:TranslationTask",  # drga tune ranks by its selection_key
     metric_name=_metric_name,
     report_metric="bleu",  # greedy decoding's
-    data_fingerprint=_data_fingerprint,
     defaults=_defaults,
 ))

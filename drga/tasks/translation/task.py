@@ -37,6 +37,7 @@ from drga.tasks.translation.config import TranslationConfig, config_to_toml, tra
 from drga.tasks.translation.data import (
     TranslationData,
     build_translation_network,
+    load_translation_splits,
     prepare_translation_data,
     tokenizer_fingerprint,
     tokenizers_from_payload,
@@ -241,6 +242,9 @@ class TranslationTask(Task):
 
     def content_fingerprint(self) -> str:
         return self.data.splits.content_fingerprint
+
+    def read_content_fingerprint(self) -> str:
+        return str(load_translation_splits(self.translation).content_fingerprint)
 
     def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         nmt = self.translation.nmt
