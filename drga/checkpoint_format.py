@@ -182,6 +182,31 @@ class CheckpointPayload(Mapping[str, Any]):
         return payload if isinstance(payload, CheckpointPayload) else cls(payload)
 
     @classmethod
+    def model(
+        cls, *, phase: str, epoch: int, net_name: str, has_agent: bool, config: Mapping[str, Any], task_entries: Mapping[str, Any],
+        state_size: int, action_size: int, half_life_steps: float, network: Mapping[str, Any], policy: Mapping[str, Any],
+        strength: Mapping[str, Any], dev: Mapping[str, Any], plateau_cuts: int | None,
+    ) -> CheckpointPayload:
+        """A model checkpoint (``kind`` model: a phase's best), written from its parts, each entry under the name its
+        property reads back: the modules' states and sizes, the configuration, the dev scores of ``epoch``, the plateau
+        cuts its network trained at and the task's own entries (``Task.checkpoint_content``)."""
+        return cls({
+            "format": FORMAT_VERSION, "kind": "model", "phase": phase, "epoch": epoch, "net_name": net_name, "has_agent": has_agent,
+            "config": config, **task_entries, "state_size": state_size, "action_size": action_size,
+            "half_life_steps": float(half_life_steps), "network": network, "policy": policy, "strength": strength,
+            "dev": dict(dev), "plateau_cuts": plateau_cuts,
+        })
+
+    def resumable(self, *, progress: Mapping[str, Any], history: list[dict[str, Any]], global_step: int,
+                  optimisers: Mapping[str, Any], rng_cpu: Any, rng_cuda: list[Any]) -> CheckpointPayload:
+        """This model checkpoint as ``last.pt`` (``kind`` resume): plus the progress, the epoch records, the step, the
+        optimisers' states (``net_optimizer``, ``agent_optimizer``, ``lr_schedule``) and the random state."""
+        return CheckpointPayload({
+            **self.entries, "kind": "resume", "progress": progress, "history": history, "global_step": global_step,
+            **optimisers, "rng_cpu": rng_cpu, "rng_cuda": rng_cuda,
+        })
+
+    @classmethod
     def read(cls, path: str | Path) -> CheckpointPayload:
         """A checkpoint file, read and verified (:func:`load_checkpoint`)."""
         return cls(load_checkpoint(path))

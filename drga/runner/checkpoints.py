@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from drga.baselines.protocol import AttentionNetwork
-from drga.checkpoint_format import FORMAT_VERSION, CheckpointError, CheckpointPayload, load_module_state
+from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
 from drga.names import EpochRecord, Part, modules_by_part, parse_score_key
@@ -73,24 +73,12 @@ def model_payload(
     """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, the task's own entries, and
     the plateau cuts of the learning rate the network was trained at (None: it did not train; ``train.continue_lr``).
     :class:`~drga.checkpoint_format.CheckpointPayload` reads each entry back by name."""
-    return CheckpointPayload({
-        "format": FORMAT_VERSION,
-        "kind": "model",
-        "phase": phase,
-        "epoch": epoch,
-        "net_name": net_name,
-        "has_agent": has_agent,
-        "config": config,
-        **task_content,
-        "state_size": modules.state_size,
-        "action_size": modules.action_size,
-        "half_life_steps": float(modules.strength.half_life_steps),
-        "network": modules.network.state_dict(),
-        "policy": modules.policy.state_dict(),
-        "strength": modules.strength.state_dict(),
-        "dev": dict(dev),
-        "plateau_cuts": plateau_cuts,
-    })
+    return CheckpointPayload.model(
+        phase=phase, epoch=epoch, net_name=net_name, has_agent=has_agent, config=config, task_entries=task_content,
+        state_size=modules.state_size, action_size=modules.action_size, half_life_steps=modules.strength.half_life_steps,
+        network=modules.network.state_dict(), policy=modules.policy.state_dict(), strength=modules.strength.state_dict(),
+        dev=dev, plateau_cuts=plateau_cuts,
+    )
 
 
 def inherited_plateau_cuts(payload: Mapping[str, Any], path: str | Path) -> int:
@@ -109,16 +97,11 @@ def resume_payload(
 ) -> CheckpointPayload:
     """``last.pt``: a model checkpoint plus progress, history, the optimisers and their learning-rate schedule
     (``drga/runner/optim.py`` · ``OptimiserStep.state_dict``) and random state."""
-    return CheckpointPayload({
-        **model,
-        "kind": "resume",
-        "progress": progress.to_dict(),
-        "history": [record.to_dict() for record in history],
-        "global_step": global_step,
-        **optimisers,
-        "rng_cpu": torch.get_rng_state(),
-        "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    })
+    return CheckpointPayload.of(model).resumable(
+        progress=progress.to_dict(), history=[record.to_dict() for record in history], global_step=global_step,
+        optimisers=optimisers, rng_cpu=torch.get_rng_state(),
+        rng_cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    )
 
 
 def load_model(modules: RetrofitModules, path: Path, net_name: str, network: bool = True, policy: bool = True) -> CheckpointPayload:

@@ -138,3 +138,25 @@ def test_a_run_resumes_from_an_old_last_pt_as_if_never_interrupted(interrupted):
     strip = lambda rows: [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
     assert strip(resumed["history"]) == strip(uninterrupted["history"])
     assert not zipfile.is_zipfile(last)  # written again as safetensors
+
+
+def test_the_payload_writes_what_it_reads_back_by_name(tmp_path):
+    # issue 63: CheckpointPayload writes checkpoints as well as reading them: each entry under the name its property reads
+    from drga.checkpoint_format import CheckpointPayload
+
+    weights = {"w": torch.arange(6.0).view(2, 3)}
+    model = CheckpointPayload.model(
+        phase="cotrain", epoch=3, net_name="tiny", has_agent=True, config={"run": {"seed": 1}}, task_entries={"vocab": ["<pad>", "<unk>"]},
+        state_size=7, action_size=1, half_life_steps=12.5, network=weights, policy={"p": torch.ones(2)}, strength={"s": torch.zeros(1)},
+        dev={"net-only": {"accuracy": 0.5}}, plateau_cuts=1,
+    )
+    last = model.resumable(progress={"index": 2, "epoch": 3}, history=[{"phase": "cotrain", "epoch": 3, "seconds": 1.0}], global_step=9,
+                           optimisers={"net_optimizer": None, "agent_optimizer": None, "lr_schedule": None},
+                           rng_cpu=torch.get_rng_state(), rng_cuda=[])
+    last.save(tmp_path / "last.pt")
+    read = CheckpointPayload.read(tmp_path / "last.pt")
+    assert (read.kind, read.phase, read.epoch, read.net_name, read.has_agent) == ("resume", "cotrain", 3, "tiny", True)
+    assert (read.state_size, read.action_size, read.half_life_steps, read.plateau_cuts, read.global_step) == (7, 1, 12.5, 1, 9)
+    assert read.vocab == ["<pad>", "<unk>"] and read.dev_scores("net-only") == {"accuracy": 0.5} and read.config == {"run": {"seed": 1}}
+    assert torch.equal(read.network_state["w"], weights["w"]) and read.history[0]["seconds"] == 1.0 and read.progress["index"] == 2
+    assert read.network_optimizer_state is None and read.lr_schedule_state is None and model.kind == "model"
