@@ -457,10 +457,11 @@ def summary_row(group: Group, cells: list[Cell], extra: dict, link: str) -> str:
     if group.key == "translation" and any(c.running for c in cells):
         done = "; ".join(f"{c.label.split(' · ')[0]} {c.n} of {c.planned} seeds ({c.status})" for c in cells)
         ours = "running: " + done
-        if measured:
-            ours += "; so far " + "; ".join(
-                f"{c.label.split(' · ')[0]} {number(c.mean, 2)} [{number(c.interval[0], 2)}, {number(c.interval[1], 2)}]" for c in measured
-            )
+        so_far = [
+            f"{c.label.split(' · ')[0]} {number(c.mean, 2)} [{number(c.interval[0], 2)}, {number(c.interval[1], 2)}]" for c in measured
+        ] + [f"{c.label.split(' · ')[0]} {number(c.differences[0], 2)} (one seed: no test)" for c in cells if c.n == 1]
+        if so_far:
+            ours += "; so far " + "; ".join(so_far)
         seeds = seeds_text([c.n for c in cells])
     elif len(cells) == 1:
         cell = cells[0]

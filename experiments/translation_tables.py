@@ -393,7 +393,7 @@ def tests_table(runs: dict[str, dict[int, dict]], measure: Measure) -> list[str]
     lines = [
         f"**{measure.title}** (DRGA − reference; {better} is better; 95% t interval; paired t-test over seeds; "
         f"Holm over the {tested} cells of this metric with a test; could detect: the smallest mean difference these seeds' spread "
-        f"would show with 80% power at Holm's strictest level, 0.05/{tested}):",
+        + (f"would show with 80% power at Holm's strictest level, 0.05/{tested}):" if tested else "would show, from two seeds on):"),
         "",
         "| network | comparison | seeds | Δ | 95% interval | p | p (Holm) | could detect | verdict |",
         "|---|---|---|---|---|---|---|---|---|",

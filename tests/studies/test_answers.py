@@ -104,6 +104,11 @@ def test_the_translation_row_says_running_then_fills_in(answers, tmp_path):
     assert luong.status == "stage 1: 0 of 5 seeds pretrained" and transformer.planned == 3
     row = answers.summary_row(answers.GROUP["translation"], [luong, transformer], {}, "")
     assert "running: Luong 0 of 5 seeds (stage 1: 0 of 5 seeds pretrained); Transformer 0 of 3 seeds" in row
+    # one seed of Luong: its difference, and no test
+    write_study(folder, {"seq2seq-luong": [0]}, tmp_path)
+    luong, transformer = answers.translation_cells(tmp_path / "results")
+    row = answers.summary_row(answers.GROUP["translation"], [luong, transformer], {}, "")
+    assert "running: Luong 1 of 5 seeds" in row and "so far Luong +1.00 (one seed: no test)" in row
     # seeds 0-2 of both: Luong +1, +2, +3 beam BLEU over the baseline, the Transformer +1, -1, +3 (test_translation_tables)
     write_study(folder, {"seq2seq-luong": [0, 1, 2], "transformer-nmt": [0, 1, 2]}, tmp_path)
     luong, transformer = answers.translation_cells(tmp_path / "results")
