@@ -180,12 +180,11 @@ def projection(unit: Unit) -> tuple[dict[str, float], str]:
     train, nmt = config["train"], config["nmt"]
     base, cotrain = probe["baseline_seconds_per_1000_pairs"], probe["cotrain_seconds_per_1000_pairs"]
     allowance = probe["allowances"]
-    stage1 = train["pretrain_epochs"] * TRAIN_PAIRS / 1000 * base * (1 + allowance["dev_evaluation_fraction"])
-    stage1 += allowance["test_decoding_seconds_per_row"] * 1
-    pairs = nmt["epoch_pairs"] / 1000
-    steps = train["agent_epochs"] + train["cotrain_epochs"]
-    stage2 = (steps * pairs * base + steps * pairs * cotrain) * (1 + allowance["dev_evaluation_fraction"])
-    stage2 += allowance["test_decoding_seconds_per_row"] * 5
+    evaluated, decoding = 1 + allowance["dev_evaluation_fraction"], allowance["test_decoding_seconds_per_row"]
+    # stage 1 decodes one row (pretrain-only); stage 2 five, and trains the baseline as many pairs as the agent and co-training
+    stage1 = train["pretrain_epochs"] * TRAIN_PAIRS / 1000 * base * evaluated + decoding
+    stage2_pairs = (train["agent_epochs"] + train["cotrain_epochs"]) * nmt["epoch_pairs"] / 1000
+    stage2 = stage2_pairs * (base + cotrain) * evaluated + 5 * decoding
     return {"pretrain": stage1, "drga": stage2}, (
         f"the throughput probe {portable_path(str(probe_path), ROOT)} (training seconds at {probe['threads']} threads, the "
         f"epoch cap, and its stated allowances: {allowance['dev_evaluation_fraction']:.0%} for dev evaluation, "
@@ -299,6 +298,14 @@ def run_stage(command: list[str], log: Path, environment: dict[str, str]) -> int
                 signal.signal(s, handler)
 
 
+def network_named(name: str, also: str = "") -> str:
+    """The network a command's NET names (luong, transformer, or the network's own name); ``also``: another word it takes."""
+    net = NETWORKS.get(name, name)
+    if net not in CONFIGS:
+        raise Refused(f"NET must be {' or '.join([*NETWORKS, *([also] if also else [])])}, not {name!r}")
+    return net
+
+
 def next_unit(study: Path, work: Path) -> tuple[str, int, str]:
     """The unit to run next, and why: one whose stage 1 finished and whose network is on this machine (its stage 2 is
     left), else the network with the fewest finished seeds among those short of their planned seeds (issue 61: Luong
@@ -335,9 +342,7 @@ def run_unit(args: argparse.Namespace) -> int:
         print(f"[next] {args.net} seed {args.seed} ({why})")
     elif args.seed is None:
         raise Refused("SEED is missing (or run next)")
-    net = NETWORKS.get(args.net, args.net)
-    if net not in CONFIGS:
-        raise Refused(f"NET must be {' or '.join(NETWORKS)} or next, not {args.net!r}")
+    net = network_named(args.net, also="next")
     if args.seed < 0:
         raise Refused(f"SEED must be ≥ 0, not {args.seed}")
     study = (ROOT / args.study).resolve()
@@ -449,9 +454,7 @@ BENCH_ROW = re.compile(r"^\| (baseline training|DRGA co-training) \| ([0-9.]+) \
 def probe_throughput(args: argparse.Namespace) -> int:
     """Measure first: training seconds per 1,000 pairs of the network's CPU config, baseline and co-training side by
     side (bench/nmt_throughput.py), written to the study's probes/ for the projection of its first unit."""
-    net = NETWORKS.get(args.net, args.net)
-    if net not in CONFIGS:
-        raise Refused(f"NET must be {' or '.join(NETWORKS)}, not {args.net!r}")
+    net = network_named(args.net)
     study = (ROOT / args.study).resolve()
     command = [
         args.python,

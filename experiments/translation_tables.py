@@ -624,12 +624,13 @@ def translations_line(checked: int | None) -> str:
             f"(`{TRANSLATIONS}/`, {checked} files, against the references there) and equals the run's own.")
 
 
-def provenance_line(folder: Path) -> str:
-    """How the runs were made: the GPU calls' manifests (experiments/translation_gpu.py), else the CPU study's script."""
-    manifests = [json.loads(path.read_text(encoding="utf-8")) for path in sorted((folder / MANIFESTS).glob("*.json"))]
-    units = read_units(folder)
+def provenance_line(folder: Path, units: list[dict]) -> str:
+    """How the runs were made: the CPU units (``units``, experiments/translation_cpu.py; each one's commit, threads and hours
+    are in the units table), else the GPU calls' manifests (experiments/translation_gpu.py), else the CPU study's script."""
     if units:
-        return units_line(units)
+        return (f"The runs: `bash experiments/translation_cpu.sh NET SEED`, one unit per seed on two CPU cores ({len(units)} unit(s): "
+                "their commits, threads and hours are in the units table below).")
+    manifests = [json.loads(path.read_text(encoding="utf-8")) for path in sorted((folder / MANIFESTS).glob("*.json"))]
     if not manifests:
         return "The runs: `bash experiments/translation_regime.sh`."
     def call(m: dict) -> str:
@@ -640,18 +641,6 @@ def provenance_line(folder: Path) -> str:
 
     calls = "; ".join(call(m) for m in manifests)
     return f"The runs: `bash experiments/translation_gpu.sh` in {len(manifests)} call(s) ({calls})."
-
-
-def units_line(units: list[dict]) -> str:
-    """The CPU units (experiments/translation_cpu.py): per seed its commit, threads and hours, and whether it finished."""
-    def unit(u: dict) -> str:
-        hours = sum((u.get("stage_seconds") or {}).values()) / 3600
-        commit = (u.get("source") or {}).get("commit", "?")[:10] + ("-dirty" if (u.get("source") or {}).get("code_dirty_paths") else "")
-        state = "" if u.get("finished") else ", unfinished"
-        return f"{u['net']} seed {u['seed']}: commit {commit}, {u['threads']} threads, {hours:.2f} h{state}"
-
-    return (f"The runs: `bash experiments/translation_cpu.sh NET SEED`, one unit per seed on two CPU cores ({len(units)} unit(s): "
-            f"{'; '.join(unit(u) for u in units)}).")
 
 
 def settings_line(runs: dict[str, dict[int, dict]]) -> str:
@@ -777,8 +766,9 @@ def main(argv: list[str] | None = None) -> int:
         # printed (--out -), the page is a preview of the default page: its link is the one that page has, and no PNG is written
         relative = Path(os.path.relpath(curves, Path(PAGE if args.out == "-" else args.out).parent))
         checked = check_translations(args.folder, runs, stage1)
-        text = page(runs, stage1, command_line(args.folder, args.out, args.figures), relative.as_posix(), provenance_line(args.folder),
-                    translations_line(checked) if checked is not None else "", read_units(args.folder))
+        units = read_units(args.folder)
+        text = page(runs, stage1, command_line(args.folder, args.out, args.figures), relative.as_posix(),
+                    provenance_line(args.folder, units), translations_line(checked) if checked is not None else "", units)
         if args.out != "-":
             args.figures.mkdir(parents=True, exist_ok=True)
             dev_curves(stage1, runs, curves)

@@ -173,7 +173,10 @@ def test_the_tables_build_from_the_rehearsals_files_every_bleu_recomputed(rehear
     tables = load_script("experiments/translation_tables.py", "translation_tables_for_cpu_tests")
     out = tmp_path / "page.md"
     assert tables.main([str(rehearsal["study"]), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
-    assert "recomputed with sacrebleu from the committed test translations (`hypotheses/`, 12 files" in out.read_text(encoding="utf-8")
+    page = out.read_text(encoding="utf-8")
+    assert "recomputed with sacrebleu from the committed test translations (`hypotheses/`, 12 files" in page
+    assert "one unit per seed on two CPU cores (1 unit(s): their commits, threads and hours are in the units table below)" in page
+    assert "| seq2seq-luong seed 0 |" in page.split("## The units", 1)[1]
 
 
 def test_the_probe_writes_the_bench_seconds_per_1000_pairs(cpu, tmp_path, capsys):
