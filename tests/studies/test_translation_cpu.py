@@ -242,3 +242,14 @@ def test_a_unit_with_nothing_to_project_from_measures_first(cpu, tmp_path, capsy
     out, err = capsys.readouterr()
     assert "[probe] no finished unit of transformer-nmt and no throughput probe: measuring first" in out
     assert (study / "probes" / "throughput-transformer-nmt.json").is_file() and "after the deadline" in err
+
+
+def test_a_study_folder_that_is_a_file_is_one_message(cpu, tmp_path, capsys):
+    """A fault of the machine while the unit writes its files is one message naming the path (the command line's one rule)."""
+    bench = tmp_path / "bench.py"
+    bench.write_text("print('| baseline training | 6.4 | 1 | 1 |')\nprint('| DRGA co-training | 12.8 | 1 | 1 |')\n", encoding="utf-8")
+    study = tmp_path / "study"
+    study.write_text("not a folder", encoding="utf-8")
+    assert cpu.main(["probe", "luong", "--study", str(study), "--python", str(bench_runner(tmp_path, bench))]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("translation_cpu.py: ") and str(study) in error and "Traceback" not in error
