@@ -62,17 +62,12 @@ $(ANALYSIS_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/drga train --config demo --overwrite --no-progress
 
-# mypy and import-linter read the package from the file system: they check a copy of drga/ with agents/,
-# baselines/ and envs/ inside it, where the installed package has them (mypy's settings: [tool.mypy]
-# in pyproject.toml; its cache stays in .mypy_cache/ between runs).
-LINT_TREE := .lint-tree
+# ruff, then mypy and import-linter over the tree as it is (drga/agents, drga/baselines and drga/envs are links to the
+# top-level folders; mypy's settings: [tool.mypy] in pyproject.toml; its cache stays in .mypy_cache/ between runs).
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
-	rm -rf $(LINT_TREE) && mkdir -p $(LINT_TREE) && cp -r drga $(LINT_TREE)/
-	for part in agents baselines envs; do rm -rf $(LINT_TREE)/drga/$$part && cp -r $$part $(LINT_TREE)/drga/$$part; done
-	cd $(LINT_TREE) && ../$(BIN)/mypy --config-file ../pyproject.toml --cache-dir ../.mypy_cache
-	cd $(LINT_TREE) && PYTHONPATH=. ../$(BIN)/lint-imports --no-cache ../pyproject.toml
-	rm -rf $(LINT_TREE)
+	$(BIN)/mypy --config-file pyproject.toml --cache-dir .mypy_cache
+	$(BIN)/lint-imports --no-cache
 
 # docs/ and the API reference generated from the docstrings (mkdocs.yml, docs-site/), in strict mode:
 # a broken link or cross-reference, or a docstring griffe cannot parse, fails the build.
@@ -138,4 +133,4 @@ nmt-tables: $(ANALYSIS_STAMP)
 	$(BIN)/python experiments/translation_tables.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache $(LINT_TREE) site .api-tree
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache site

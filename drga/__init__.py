@@ -17,15 +17,7 @@ The plug points (docs/extending.md): :func:`drga.registry.register_network` (an 
 """
 
 import importlib
-from pathlib import Path
 from typing import Any
-
-# One package when installed: the repository's top-level agents/, baselines/ and envs/ are the
-# subpackages drga.agents, drga.baselines and drga.envs (pyproject's package-dir puts them inside
-# drga/ in the wheel). Run from a checkout, they are found beside drga/ instead.
-_CHECKOUT = Path(__file__).resolve().parent.parent
-if not (Path(__file__).parent / "baselines").is_dir() and (_CHECKOUT / "baselines" / "protocol.py").is_file():
-    __path__.append(str(_CHECKOUT))  # noqa: F821
 
 #: Exported names → their modules, imported when first used (PEP 562), so that ``import drga``
 #: and ``drga --help`` do not load torch.
