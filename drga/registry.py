@@ -184,15 +184,16 @@ class _Plugin:
         return _annotations(self.settings)
 
     def arguments(self, section: Any) -> dict[str, Any]:
-        """The values of this plug-in's settings in a configuration section (``[network]``, ``[reward]``):
-        its attribute of that name, else its ``extra`` entry (a plug-in's own setting), else the default."""
-        extra = getattr(section, "extra", None) or {}
+        """The values of this plug-in's settings in a configuration section: a ``[network]`` or ``[reward]``
+        section's (:class:`drga.config.PluginSection`: the value set, else this plug-in's default, as its saved
+        form holds them), or any object with some of them as attributes (the rest: the defaults)."""
+        value_of = getattr(section, "value_of", None)
         arguments = {}
         for name, default in self.setting_defaults().items():
-            if hasattr(section, name) and name != "extra":
+            if callable(value_of):
+                arguments[name] = value_of(name, default)
+            elif hasattr(section, name):
                 arguments[name] = getattr(section, name)
-            elif name in extra:
-                arguments[name] = extra[name]
             else:
                 arguments[name] = default
         return arguments

@@ -246,15 +246,16 @@ def test_the_tables_are_views_of_the_registry(monkeypatch):
     assert NETWORK_INPUTS["han"] == "document" and NETWORK_INPUTS["seq2seq-luong"] == "parallel"
     assert set(PRETRAINED_TOKENIZERS) == {"hf-encoder"}
     assert NETWORK_DEFAULTS["transformer"] == {"agent.samples": 2, "train.task_loss_samples": 1}
-    assert "lstm-sa" not in NETWORK_DEFAULTS  # its settings' defaults are the [network] section's
+    assert "lstm-sa" not in NETWORK_DEFAULTS  # its registration names no run defaults
     # assigning registers (the tests' and older code's way), deleting removes
     monkeypatch.setitem(NETWORKS, "tiny", TinyAttentionNet)
     assert NETWORK_INPUTS["tiny"] == "text" and network_spec("tiny").setting_names == ("embedding_dim", "spread_attention")
     said: list[str] = []
     config = load_config(None, ["network.name=tiny", "network.spread_attention=true"], report=said.append)
-    assert config.network.embedding_dim == 16 and config.network.extra == {"spread_attention": True}
-    assert said == ["tiny defaults: network.embedding_dim=16 (set them to override)"]
-    assert config.to_dict()["network"]["spread_attention"] is True and "extra" not in config.to_dict()["network"]
+    # [network] is the chosen network's settings: its own defaults, nothing applied over another section's to report
+    assert config.network.embedding_dim == 16 and config.network.given == {"spread_attention": True} and said == []
+    assert config.network.own_settings() == network_spec("tiny").settings(embedding_dim=16, spread_attention=True)
+    assert config.to_dict()["network"]["spread_attention"] is True and "given" not in config.to_dict()["network"]
 
 
 def test_a_saved_config_keeps_the_settings_of_a_plug_in_this_program_lacks(monkeypatch):

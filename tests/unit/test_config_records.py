@@ -73,6 +73,10 @@ def pinned_reward(weight: float = 0.2, delta: float = 0.85) -> Any:
 
 @contextmanager
 def own_plugins() -> Iterator[None]:
+    """The network and the reward of one's own registered (re-entrant: an outer one keeps them until it ends)."""
+    if registry.find_network("pinned-net") is not None:
+        yield
+        return
     registry.register_network("pinned-net", replace=True)(PinnedNet)
     registry.register_reward("pinned-reward", replace=True)(pinned_reward)
     try:
@@ -141,6 +145,38 @@ def test_committed_result_files_keep_their_recorded_fingerprint():
         added = {key for key in now if key not in saved and key in ADDED_SETTINGS}  # reward.name: recorded since rewards had names
         assert {key: value for key, value in now.items() if key not in added} == saved, path
         assert settings_fingerprint(flatten(config.to_dict())) == payload["fingerprint"]["settings"], path
+
+
+def test_the_sections_hold_the_chosen_plug_ins_settings():
+    config = load_config(None, ["network.name=cnn-sa", "network.kernel_sizes=2,3"])
+    settings = config.network.own_settings()  # the registered dataclass, filled from [network]
+    assert type(settings) is registry.network_spec("cnn-sa").settings and settings.kernel_sizes == [2, 3]
+    assert config.network.given == {"kernel_sizes": [2, 3]} and config.network.hidden_size == 300
+    config.network.name = "transformer"  # another network: its own defaults, the other's setting kept for the record
+    assert config.network.layers == 2 and config.to_dict()["network"]["kernel_sizes"] == [2, 3]
+    assert not hasattr(load_config(None, ["network.name=hf-encoder"]).network, "temperature")
+
+
+def test_a_rewards_own_default_of_a_recorded_key_is_what_it_is_built_with():
+    # The one change to a saved form: before, [reward]'s field delta (0.85) overrode a reward's own default for it, so the
+    # reward ran with 0.85 and the record said so; now the reward's own default applies and the record says that.
+    from drga.core.reward import make_reward
+
+    class Wide:
+        def __init__(self, delta: float = 0.9):
+            self.delta = delta
+
+        def __call__(self, log_likelihood, original, revised, masks):
+            raise NotImplementedError
+
+    registry.register_reward("wide", replace=True)(Wide)
+    try:
+        config = load_config(None, ["reward.name=wide"])
+        assert config.reward.delta == 0.9 and config.to_dict()["reward"]["delta"] == 0.9
+        assert make_reward(config.reward).delta == 0.9
+        assert load_config(None, ["reward.name=wide", "reward.delta=0.8"]).reward.delta == 0.8
+    finally:
+        registry.unregister_reward("wide")
 
 
 if __name__ == "__main__" and "--write" in sys.argv:  # only with the code from before the change (see above)

@@ -20,16 +20,15 @@ when stderr is a terminal, unless ``progress=`` says otherwise.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, get_type_hints, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from drga.baselines.protocol import AttentionNetwork
-from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, set_value, suggest
+from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, section_keys, set_value, suggest
 from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
 from drga.data import DatasetSplits, TextExample, Vocabulary, stratified_split
@@ -375,8 +374,7 @@ def _qualified(name: str) -> str:
     """``pretrain_epochs`` → ``train.pretrain_epochs``: the one section that has the field."""
     if "." in name:
         return name
-    defaults = ExperimentConfig()
-    keys = {f.name: list(get_type_hints(type(getattr(defaults, f.name)))) for f in dataclasses.fields(ExperimentConfig)}
+    keys = section_keys(ExperimentConfig())
     sections = [section for section, names in keys.items() if name in names]
     if not sections:
         raise ConfigError(f"'{name}' is not a setting{suggest(name, sorted({key for names in keys.values() for key in names}))}")
