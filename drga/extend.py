@@ -5,8 +5,8 @@
   the built-in :class:`LSTMSelfAttention` to build on;
 - a reward: :class:`RewardTerms`, :func:`count_highlighted` (eq. 5's N), :func:`drga_reward` (eq. 5 itself), the
   :class:`Reward` protocol, and :func:`register_reward`;
-- a task: :class:`TaskSpec` and :func:`register_task`; the runner (:class:`PhaseRunner`), the :class:`Task`
-  interface and classification's (:class:`ClassificationTask`) to build on, with its configuration
+- a task: one :class:`Task` subclass decorated with :func:`register_task`; classification's (:class:`ClassificationTask`)
+  to build on, the runner (:class:`PhaseRunner`), with its configuration
   (:class:`ExperimentConfig`, :func:`load_config`, :func:`config_to_toml`, :data:`CLASSIFICATION_FLAGS`), its
   ``drga evaluate`` (:func:`evaluate_classification_checkpoint`) and its inference loader (:func:`load_classifier`);
 - any task's checkpoint, ready for inference: :func:`load_for_inference`.
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
     from drga.config import CLASSIFICATION_FLAGS, ExperimentConfig, config_to_toml, load_config
     from drga.core.reward import Reward, RewardTerms, count_highlighted, drga_reward
-    from drga.registry import TaskSpec, load_for_inference, register_network, register_reward, register_task
+    from drga.registry import load_for_inference, register_network, register_reward, register_task
     from drga.runner.loop import PhaseRunner
     from drga.runner.task import Task
     from drga.tasks.classification.commands import evaluate_classification_checkpoint
@@ -38,7 +38,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
                                                             "masked_softmax")},
     "LSTMSelfAttention": ("drga.baselines.lstm_sa", "LSTMSelfAttention"),
     **{name: ("drga.core.reward", name) for name in ("Reward", "RewardTerms", "count_highlighted", "drga_reward")},
-    **{name: ("drga.registry", name) for name in ("TaskSpec", "register_network", "register_reward", "register_task",
+    **{name: ("drga.registry", name) for name in ("register_network", "register_reward", "register_task",
                                                   "load_for_inference")},
     **{name: ("drga.config", name) for name in ("CLASSIFICATION_FLAGS", "ExperimentConfig", "config_to_toml", "load_config")},
     "PhaseRunner": ("drga.runner.loop", "PhaseRunner"),
@@ -61,7 +61,6 @@ __all__ = [
     "Reward",
     "RewardTerms",
     "Task",
-    "TaskSpec",
     "config_to_toml",
     "count_highlighted",
     "drga_reward",

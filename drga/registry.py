@@ -8,10 +8,11 @@
 - :func:`register_reward` (``@register_reward("my-reward")`` on a class or function returning a
   :class:`drga.core.reward.Reward`): the reward ``reward.name`` chooses, with its settings read from
   ``[reward]`` the same way.
-- :func:`register_task` (``register_task(TaskSpec(...))``): a task's configuration class and loader,
-  its trainer, its checkpoints and inference loader, and its ``drga`` commands. ``drga train``,
-  the configuration loader (``drga/tasks/run_config.py``), the trainer (``drga/trainer.py``),
-  ``drga evaluate`` and ``drga.load`` find a task here: by the network (the task its registration
+- :func:`register_task` (``@register_task`` on a :class:`drga.runner.task.Task` subclass): the task is its
+  class, whose members say its name, configuration class and loader, what its networks read, its trainer,
+  its checkpoints and inference loader, and its ``drga`` commands. ``drga train``, the configuration loader
+  (``drga/tasks/run_config.py``), the trainer (``drga/trainer.py``), ``drga evaluate``, ``drga.load``,
+  ``drga tune`` and ``drga sweep`` find a task's class here: by the network (the task its registration
   names, else the one that reads its input), by the configuration's class, by the checkpoint.
 
 All three kinds are kept by one :class:`Registry` each.
@@ -24,7 +25,7 @@ its own settings only (:meth:`NetworkSpec.build`).
 
 This module sits with the utilities, below every network, reward and task, so that the configuration
 can read the registries. The built-ins register when their modules are imported (``drga.baselines``,
-``drga.core.reward``, ``drga.tasks.classification.spec``, ``drga.tasks.translation.spec``); a lookup here
+``drga.core.reward``, ``drga.tasks.classification.task``, ``drga.tasks.translation.task``); a lookup here
 imports them first, by name (as gymnasium's string entry points do), and so does it the modules
 named in ``$DRGA_PLUGINS`` (comma-separated; a module found on ``sys.path``, else a file or package in the working
 folder), so that a plug-in of your own is known to every ``drga`` command and to the processes a local sweep starts
@@ -41,14 +42,14 @@ import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, cast, get_type_hints
+from typing import Any, Generic, Protocol, TypeVar, get_type_hints
 
 from drga.errors import UserError
 
 __all__ = [
-    "NetworkSpec", "RewardSpec", "TaskSpec", "Registry", "RegistryError", "register_network", "register_reward", "register_task",
-    "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_spec", "find_task",
-    "task_names", "task_specs", "task_for_network", "task_of_config", "task_of_checkpoint", "load_for_inference", "plugin_setting",
+    "NetworkSpec", "RewardSpec", "Registry", "RegistryError", "register_network", "register_reward", "register_task",
+    "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_class", "find_task",
+    "task_names", "task_classes", "task_for_network", "task_of_config", "task_of_checkpoint", "load_for_inference", "plugin_setting",
     "report_metric_of_network",
     "unregister_network", "unregister_reward", "unregister_task",
 ]
@@ -62,8 +63,8 @@ POSITIONAL = ("vocab_size", "num_classes")
 #: Modules whose import registers the built-in networks and rewards.
 NETWORK_PLUGINS = ("drga.baselines",)
 REWARD_PLUGINS = ("drga.core.reward",)
-#: Modules whose import registers the built-in tasks (each registers its own :class:`TaskSpec`).
-TASK_PLUGINS = ("drga.tasks.classification.spec", "drga.tasks.translation.spec")
+#: Modules whose import registers the built-in tasks (each its :class:`drga.runner.task.Task` class; torch is not imported).
+TASK_PLUGINS = ("drga.tasks.classification.task", "drga.tasks.translation.task")
 #: The task of a network no registration names (its loader says that the network is unknown).
 DEFAULT_TASK = "classification"
 #: The environment variable naming modules of your own to import before any lookup (comma-separated).
@@ -241,114 +242,6 @@ class RewardSpec(_Plugin):
         return self.factory(**(self.arguments(section) if section is not None else self.setting_defaults()))
 
 
-def _no_commands(commands: Any) -> dict[str, Callable[[Any], int]]:
-    return {}
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """A registered task: everything the entry points need to train it, read its configuration and
-    checkpoints, and answer its commands. The callables are the task's own (lazy where they import
-    what sits above the registry: the trainer, the command handlers)."""
-
-    #: Its name; a checkpoint of it records it as ``task`` (classification's, from before tasks had names, none).
-    name: str
-    #: Its configuration class (:class:`drga.config.ExperimentConfig` or one with it inside): each task has its own.
-    config: type
-    #: ``(path, overrides, report) -> config``: the configuration from a TOML file and ``section.key=value`` overrides.
-    load_config: Callable[..., Any]
-    #: ``(config, **options) -> runner``: the :class:`drga.runner.PhaseRunner` that trains it (options: ``resume``,
-    #: ``overwrite``, ``force``, ``log``, ``callbacks``).
-    trainer: Callable[..., Any]
-    #: ``config -> str``: its ``config.toml``.
-    to_toml: Callable[[Any], str]
-    #: What its networks read (:data:`INPUTS`, or a word of its own); a network reading one is its network,
-    #: unless the network's registration names another task (``task=``).
-    inputs: tuple[str, ...] = ()
-    #: ``config -> ExperimentConfig``: the sections every task shares (default: the configuration itself).
-    shared: Callable[[Any], Any] = lambda config: config
-    #: ``payload -> bool``: whether a loaded checkpoint is one of its (default: its ``task`` entry is the name).
-    owns_checkpoint: Callable[[Mapping[str, Any]], bool] | None = None
-    #: ``(path, device=...) -> model``: a checkpoint ready for inference (``drga.load`` loads classification's).
-    load: Callable[..., Any] | None = None
-    #: ``(args, payload) -> exit status``: ``drga evaluate`` on one of its checkpoints.
-    evaluate: Callable[[Any, dict[str, Any]], int] | None = None
-    #: ``commands -> {name: handler}``: adds its own ``drga`` subcommands to argparse's subparsers object.
-    commands: Callable[[Any], dict[str, Callable[[Any], int]]] = _no_commands
-    #: Where each option of its commands is read (``drga.cli.OPTION_SCOPES``'s form).
-    option_scopes: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
-    #: ``drga train`` options that only this task reads, each with the setting it sets: given for another task, refused.
-    train_options: tuple[tuple[str, str], ...] = ()
-    #: What to do with one of its checkpoints instead of ``drga predict`` (a task with no ``load``).
-    inference: str = ""
-    #: Its :class:`drga.runner.task.Task` class (or ``"module:Class"``, imported when first used): ``drga tune`` ranks
-    #: its trials by that class's ``selection_key``, the very key the runner selects epochs by
-    #: (:meth:`dev_selection_key`), built from the configuration alone.
-    task: type | str | None = None
-    #: ``(config, dev record) -> tuple``: instead of :attr:`task`'s, the selection key (bigger is better) of a dev
-    #: record, as results.json keeps it or as an epoch's numbers (``drga tune`` prunes on its first number).
-    selection_key: Callable[[Any, Mapping[str, Any]], tuple[float, ...]] | None = None
-    #: ``config -> str``: what the selection key's first number is ("dev accuracy"), as ``drga tune`` reports it.
-    metric_name: Callable[[Any], str] | None = None
-    #: ``config -> str``: instead of :attr:`task`'s ``read_content_fingerprint``, the content fingerprint of the configured
-    #: data as read (``drga sweep`` checks a finished run's data against it before skipping the run).
-    data_fingerprint: Callable[[Any], str] | None = None
-    #: ``() -> config``: its default configuration (``drga sweep``'s table lists the settings that differ from it).
-    defaults: Callable[[], Any] | None = None
-    #: The one number of a test cell that tables show and TensorBoard's HParams tab reports per arm (a key of its
-    #: evaluation's scores: classification's ``accuracy``, translation's greedy ``bleu``).
-    report_metric: str = "accuracy"
-
-    def required(self, name: str, command: str) -> Callable[..., Any]:
-        """Its callable ``name`` (one of the optional fields above), or an error saying that ``command`` needs it."""
-        found = getattr(self, name)
-        if found is None:
-            raise RegistryError(f"task '{self.name}' cannot be used by {command}: its TaskSpec gives no {name} "
-                                "(docs/extending.md, \"A new task\")")
-        return cast(Callable[..., Any], found)
-
-    def task_class(self) -> type | None:
-        """:attr:`task`, imported if given as ``"module:Class"``; None if the registration gives none."""
-        if isinstance(self.task, str):
-            module, _, name = self.task.partition(":")
-            return cast(type, getattr(importlib.import_module(module), name))
-        return self.task
-
-    def dev_selection_key(self, config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
-        """The selection key of a dev record (``drga tune``): :attr:`selection_key`'s where given, else the task class's
-        own ``selection_key`` (``Task.selection_key_of_record``); neither: an error naming what to give."""
-        if self.selection_key is not None:
-            return tuple(self.selection_key(config, dev))
-        task = self.task_class()
-        if task is None:
-            raise RegistryError(f"task '{self.name}' cannot be used by drga tune: its TaskSpec gives no task (its Task class) "
-                                "or selection_key (docs/extending.md, \"A new task\")")
-        return tuple(task(config).selection_key_of_record(dev))
-
-    def config_data_fingerprint(self, config: Any, command: str) -> str:
-        """The content fingerprint of ``config``'s data as read, for ``command`` (``drga sweep``, ``drga tune``):
-        :attr:`data_fingerprint`'s where given, else the task class's ``read_content_fingerprint`` (the very
-        fingerprint the runner records); neither: an error naming what to give."""
-        if self.data_fingerprint is not None:
-            return self.data_fingerprint(config)
-        task = self.task_class()
-        found = task(config).read_content_fingerprint() if task is not None else None
-        if found is None:
-            raise RegistryError(f"task '{self.name}' cannot be used by {command}: its TaskSpec gives no data_fingerprint, and its "
-                                "task class no read_content_fingerprint (docs/extending.md, \"A new task\")")
-        return str(found)
-
-    @property
-    def factory(self) -> Any:
-        return self.trainer
-
-    def holds(self, payload: Mapping[str, Any]) -> bool:
-        """Whether ``payload`` (a loaded checkpoint) is one of this task's."""
-        from drga.checkpoint_format import CheckpointPayload  # torch: only when a checkpoint is read
-
-        return self.owns_checkpoint(payload) if self.owns_checkpoint is not None else CheckpointPayload.of(payload).task == self.name
-
-
 _LOADED: set[str] = set()
 
 
@@ -406,6 +299,11 @@ class _Named(Protocol):
     def factory(self) -> Any: ...
 
 
+def _factory(entry: Any) -> Any:
+    """What a registry entry registered: a network's or reward's factory; a task is its class."""
+    return getattr(entry, "factory", entry)
+
+
 class Registry(Generic[S]):
     """The registered plug-ins of one kind (networks, rewards, tasks), by name, in registration order.
 
@@ -420,8 +318,8 @@ class Registry(Generic[S]):
     def add(self, spec: S, replace: bool = False) -> None:
         """Register ``spec`` under its name; another plug-in of that name is an error unless ``replace``."""
         held = self._entries.get(spec.name)
-        if held is not None and not replace and held.factory is not spec.factory:
-            raise RegistryError(f"a {self.kind} named '{spec.name}' is registered already ({_describe(held.factory)}); "
+        if held is not None and not replace and _factory(held) is not _factory(spec):
+            raise RegistryError(f"a {self.kind} named '{spec.name}' is registered already ({_describe(_factory(held))}); "
                                 "choose another name or pass replace=True")
         self._entries[spec.name] = spec
 
@@ -460,7 +358,7 @@ class Registry(Generic[S]):
 
 _NETWORKS: Registry[NetworkSpec] = Registry("network", NETWORK_PLUGINS)
 _REWARDS: Registry[RewardSpec] = Registry("reward", REWARD_PLUGINS)
-_TASKS: Registry[TaskSpec] = Registry("task", TASK_PLUGINS)
+_TASKS: Registry[Any] = Registry("task", TASK_PLUGINS)  # each a drga.runner.task.Task class (not imported here: a layer above)
 
 
 def register_network(
@@ -493,8 +391,8 @@ def register_network(
         replace: allow replacing a registered network of that name (else an error).
     """
     _check_name("network", name)
-    if input not in INPUTS and not any(input in spec.inputs for spec in _TASKS.specs()):
-        known = sorted({*INPUTS, *(i for spec in _TASKS.specs() for i in spec.inputs)})
+    if input not in INPUTS and not any(input in task.inputs for task in _TASKS.specs()):
+        known = sorted({*INPUTS, *(i for task in _TASKS.specs() for i in task.inputs)})
         raise RegistryError(f"network '{name}': input must be one of {', '.join(known)}, got {input!r}")
     for key in defaults or {}:
         if key.count(".") != 1:
@@ -527,23 +425,31 @@ def register_reward(
     return register
 
 
-def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
-    """Register a task (:class:`TaskSpec`): ``drga train``, the configuration loader, the trainer,
-    ``drga evaluate`` and ``drga.load`` find it by the networks that name it (``task=``) or read one
-    of its ``inputs``, by its configuration's class and by its checkpoints."""
-    _check_name("task", spec.name)
-    for other in _TASKS.registered():  # not specs(): a built-in registering must not load the others first
-        if other.name == spec.name:
-            continue
-        if other.config is spec.config:
-            raise RegistryError(f"task '{spec.name}': its configuration class {spec.config.__name__} is task '{other.name}'s; "
-                                "give it a class of its own (a subclass will do)")
-        shared = sorted(set(other.inputs) & set(spec.inputs))
-        if shared:
-            raise RegistryError(f"task '{spec.name}': task '{other.name}' reads {', '.join(shared)} already; "
-                                "name the task in the registration of its networks instead (register_network(..., task=))")
-    _TASKS.add(spec, replace)
-    return spec
+def register_task(task: type | None = None, *, replace: bool = False) -> Any:
+    """Register a task: a decorator of its :class:`drga.runner.task.Task` subclass (``@register_task``, or
+    ``@register_task(replace=True)``), whose class members are its registration (``name``, ``config_class``,
+    ``inputs``, ``load_config``, ``trainer``, ...). ``drga train``, the configuration loader, the trainer,
+    ``drga evaluate``, ``drga.load``, ``drga tune`` and ``drga sweep`` find it by the networks that name it
+    (``task=``) or read one of its ``inputs``, by its configuration's class and by its checkpoints."""
+
+    def register(cls: type) -> type:
+        name, inputs, config_class = getattr(cls, "name", ""), tuple(getattr(cls, "inputs", ())), getattr(cls, "config_class", type)
+        _check_name("task", name)
+        for other in _TASKS.registered():  # not specs(): a built-in registering must not load the others first
+            if other.name == name:
+                continue
+            if other.config_class is config_class:
+                raise RegistryError(f"task '{name}': its configuration class {config_class.__name__} is task '{other.name}'s; "
+                                    "give it a class of its own (config_class; a subclass will do)")
+            shared = sorted(set(other.inputs) & set(inputs))
+            if shared:
+                raise RegistryError(f"task '{name}': task '{other.name}' reads {', '.join(shared)} already; "
+                                    "name the task in the registration of its networks instead (register_network(..., task=)), "
+                                    "and give the class inputs = ()")
+        _TASKS.add(cls, replace)
+        return cls
+
+    return register(task) if task is not None else register
 
 
 def unregister_network(name: str) -> None:
@@ -568,7 +474,7 @@ find_reward = _REWARDS.find
 reward_spec = _REWARDS.get
 reward_names = _REWARDS.names
 find_task = _TASKS.find
-task_spec = _TASKS.get
+task_class = _TASKS.get
 task_names = _TASKS.names
 
 
@@ -576,48 +482,49 @@ def network_specs() -> Iterator[NetworkSpec]:
     return iter(_NETWORKS.specs())
 
 
-def task_specs() -> list[TaskSpec]:
-    """The registered tasks, in the order they registered (classification, translation, then yours)."""
+def task_classes() -> list[Any]:
+    """The registered tasks' classes, in the order they registered (classification, translation, then yours)."""
     return _TASKS.specs()
 
 
-def task_for_network(name: str | None) -> TaskSpec:
-    """The task that trains the network of that name: the one its registration names (``task=``), else
+def task_for_network(name: str | None) -> Any:
+    """The task (its class) that trains the network of that name: the one its registration names (``task=``), else
     the one that reads its input; a name no network has: :data:`DEFAULT_TASK` (whose loader says so)."""
     network = find_network(name) if name else None
     if network is not None and network.task is not None:
-        return task_spec(network.task)
+        return task_class(network.task)
     reads = network.input if network is not None else None
-    for spec in task_specs():
-        if reads in spec.inputs:
-            return spec
+    for task in task_classes():
+        if reads in task.inputs:
+            return task
     if network is not None:
         raise RegistryError(f"network '{name}' reads {reads} data, and no registered task reads them: register the task that "
                             "trains it (docs/extending.md)")
-    return task_spec(DEFAULT_TASK)
+    return task_class(DEFAULT_TASK)
 
 
-def task_of_config(config: Any) -> TaskSpec:
-    """The task whose configuration ``config`` is (its class: each task has its own)."""
-    for spec in task_specs():
-        if type(config) is spec.config:
-            return spec
+def task_of_config(config: Any) -> Any:
+    """The task (its class) whose configuration ``config`` is (its ``config_class``: each task has its own)."""
+    for task in task_classes():
+        if type(config) is task.config_class:
+            return task
     raise RegistryError(f"{type(config).__name__} is the configuration of no registered task "
-                        f"(theirs: {', '.join(spec.config.__name__ for spec in task_specs())})")
+                        f"(theirs: {', '.join(task.config_class.__name__ for task in task_classes())})")
 
 
 def report_metric_of_network(name: str) -> str:
-    """The metric the tables report of a run of network ``name``: its task's :attr:`TaskSpec.report_metric`."""
-    return task_for_network(name).report_metric
+    """The metric the tables report of a run of network ``name``: its task's ``report_metric``."""
+    return str(task_for_network(name).report_metric)
 
 
-def task_of_checkpoint(payload: Mapping[str, Any]) -> TaskSpec | None:
-    """The task whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`), or None."""
-    return next((spec for spec in task_specs() if spec.holds(payload)), None)
+def task_of_checkpoint(payload: Mapping[str, Any]) -> Any:
+    """The task (its class) whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`),
+    or None."""
+    return next((task for task in task_classes() if task.owns_checkpoint(payload)), None)
 
 
 def load_for_inference(path: Any, **options: Any) -> Any:
-    """A checkpoint of any registered task, ready for inference, as its task's registration loads it (``load``:
+    """A checkpoint of any registered task, ready for inference, as its task's class loads it (``load``:
     classification's :class:`~drga.tasks.classification.prediction.Classifier`, translation's model, a task of your
     own's); ``options`` go to that loader (``device=``). A task that gives no ``load`` is named."""
     from drga.checkpoint_format import CheckpointPayload, load_checkpoint  # torch: only when a checkpoint is read
@@ -627,7 +534,7 @@ def load_for_inference(path: Any, **options: Any) -> Any:
     if task is None:
         raise RegistryError(f"{path} is a checkpoint of the task '{CheckpointPayload.of(payload).task}', which is not registered here "
                             f"(name the module that registers it in ${PLUGINS_VARIABLE})")
-    return task.required("load", "loading a checkpoint for inference")(path, **options)
+    return task.load(path, **options)
 
 
 def _specs(section: str) -> list[_Plugin]:

@@ -44,7 +44,6 @@ from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
 from drga.learners.context import TrainingStep
 from drga.names import EpochRecord, Mode, Part, PhaseName, best_checkpoint, counted
-from drga.registry import task_of_config
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules, inherited_plateau_cuts
@@ -360,7 +359,7 @@ class PhaseRunner:
         results["phases"] = phase_summary(self.state.history, self.config.train)  # each phase's epochs and wall seconds
         results["fingerprint"] = self.task.fingerprint()  # its settings and data, which drga sweep compares before skipping it
         if self.main:
-            metric = task_of_config(self.task.settings).report_metric  # the task's (drga/registry.py · TaskSpec)
+            metric = self.task.report_metric  # the task's class says which number its tables report
             self.publish(results, checkpoints.arm_metrics(results["results"], metric), note)
         return results
 

@@ -260,4 +260,4 @@ def settings_lines(runs: list[Run], check: SettingsCheck) -> list[str]:
 
 def _defaults(config: Any) -> Any:
     """The default configuration of ``config``'s task."""
-    return task_of_config(config).required("defaults", "drga sweep")()
+    return task_of_config(config).defaults()

@@ -174,7 +174,7 @@ def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
 
 def metric_name(config: Any) -> str:
     """What a trial's value is."""
-    return str(task_of_config(config).required("metric_name", "drga tune")(config))
+    return str(task_of_config(config).metric_name(config))
 
 
 def record_cost(trial: Any, wall: float, cpu: float) -> None:

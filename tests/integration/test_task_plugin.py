@@ -1,11 +1,10 @@
-"""A task of one's own (drga/registry.py · TaskSpec): docs/extending.md's file, written outside the
+"""A task of one's own (one Task class, drga/registry.py · register_task): docs/extending.md's file, written outside the
 package and named in $DRGA_PLUGINS, is chosen by its network, loaded, trained and evaluated through
 the same doors as the built-in tasks (the command line, the configuration loader, the trainer,
 ``drga evaluate``); the built-in tasks dispatch through the same registry."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 
@@ -78,22 +77,24 @@ def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my
 
 
 def test_the_task_refuses_what_it_does_not_read_and_its_name_is_checked(my_task):
-    from drga.registry import RegistryError, TaskSpec, register_task
+    from drga.extend import ClassificationTask
+    from drga.registry import RegistryError, register_task
 
-    task = registry.task_spec("reward-first")
+    task = registry.task_class("reward-first")
+    assert task.__name__ == "RewardFirstTask" and task.config_class.__name__ == "RewardFirstConfig"
     with pytest.raises(RegistryError, match="is task 'reward-first's"):
-        register_task(TaskSpec("other", config=task.config, load_config=task.load_config, trainer=task.trainer, to_toml=task.to_toml))
-    with pytest.raises(RegistryError, match="task 'classification' reads text already"):
-        register_task(TaskSpec("texts", config=dict, load_config=task.load_config, trainer=task.trainer, to_toml=task.to_toml,
-                               inputs=("text",)))
+        register_task(type("Other", (task,), {"name": "other"}))
+    with pytest.raises(RegistryError, match="task 'classification' reads aspect, document, text already"):
+        register_task(type("Texts", (ClassificationTask,), {"name": "texts", "config_class": dict}))
     with pytest.raises(RegistryError, match="unknown task 'reward-frist' \\(did you mean 'reward-first'\\?\\)"):
-        registry.task_spec("reward-frist")
+        registry.task_class("reward-frist")
+    assert registry.task_names()[-1] == "reward-first"  # the refused ones are not registered
 
 
 def test_the_built_in_tasks_dispatch_through_the_registry():
     from drga.config import ExperimentConfig
     from drga.tasks.run_config import experiment, load_run_config
-    from drga.tasks.translation.config import TranslationConfig
+    from drga.tasks.translation.config import NMTConfig, TranslationConfig
     from drga.trainer import Trainer, TranslationTrainer
 
     assert registry.task_names()[:2] == ("classification", "translation")
@@ -102,7 +103,8 @@ def test_the_built_in_tasks_dispatch_through_the_registry():
     assert registry.task_for_network("no-such-net").name == "classification"  # whose loader names the networks
     translation = load_run_config(None, ["network.name=transformer-nmt"])
     assert type(translation) is TranslationConfig and experiment(translation) is translation.experiment
-    assert registry.task_of_config(ExperimentConfig()).trainer.__module__ == "drga.tasks.classification.spec"
+    assert registry.task_of_config(ExperimentConfig()) is registry.task_class("classification")
+    assert registry.task_of_config(TranslationConfig(ExperimentConfig(), NMTConfig())).__name__ == "TranslationTask"
     assert registry.task_of_checkpoint({"task": "translation"}).name == "translation"
     assert registry.task_of_checkpoint({}).name == "classification"  # classification checkpoints record no task
     assert Trainer.__module__ == "drga.tasks.classification.trainer" and TranslationTrainer.__module__ == "drga.tasks.translation.trainer"
@@ -121,8 +123,10 @@ def test_drga_networks_lists_each_networks_settings_with_their_defaults(capsys):
 
 def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_task):
     """The tuner's selection key and metric, and the sweep's data fingerprint and defaults, come from each task's
-    TaskSpec (no isinstance on the configuration); a task that gives none is refused by name, not guessed."""
+    class, the members the runner reads (no isinstance on the configuration); a task that gives none is refused by
+    name, not guessed."""
     from drga.config import ExperimentConfig
+    from drga.extend import ClassificationTask, Task
     from drga.registry import RegistryError
     from drga.sweep.fingerprints import _defaults
     from drga.tasks.translation.config import NMTConfig, TranslationConfig
@@ -132,18 +136,22 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     assert metric_name(classification) == "dev accuracy" and metric_name(translation) == "dev BLEU"
     assert selection_key(classification, {"accuracy": 0.75, "reward": -0.5}) == (0.75, -0.5)
     assert type(_defaults(classification)) is ExperimentConfig and type(_defaults(translation)) is TranslationConfig
-    mine = registry.task_spec("reward-first").config()
-    # the task class's own selection_key reaches drga tune: the reward first, accuracy breaking ties
+    task = registry.task_class("reward-first")
+    mine = task.config_class()
+    # the task class's own selection_key and metric_name reach drga tune: the reward first, accuracy breaking ties
     assert selection_key(mine, {"accuracy": 0.75, "reward": -0.2}) == (-0.2, 0.75)
-    with pytest.raises(RegistryError, match="task 'reward-first' cannot be used by drga tune: its TaskSpec gives no metric_name"):
-        metric_name(mine)
+    assert metric_name(mine) == "dev reward" and type(_defaults(mine)) is task.config_class
     # the sweep's data fingerprint is the task class's own (read_content_fingerprint, the one the runner records)
-    assert registry.task_spec("reward-first").config_data_fingerprint(mine, "drga sweep") == \
-        registry.task_spec("classification").config_data_fingerprint(classification, "drga sweep")
-    bare = dataclasses.replace(registry.task_spec("reward-first"), task=None)
-    with pytest.raises(RegistryError, match="gives no data_fingerprint, and its task class no read_content_fingerprint"):
-        bare.config_data_fingerprint(mine, "drga sweep")
-    with pytest.raises(RegistryError, match="gives no task \\(its Task class\\) or selection_key"):
-        bare.dev_selection_key(mine, {"accuracy": 0.75})
-    with pytest.raises(RegistryError, match="cannot be used by drga sweep: its TaskSpec gives no defaults"):
-        _defaults(mine)
+    assert task.config_data_fingerprint(mine, "drga sweep") == \
+        registry.task_class("classification").config_data_fingerprint(classification, "drga sweep")
+
+    class Bare(ClassificationTask):  # what a task that says nothing of them gets: Task's own (not registered)
+        name = "bare"
+
+        def read_content_fingerprint(self):
+            return Task.read_content_fingerprint(self)
+
+    with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga sweep: its class gives no read_content_fingerprint"):
+        Bare.config_data_fingerprint(mine, "drga sweep")
+    with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga tune: its class gives no metric_name"):
+        Task.metric_name.__func__(Bare, mine)

@@ -55,10 +55,10 @@ def test_a_row_is_read_through_its_keys():
     assert row_epoch(row, Mode.NET_ONLY) == 3  # a row without the mode's own epoch: the row's
     assert headline_score(row["test_net-only"], "accuracy") == pytest.approx(0.75)
     assert headline_score(row["test_with-agent"], "bleu") == pytest.approx(21.5)  # the task's metric, not the keys present
-    from drga.registry import report_metric_of_network, task_spec
+    from drga.registry import report_metric_of_network, task_class
 
     assert report_metric_of_network("lstm-sa") == "accuracy" and report_metric_of_network("seq2seq-luong") == "bleu"
-    assert task_spec("translation").report_metric == "bleu"
+    assert task_class("translation").report_metric == "bleu"
 
 
 def test_a_phase_row_names_its_settings():

@@ -1,8 +1,8 @@
 """Text classification (MR, SST, SUBJ, the aspect and document sets): the task, its evaluation and
 the loading of a trained checkpoint.
 
-- :mod:`drga.tasks.classification.spec`: its registration in the task registry (``drga/registry.py``);
-- :mod:`drga.tasks.classification.task`: :class:`ClassificationTask`, the task half of a run (its
+- :mod:`drga.tasks.classification.task`: :class:`ClassificationTask`, the task half of a run and its registration in
+  the task registry (``drga/registry.py``; its
   trainer: :mod:`drga.tasks.classification.trainer` · ``Trainer``, re-exported by :mod:`drga.trainer`);
 - :mod:`drga.tasks.classification.config`: its configuration loader, checked against its networks and data sets;
 - :mod:`drga.tasks.classification.api`: the notebook API (``TextData``, ``retrofit``; public as :mod:`drga.api`);

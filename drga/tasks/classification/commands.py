@@ -1,5 +1,5 @@
 """What ``drga predict`` and ``drga evaluate`` do with a classification checkpoint: the commands
-classification registers (``drga/tasks/classification/spec.py``); drga/cli.py parses the command
+classification registers (``drga/tasks/classification/task.py`` · ``ClassificationTask.commands_module``); drga/cli.py parses the command
 line and dispatches here. Everything heavy is imported inside the handlers, so that ``drga --help``
 does not load torch.
 """

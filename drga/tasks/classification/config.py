@@ -1,7 +1,7 @@
 """Classification's configuration: the sections every task shares (``drga/config.py`` ·
 :class:`~drga.config.ExperimentConfig`, which is classification's whole configuration), loaded and
 checked against the classification networks and data sets. Its loader is classification's in the
-task registry (``drga/tasks/classification/spec.py``), which ``drga train``, ``drga tune`` and
+task registry (``drga/tasks/classification/task.py`` · ``ClassificationTask.load_config``), which ``drga train``, ``drga tune`` and
 ``drga sweep`` reach through ``drga/tasks/run_config.py`` · ``load_run_config``.
 """
 

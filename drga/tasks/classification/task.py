@@ -3,6 +3,11 @@
 Eq. 12 is the cross-entropy of the label; a dev score is accuracy, log P(y|X) and eq. 5's reward
 in one evaluation mode, selected by (accuracy, reward); the final report scores the test split with
 every selected checkpoint and records the data's fingerprint and the majority-class floor.
+
+:class:`ClassificationTask` is also the task's registration (``@register_task``): its class members are what
+``drga train``, ``drga evaluate``, ``drga predict``, ``drga.load``, ``drga tune`` and ``drga sweep`` read of it. The
+registry imports this module by name; what needs torch is imported when a hook runs, so that ``drga --help`` does not
+load it.
 """
 
 from __future__ import annotations
@@ -12,33 +17,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from torch import Tensor
-
-from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.checkpoint_format import CheckpointError, CheckpointPayload
-from drga.config import ConfigError, ExperimentConfig, config_from_dict, config_to_toml
-from drga.core.rollout import Rollout
-from drga.core.scoring import cross_entropy_loss
-from drga.data import BatchIterator, collate
+from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig, config_from_dict
 from drga.data.vocab import vocabulary_fingerprint
 from drga.names import MODES, Mode, PhaseName, Split, epoch_key, row_scores, score_key
-from drga.runner.context import RunContext
-from drga.runner.phases import Phase
-from drga.runner.task import ReportCell, Task, TaskBatches
-from drga.runtime import distributed
-from drga.tasks.classification.data import (
-    PreparedData,
-    batch_iterators,
-    build_attention_network,
-    first_batch,
-    load_splits,
-    prepare_data,
-)
-from drga.tasks.classification.evaluation import EvalResult, evaluate
-from drga.tasks.classification.trained import quoted
+from drga.registry import register_task
+from drga.runner.task import ReportCell, Task, imported
+from drga.tasks.classification.config import TASK_NAME, load_classification_config
 
 if TYPE_CHECKING:
+    from torch import Tensor
+
     from drga.analysis.tracking import ExampleTracker
+    from drga.baselines.protocol import AttentionNetwork, Batch
+    from drga.core.rollout import Rollout
+    from drga.runner.context import RunContext, TaskBatches
+    from drga.runner.phases import Phase
+    from drga.tasks.classification.data import PreparedData
+    from drga.tasks.classification.evaluation import EvalResult
 
 
 def majority_class(train, dev, test, label_names: list[str]) -> dict[str, Any]:
@@ -57,10 +52,19 @@ def classification_selection_key(result: EvalResult) -> tuple[float, ...]:
     return (result.accuracy, result.reward)
 
 
+@register_task
 class ClassificationTask(Task):
-    """``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data."""
+    """Text classification. ``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data.
 
-    result_type = EvalResult
+    A subclass registered under a name of its own (docs/extending.md, "A new task") inherits its trainer, its loader, its
+    ``drga evaluate`` and ``drga predict``; it gives its own ``name``, ``config_class`` and ``inputs``."""
+
+    name = TASK_NAME
+    config_class = ExperimentConfig
+    inputs = ("text", "aspect", "document")
+    train_options = CLASSIFICATION_FLAGS
+    commands_module = "drga.tasks.classification.commands"
+    result_type = "drga.tasks.classification.evaluation:EvalResult"
 
     #: All but run.threads leave every number as an uninterrupted run's; another thread count can
     #: change float rounding (see run.threads). The log folder is where the run lives, not what it is.
@@ -78,10 +82,40 @@ class ClassificationTask(Task):
             raise RuntimeError("the task's data are not loaded yet: prepare() loads them")
         return self._data
 
-    # ------------------------------------------------------------------ configuration
+    # ------------------------------------------------------------------ the registration
 
-    def config_toml(self) -> str:
-        return config_to_toml(self.config)
+    @classmethod
+    def load_config(cls, path: str | Path | None = None, overrides: list[str] | None = None,
+                    report: Callable[[str], None] | None = None) -> ExperimentConfig:
+        """:func:`~drga.tasks.classification.config.load_classification_config` (a subclass's: into its own class)."""
+        if cls.config_class is ExperimentConfig:
+            return load_classification_config(path, overrides, report)
+        return super().load_config(path, overrides, report)
+
+    @classmethod
+    def trainer(cls, config: ExperimentConfig, **options: Any) -> Any:
+        """Classification's :class:`~drga.tasks.classification.trainer.Trainer`, with this class as its task."""
+        return imported("drga.tasks.classification.trainer:Trainer")(config, task_class=cls, **options)
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "cpu", **options: Any) -> Any:
+        """A :class:`~drga.tasks.classification.prediction.Classifier` (``drga.load``), accepting this task's checkpoints."""
+        return imported("drga.tasks.classification.prediction:load")(path, device=device, task=cls.name, **options)
+
+    @classmethod
+    def evaluate_checkpoint(cls, args: Any, payload: dict[str, Any]) -> int:
+        return int(imported("drga.tasks.classification.commands:evaluate_classification_checkpoint")(args, payload))
+
+    @classmethod
+    def owns_checkpoint(cls, payload: Mapping[str, Any]) -> bool:
+        """A classifier's checkpoint records no task (they had no names when it began); another task's records its name."""
+        return ("task" not in payload and cls.name == TASK_NAME) or super().owns_checkpoint(payload)
+
+    @classmethod
+    def metric_name(cls, config: ExperimentConfig) -> str:
+        return "dev accuracy"
+
+    # ------------------------------------------------------------------ configuration
 
     def saved_flat_config(self, saved: dict[str, Any]) -> dict[str, Any]:
         return config_from_dict(saved).flat()
@@ -89,6 +123,10 @@ class ClassificationTask(Task):
     # ------------------------------------------------------------------ data and network
 
     def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
+        from drga.data import BatchIterator
+        from drga.runner.context import TaskBatches
+        from drga.tasks.classification.data import batch_iterators, prepare_data
+
         if self._data is None:
             self._data = prepare_data(self.config)
         for line in self.data.reports:
@@ -100,18 +138,26 @@ class ClassificationTask(Task):
 
     def build_network(self, log: Callable[[str], None]) -> AttentionNetwork:
         if self.network is None:
+            from drga.tasks.classification.data import build_attention_network
+
             self.network = build_attention_network(self.config, self.data.vocab, self.data.splits.num_classes, log)
         return self.network
 
     def probe_batch(self) -> Batch:
+        from drga.tasks.classification.data import first_batch
+
         return first_batch(self.data.train)
 
     def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]:
+        from drga.data import collate
+
         return self.data.train, collate
 
     # ------------------------------------------------------------------ training
 
     def loss(self, network: AttentionNetwork, batch: Batch) -> Tensor:
+        from drga.core.scoring import cross_entropy_loss
+
         return cross_entropy_loss(network, network(batch), batch.labels)  # eq. 12
 
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor:
@@ -120,12 +166,17 @@ class ClassificationTask(Task):
     # ------------------------------------------------------------------ evaluation and selection
 
     def evaluate(self, context: RunContext, split: str, mode: str) -> EvalResult:
+        from drga.tasks.classification.evaluation import evaluate
+
         batches = context.batches(split)
         return evaluate(context.network, batches, self.config.reward, mode, policy=context.policy, beta=context.strength().detach(),
                         device=context.device)
 
     def combine_over_processes(self, result: EvalResult, batches: Any) -> EvalResult:
         # each process scored its shards: the means over all the examples, the same on every rank
+        from drga.runtime import distributed
+        from drga.tasks.classification.evaluation import EvalResult
+
         values = {k: v for k, v in result.as_dict().items() if k != "examples"}
         means, examples = distributed.weighted_mean(values, float(batches.local_examples()))
         return EvalResult(**means, examples=int(round(examples)))
@@ -164,6 +215,9 @@ class ClassificationTask(Task):
             )
 
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
+        from drga.checkpoint_format import CheckpointPayload
+        from drga.tasks.classification.trained import quoted
+
         checkpoint = CheckpointPayload.of(payload)
         trained, given = checkpoint.label_names, list(self.data.splits.label_names)
         if trained != given:
@@ -179,11 +233,16 @@ class ClassificationTask(Task):
         return self.data.splits.content_fingerprint
 
     def read_content_fingerprint(self) -> str:
+        from drga.tasks.classification.data import load_splits
+
         return str(load_splits(self.config).content_fingerprint)
 
     def check_continuable(self, last: Path, payload: Mapping[str, Any]) -> None:
         """The network's outputs are the recorded labels and its embedding rows the recorded vocabulary's
         words: --force continues only where both are this data's."""
+        from drga.checkpoint_format import CheckpointError, CheckpointPayload
+        from drga.tasks.classification.trained import quoted
+
         cannot = f"cannot resume {last} on these data, even with --force"
         keep = "--force continues a run only on data whose training split gives the same labels and vocabulary"
         if self.config.data.dataset == "tsv":
@@ -205,9 +264,12 @@ class ClassificationTask(Task):
             )
 
     def checkpoint_content(self) -> dict[str, Any]:
-        return {"vocab": list(self.data.vocab.itos), "vocab_fingerprint": self.data.vocab.fingerprint,
-                "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum,
-                "tokenizer": self.data.splits.tokenizer}  # how new text is split for this network (drga/prediction.py)
+        content = {"vocab": list(self.data.vocab.itos), "vocab_fingerprint": self.data.vocab.fingerprint,
+                   "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum,
+                   "tokenizer": self.data.splits.tokenizer}  # how new text is split for this network (drga/prediction.py)
+        if self.name != TASK_NAME:  # a subclass registered as a task of its own: drga evaluate finds the task by it
+            content["task"] = self.name
+        return content
 
     def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = {}

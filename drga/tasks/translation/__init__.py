@@ -1,7 +1,7 @@
 """Translation with DRGA: encoder-decoder cross-attention retrofitted by the agent.
 
-- :mod:`drga.tasks.translation.spec`: its registration in the task registry (``drga/registry.py``);
-- :mod:`drga.tasks.translation.task`: :class:`TranslationTask`, the task half of a run (its trainer:
+- :mod:`drga.tasks.translation.task`: :class:`TranslationTask`, the task half of a run and its registration in the
+  task registry (``drga/registry.py``; its trainer:
   :mod:`drga.tasks.translation.trainer` · ``TranslationTrainer``, re-exported by :mod:`drga.trainer`);
 - :mod:`drga.tasks.translation.config`: the ``[nmt]`` section, the translation defaults and the loader;
 - :mod:`drga.tasks.translation.data`: the parallel corpus, its subword models, the network;

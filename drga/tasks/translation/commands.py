@@ -1,5 +1,5 @@
 """What ``drga translate`` and ``drga evaluate`` do with a translation checkpoint: the commands
-translation registers (``drga/tasks/translation/spec.py``); drga/cli.py parses the command line and
+translation registers (``drga/tasks/translation/task.py`` · ``TranslationTask.commands_module``); drga/cli.py parses the command line and
 dispatches here.
 """
 

@@ -11,42 +11,50 @@ Model selection uses greedy-decoded dev BLEU (``nmt.select_metric = "bleu"``, ti
 perplexity) or dev perplexity. The final report decodes the test set with every selected
 checkpoint, greedy and beam search, in each checkpoint's modes. Under torchrun, training is
 data-parallel and every process scores dev and test whole (BLEU is not a mean over shards).
+
+:class:`TranslationTask` is also the task's registration (``@register_task``): its class members are what ``drga train``,
+``drga evaluate``, ``drga translate``, ``drga tune`` and ``drga sweep`` read of it. The registry imports this module by
+name; what needs torch is imported when a hook runs, so that ``drga --help`` does not load it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from torch import Tensor
-
-from drga.baselines.nmt_common import PAD_ID, TranslationNetwork
-from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.checkpoint_format import CheckpointPayload
-from drga.config import ConfigError
-from drga.core.rollout import Rollout
-from drga.data.parallel import EncodedPair, ParallelBatchIterator, collate_parallel
+from drga.config import ConfigError, ExperimentConfig
 from drga.files import write_bytes_atomic, write_text_atomic
 from drga.names import MODES, Split, epoch_key, row_scores, score_key
-from drga.runner.context import RunContext
-from drga.runner.phases import Phase
-from drga.runner.task import ReportCell, Task, TaskBatches
-from drga.tasks.translation.config import TranslationConfig, config_to_toml, translation_config_from_dict
-from drga.tasks.translation.data import (
-    TranslationData,
-    build_translation_network,
-    load_translation_splits,
-    prepare_translation_data,
-    tokenizer_fingerprint,
-    tokenizers_from_payload,
+from drga.registry import register_task
+from drga.runner.task import ReportCell, Task, imported
+from drga.tasks.translation.config import (
+    NMTConfig,
+    TranslationConfig,
+    config_to_toml,
+    load_checked_translation_config,
+    translation_config_from_dict,
 )
-from drga.tasks.translation.evaluation import TranslationEval, decode_pairs, decode_settings, evaluate_translation
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from drga.baselines.nmt_common import TranslationNetwork
+    from drga.baselines.protocol import AttentionNetwork, Batch
+    from drga.core.rollout import Rollout
+    from drga.data.parallel import EncodedPair
+    from drga.runner.context import RunContext, TaskBatches
+    from drga.runner.phases import Phase
+    from drga.tasks.translation.data import TranslationData
+    from drga.tasks.translation.evaluation import TranslationEval
 
 
 def token_cross_entropy(output: Tensor, labels: Tensor, smoothing: float = 0.0) -> Tensor:
     # eq. 12, token-level: cross-entropy over the real target tokens, label-smoothed with ε = smoothing
+    import torch
+
+    from drga.baselines.nmt_common import PAD_ID
+
     log_probs = torch.log_softmax(output.float(), dim=-1)
     loss = -log_probs.gather(-1, labels.unsqueeze(-1)).squeeze(-1)
     if smoothing > 0:
@@ -61,9 +69,18 @@ def translation_selection_key(result: TranslationEval, select_metric: str) -> tu
     return (bleu, -result.perplexity) if select_metric == "bleu" else (-result.perplexity, bleu)
 
 
+@register_task
 class TranslationTask(Task):
+    """Translation; its checkpoints record the task's name, ``translation``."""
+
+    name = "translation"
+    config_class = TranslationConfig
+    inputs = ("parallel",)
+    commands_module = "drga.tasks.translation.commands"
+    inference = "translate with it (drga translate {path} < input.txt)"
+    report_metric = "bleu"  # greedy decoding's
     shard_evaluation = False
-    result_type = TranslationEval
+    result_type = "drga.tasks.translation.evaluation:TranslationEval"
 
     def __init__(self, config: TranslationConfig):
         super().__init__(config.experiment, settings=config)
@@ -78,9 +95,46 @@ class TranslationTask(Task):
             raise RuntimeError("the task's data are not loaded yet: prepare() loads them")
         return self._data
 
+    # ------------------------------------------------------------------ the registration
+
+    @classmethod
+    def load_config(cls, path: str | Path | None = None, overrides: list[str] | None = None,
+                    report: Callable[[str], None] | None = None) -> TranslationConfig:
+        return load_checked_translation_config(path, overrides, report)
+
+    @classmethod
+    def defaults(cls) -> TranslationConfig:
+        return TranslationConfig(ExperimentConfig(), NMTConfig())
+
+    @classmethod
+    def shared(cls, config: TranslationConfig) -> ExperimentConfig:
+        return config.experiment
+
+    @classmethod
+    def to_toml(cls, config: TranslationConfig) -> str:
+        return config_to_toml(config)
+
+    @classmethod
+    def trainer(cls, config: TranslationConfig, **options: Any) -> Any:
+        return imported("drga.tasks.translation.trainer:TranslationTrainer")(config, **options)
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "cpu", **options: Any) -> Any:
+        return imported("drga.tasks.translation.trained:load_translation_model")(path, device=device, **options)
+
+    @classmethod
+    def evaluate_checkpoint(cls, args: Any, payload: dict[str, Any]) -> int:
+        return int(imported("drga.tasks.translation.commands:evaluate_translation_checkpoint")(args, payload))
+
+    @classmethod
+    def metric_name(cls, config: TranslationConfig) -> str:
+        return "dev BLEU" if config.nmt.select_metric == "bleu" else "minus dev perplexity"
+
     @staticmethod
     def translation_network(context: RunContext) -> TranslationNetwork:
         """The run's network, the translation network :meth:`build_network` made."""
+        from drga.baselines.nmt_common import TranslationNetwork
+
         network = context.network
         if not isinstance(network, TranslationNetwork):
             raise TypeError(f"a translation run needs a translation network, not {type(network).__name__}")
@@ -88,15 +142,17 @@ class TranslationTask(Task):
 
     # ------------------------------------------------------------------ configuration
 
-    def config_toml(self) -> str:
-        return config_to_toml(self.translation)
-
     def saved_flat_config(self, saved: dict[str, Any]) -> dict[str, Any]:
         return translation_config_from_dict(saved).flat()
 
     # ------------------------------------------------------------------ data and network
 
     def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
+        from drga.checkpoint_format import CheckpointPayload
+        from drga.data.parallel import ParallelBatchIterator
+        from drga.runner.context import TaskBatches
+        from drga.tasks.translation.data import prepare_translation_data, tokenizers_from_payload
+
         saved_tokenizers = tokenizers_from_payload(CheckpointPayload.read(resume_from), resume_from) if resume_from is not None else None
         self._data = prepare_translation_data(self.translation, saved_tokenizers)
         for line in self.data.reports:
@@ -111,12 +167,18 @@ class TranslationTask(Task):
                            ParallelBatchIterator(self.data.test, size * 2, shuffle=False))
 
     def build_network(self, log: Callable[[str], None]) -> TranslationNetwork:
+        from drga.tasks.translation.data import build_translation_network
+
         return build_translation_network(self.translation, len(self.data.source_tokenizer), len(self.data.target_tokenizer))
 
     def probe_batch(self) -> Batch:
+        from drga.data.parallel import collate_parallel
+
         return collate_parallel(self.data.train[:2])
 
     def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]:
+        from drga.data.parallel import collate_parallel
+
         return self.data.train, collate_parallel
 
     # ------------------------------------------------------------------ training
@@ -148,6 +210,8 @@ class TranslationTask(Task):
         self, context: RunContext, split: str, mode: str, beam_size: int = 1, bleu: bool = True
     ) -> tuple[TranslationEval, list[str]]:
         """Scores of ``split`` (dev or test) in ``mode``, and the translations; BLEU of greedy (beam 1) or beam decoding."""
+        from drga.tasks.translation.evaluation import evaluate_translation
+
         batches = context.batches(split)
         decode = None
         if bleu:
@@ -174,6 +238,8 @@ class TranslationTask(Task):
         self, context: RunContext, pairs: Sequence[EncodedPair], mode: str, beam_size: int = 1, description: str = "decode"
     ) -> list[str]:
         """Detokenized translations of ``pairs`` in their order."""
+        from drga.tasks.translation.evaluation import decode_pairs, decode_settings
+
         return decode_pairs(
             self.translation_network(context),
             pairs,
@@ -214,7 +280,10 @@ class TranslationTask(Task):
 
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
         # Its embedding rows and outputs are the pieces of its subword models: this run's must be the same.
-        if CheckpointPayload.of(payload).task != "translation":
+        from drga.checkpoint_format import CheckpointPayload
+        from drga.tasks.translation.data import tokenizer_fingerprint, tokenizers_from_payload
+
+        if CheckpointPayload.of(payload).task != self.name:
             raise ConfigError(f"train.init_from: {source} holds no translation network")
         mine = tokenizer_fingerprint(self.data.source_tokenizer, self.data.target_tokenizer)
         # From the subword models the checkpoint carries, not only its recorded fingerprint: a checkpoint
@@ -226,8 +295,10 @@ class TranslationTask(Task):
             )
 
     def checkpoint_content(self) -> dict[str, Any]:
+        from drga.tasks.translation.data import tokenizer_fingerprint
+
         return {
-            "task": "translation",
+            "task": self.name,
             "source_tokenizer": self.data.source_tokenizer.model_proto,
             "target_tokenizer": self.data.target_tokenizer.model_proto,
             "shared_tokenizer": self.data.source_tokenizer is self.data.target_tokenizer,
@@ -244,6 +315,8 @@ class TranslationTask(Task):
         return self.data.splits.content_fingerprint
 
     def read_content_fingerprint(self) -> str:
+        from drga.tasks.translation.data import load_translation_splits
+
         return str(load_translation_splits(self.translation).content_fingerprint)
 
     def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
