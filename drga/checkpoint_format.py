@@ -45,6 +45,11 @@ class CheckpointError(UserError, ValueError):
 #: The entries of a model checkpoint that hold module weights (checked to be finite at load).
 WEIGHT_ENTRIES = ("network", "policy", "strength")
 
+#: The one entry under which a checkpoint keeps its task's own entries (``Task.checkpoint_content``: classification's
+#: vocabulary, label names and tokenizer; translation's subword models; the data's fingerprints), beside ``task``, the
+#: task's name. Checkpoints written before it hold those entries at the top level, where they are read as before.
+TASK_ENTRIES = "task_entries"
+
 
 def tensor_checksum(payload: Any) -> str:
     """SHA-256 of every tensor in a (nested) payload, in key order: their dtypes, shapes and bytes."""
@@ -165,11 +170,15 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return payload
 
 
+_ABSENT = object()
+
+
 class CheckpointPayload(Mapping[str, Any]):
     """A checkpoint's entries (:func:`load_checkpoint`'s dict), each read by name: what ``drga/runner/checkpoints.py``
     writes. A model checkpoint (``kind`` model: a phase's best) holds the modules, their sizes, the configuration and
-    the dev scores, and its task's own entries (classification: vocabulary, label names, tokenizer; translation: the
-    subword models); a resume checkpoint (``kind`` resume: ``last.pt``) adds the progress, history, optimisers and random
+    the dev scores, its task's name and its task's own entries under :data:`TASK_ENTRIES` (classification: vocabulary,
+    label names, tokenizer; translation: the subword models; checkpoints written before: at the top level, read the
+    same); a resume checkpoint (``kind`` resume: ``last.pt``) adds the progress, history, optimisers and random
     state. Entries that checkpoints of earlier versions lack read as None (or their old meaning). Still a read-only
     mapping, for code that reads an entry by its key."""
 
@@ -183,16 +192,17 @@ class CheckpointPayload(Mapping[str, Any]):
 
     @classmethod
     def model(
-        cls, *, phase: str, epoch: int, net_name: str, has_agent: bool, config: Mapping[str, Any], task_entries: Mapping[str, Any],
-        state_size: int, action_size: int, half_life_steps: float, network: Mapping[str, Any], policy: Mapping[str, Any],
-        strength: Mapping[str, Any], dev: Mapping[str, Any], plateau_cuts: int | None,
+        cls, *, phase: str, epoch: int, net_name: str, has_agent: bool, config: Mapping[str, Any], task: str,
+        task_entries: Mapping[str, Any], state_size: int, action_size: int, half_life_steps: float, network: Mapping[str, Any],
+        policy: Mapping[str, Any], strength: Mapping[str, Any], dev: Mapping[str, Any], plateau_cuts: int | None,
     ) -> CheckpointPayload:
         """A model checkpoint (``kind`` model: a phase's best), written from its parts, each entry under the name its
         property reads back: the modules' states and sizes, the configuration, the dev scores of ``epoch``, the plateau
-        cuts its network trained at and the task's own entries (``Task.checkpoint_content``)."""
+        cuts its network trained at, the task's name (``task``) and the task's own entries (``Task.checkpoint_content``),
+        nested under :data:`TASK_ENTRIES`."""
         return cls({
             "format": FORMAT_VERSION, "kind": "model", "phase": phase, "epoch": epoch, "net_name": net_name, "has_agent": has_agent,
-            "config": config, **task_entries, "state_size": state_size, "action_size": action_size,
+            "config": config, "task": task, TASK_ENTRIES: dict(task_entries), "state_size": state_size, "action_size": action_size,
             "half_life_steps": float(half_life_steps), "network": network, "policy": policy, "strength": strength,
             "dev": dict(dev), "plateau_cuts": plateau_cuts,
         })
@@ -270,8 +280,30 @@ class CheckpointPayload(Mapping[str, Any]):
 
     @property
     def task(self) -> str | None:
-        """``translation`` for a translation model; None for a classifier."""
+        """The name of the task it was trained by (``translation``, ``classification``, yours); None: a classifier's
+        checkpoint written before tasks had names."""
         return self.entries.get("task")
+
+    @property
+    def task_entries(self) -> dict[str, Any]:
+        """Its task's own entries (``Task.checkpoint_content``), nested under :data:`TASK_ENTRIES`; a checkpoint written
+        before them holds them at the top level (read them one by one with :meth:`task_entry`)."""
+        nested = self.entries.get(TASK_ENTRIES)
+        return dict(nested) if isinstance(nested, Mapping) else {}
+
+    def task_entry(self, key: str, default: Any = None) -> Any:
+        """Its task's own entry ``key``: under :data:`TASK_ENTRIES`, else (the layout before it) at the top level; else ``default``."""
+        nested = self.entries.get(TASK_ENTRIES)
+        if isinstance(nested, Mapping) and key in nested:
+            return nested[key]
+        return self.entries.get(key, default)
+
+    def required_task_entry(self, key: str) -> Any:
+        """:meth:`task_entry` of an entry every checkpoint of its task holds (a KeyError naming it if absent)."""
+        found = self.task_entry(key, _ABSENT)
+        if found is _ABSENT:
+            raise KeyError(key)
+        return found
 
     @property
     def state_size(self) -> int:
@@ -317,44 +349,44 @@ class CheckpointPayload(Mapping[str, Any]):
     @property
     def data_checksum(self) -> str | None:
         """The fingerprint of the data it was trained on."""
-        return self.entries.get("data_checksum")
+        return self.task_entry("data_checksum")
 
     @property
     def vocab_fingerprint(self) -> str | None:
         """A classifier's vocabulary's, a translation model's subword models' fingerprint (None in earlier checkpoints)."""
-        return self.entries.get("vocab_fingerprint")
+        return self.task_entry("vocab_fingerprint")
 
     # ------------------------------------------------------------------ a classifier's entries
 
     @property
     def vocab(self) -> list[str]:
-        return self.entries["vocab"]
+        return self.required_task_entry("vocab")
 
     @property
     def label_names(self) -> list[str] | None:
         """None in checkpoints written before they kept them."""
-        return self.entries.get("label_names")
+        return self.task_entry("label_names")
 
     @property
     def tokenizer(self) -> str | None:
         """How its data's texts became tokens (None in checkpoints written before they recorded it)."""
-        return self.entries.get("tokenizer")
+        return self.task_entry("tokenizer")
 
     # ------------------------------------------------------------------ a translation model's entries
 
     @property
     def source_tokenizer(self) -> bytes:
         """The source language's subword model."""
-        return self.entries["source_tokenizer"]
+        return self.required_task_entry("source_tokenizer")
 
     @property
     def target_tokenizer(self) -> bytes:
-        return self.entries["target_tokenizer"]
+        return self.required_task_entry("target_tokenizer")
 
     @property
     def shared_tokenizer(self) -> bool:
         """Whether source and target share one subword model."""
-        return bool(self.entries.get("shared_tokenizer"))
+        return bool(self.task_entry("shared_tokenizer"))
 
     # ------------------------------------------------------------------ a resume checkpoint (last.pt)
 

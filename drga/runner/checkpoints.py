@@ -68,13 +68,14 @@ class PhaseProgress:
 
 def model_payload(
     modules: RetrofitModules, phase: str, has_agent: bool, epoch: int, dev: Mapping[str, Any], config: dict[str, Any],
-    net_name: str, task_content: Mapping[str, Any], plateau_cuts: int | None = None,
+    net_name: str, task: str, task_content: Mapping[str, Any], plateau_cuts: int | None = None,
 ) -> CheckpointPayload:
-    """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, the task's own entries, and
+    """A model checkpoint: network, agent, β and their sizes, the configuration, dev scores, the task's name and its own
+    entries (nested under one entry, ``drga.checkpoint_format.TASK_ENTRIES``), and
     the plateau cuts of the learning rate the network was trained at (None: it did not train; ``train.continue_lr``).
     :class:`~drga.checkpoint_format.CheckpointPayload` reads each entry back by name."""
     return CheckpointPayload.model(
-        phase=phase, epoch=epoch, net_name=net_name, has_agent=has_agent, config=config, task_entries=task_content,
+        phase=phase, epoch=epoch, net_name=net_name, has_agent=has_agent, config=config, task=task, task_entries=task_content,
         state_size=modules.state_size, action_size=modules.action_size, half_life_steps=modules.strength.half_life_steps,
         network=modules.network.state_dict(), policy=modules.policy.state_dict(), strength=modules.strength.state_dict(),
         dev=dev, plateau_cuts=plateau_cuts,

@@ -57,7 +57,7 @@ class Selection:
                       plateau_cuts: int | None = None) -> CheckpointPayload:
         dev = {mode: r.as_dict() for mode, r in (scores or {}).items()}
         return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.config_dict(),
-                                         self.config.network.name, self.task.checkpoint_content(), plateau_cuts)
+                                         self.config.network.name, self.task.name, self.task.checkpoint_content(), plateau_cuts)
 
     def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], path: Path, plateau_cuts: int | None = None) -> None:
         if self.main:

@@ -362,7 +362,8 @@ class Task(ABC):
 
     @abstractmethod
     def checkpoint_content(self) -> dict[str, Any]:
-        """What a checkpoint holds besides the modules (vocabulary, tokenizers, ...)."""
+        """What a checkpoint holds besides the modules (vocabulary, tokenizers, ...): the task's own entries, which the
+        checkpoint nests under one entry beside the task's :attr:`name` (``CheckpointPayload.task_entries``)."""
 
     @abstractmethod
     def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:

@@ -142,7 +142,8 @@ def test_an_old_checkpoint_without_label_names_reads_them_off_its_unchanged_trai
     assert status == 0
     old = run_dir / "old.pt"
     payload = load_checkpoint(checkpoint)
-    stripped = {k: v for k, v in payload.items() if k not in ("label_names", "vocab_fingerprint", "tensor_checksum")}
+    flat = {**{k: v for k, v in payload.items() if k not in ("task", "task_entries")}, **payload["task_entries"]}  # the old layout
+    stripped = {k: v for k, v in flat.items() if k not in ("label_names", "vocab_fingerprint", "tensor_checksum")}
     save_atomic(stripped, old)
     status, out, _ = drga(capsys, "evaluate", old)
     assert status == 0 and "no label names recorded; read off its unchanged training data: '0', '1'" in out
@@ -242,9 +243,10 @@ def test_every_command_that_reads_a_checkpoint_refuses_mismatched_data_in_one_me
     nmt_argv, nmt_run = translation_run
     swapped = tmp_path / "swapped.pt"  # a translation checkpoint whose subword model is not its network's
     payload = load_checkpoint(nmt_run / "pretrain_best.pt")
-    source, target = payload["source_tokenizer"], payload["target_tokenizer"]
-    save_atomic({**{k: v for k, v in payload.items() if k != "tensor_checksum"}, "source_tokenizer": target,
-                 "target_tokenizer": source, "shared_tokenizer": False}, swapped)
+    entries = payload["task_entries"]
+    source, target = entries["source_tokenizer"], entries["target_tokenizer"]
+    save_atomic({**{k: v for k, v in payload.items() if k != "tensor_checksum"},
+                 "task_entries": {**entries, "source_tokenizer": target, "target_tokenizer": source, "shared_tokenizer": False}}, swapped)
     (tmp_path / "in.txt").write_text("wort1 wort2 wort3.\n")
     cases = {
         "evaluate": ["evaluate", binary / "pretrain_best.pt", "--dataset", "tsv", "--tsv", neg_pos],

@@ -44,7 +44,7 @@ def test_every_phase_runs_and_reports_perplexity_and_bleu(tmp_path, net):
     assert {"reward", "reward_log_likelihood", "reward_penalty", "beta", "dev_with-agent_bleu", "dev_net-only_perplexity"} <= set(cotrain)
     assert cotrain["reward_log_likelihood"] < 0 and cotrain["reward"] < cotrain["reward_log_likelihood"]
     payload = load_checkpoint(run_dir / "cotrain_best.pt")  # weights_only loading
-    assert payload["task"] == "translation" and isinstance(payload["source_tokenizer"], bytes)
+    assert payload["task"] == "translation" and isinstance(payload["task_entries"]["source_tokenizer"], bytes)
 
 
 def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
@@ -257,7 +257,7 @@ def test_a_translation_run_can_start_from_another_runs_pretrained_network(tmp_pa
                                                                       "run.logdir": str(tmp_path / "d")}), log=lambda _: None)
     # a checkpoint written before fingerprints were recorded: judged by the subword models it carries
     legacy, payload = tmp_path / "legacy.pt", load_checkpoint(source)
-    del payload["vocab_fingerprint"]
+    del payload["task_entries"]["vocab_fingerprint"]
     save_atomic(payload, legacy)
     TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(legacy), "run.logdir": str(tmp_path / "f")}),
                        log=lambda _: None)

@@ -146,7 +146,8 @@ def check_model(payload: CheckpointPayload, phase: str, task: str) -> None:
         assert payload.task == "translation" and isinstance(payload.source_tokenizer, bytes)
         assert payload.shared_tokenizer or isinstance(payload.target_tokenizer, bytes)
     else:
-        assert payload.task is None and payload.vocab and payload.label_names and payload.tokenizer
+        assert payload.task == "classification" and payload.vocab and payload.label_names and payload.tokenizer
+        assert set(payload.task_entries) >= {"vocab", "label_names", "tokenizer", "data_checksum"}  # nested under the task
         assert payload.net_name == "tiny"
 
 

@@ -106,7 +106,8 @@ def test_the_built_in_tasks_dispatch_through_the_registry():
     assert registry.task_of_config(ExperimentConfig()) is registry.task_class("classification")
     assert registry.task_of_config(TranslationConfig(ExperimentConfig(), NMTConfig())).__name__ == "TranslationTask"
     assert registry.task_of_checkpoint({"task": "translation"}).name == "translation"
-    assert registry.task_of_checkpoint({}).name == "classification"  # classification checkpoints record no task
+    assert registry.task_of_checkpoint({}).name == "classification"  # classification checkpoints written before record no task
+    assert registry.task_of_checkpoint({"task": "classification"}).name == "classification"
     assert Trainer.__module__ == "drga.tasks.classification.trainer" and TranslationTrainer.__module__ == "drga.tasks.translation.trainer"
 
 

@@ -321,7 +321,7 @@ def test_checkpoints_are_verified_and_a_resume_on_changed_data_needs_force(tmp_p
     run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
     best = run_dir / "pretrain_best.pt"
     payload = load_checkpoint(best)
-    assert payload["data_checksum"] and len(payload["tensor_checksum"]) == 64
+    assert payload["task_entries"]["data_checksum"] and len(payload["tensor_checksum"]) == 64
     # one bit flipped after writing, in a tensor's bytes (the file's end) or in the entries beside them: refused at load
     written = best.read_bytes()
     for offset in (len(written) - 3, written.index(b"data_checksum")):

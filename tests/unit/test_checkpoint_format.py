@@ -5,6 +5,7 @@ prediction and resumed from."""
 from __future__ import annotations
 
 import re
+import shutil
 import zipfile
 
 import pytest
@@ -102,6 +103,7 @@ def interrupted(tmp_path_factory):
         patch.setattr(Trainer, "train_epoch", interrupt_on_fourth)
         with pytest.raises(KeyboardInterrupt):
             Trainer(tiny_config(folder / "stopped"), log=lambda _: None).run()
+    shutil.copytree(folder / "stopped", folder / "stopped-flat")  # a second copy, for the flat layout's resume
     return folder, uninterrupted
 
 
@@ -128,6 +130,48 @@ def test_an_old_checkpoint_loads_evaluates_and_predicts_as_the_same_checkpoint_w
         load_checkpoint(tmp_path / "altered.pt")
 
 
+def flat_layout(payload: dict) -> dict:
+    """A checkpoint as written before its task's entries were nested (issue 63): those entries at the top level, and a
+    classifier's with no ``task`` entry."""
+    flat = {k: v for k, v in payload.items() if k not in ("task_entries", "tensor_checksum")}
+    if flat.get("task") == "classification":
+        del flat["task"]
+    return {**flat, **payload["task_entries"]}
+
+
+def test_a_checkpoint_of_the_flat_layout_evaluates_predicts_and_resumes_as_the_nested_one(interrupted, tmp_path, capsys):
+    # issue 63: a new checkpoint nests its task's entries under one entry beside the task's name; one written before,
+    # with them at the top level, reads the same: drga evaluate, drga.load's predictions, the payload's properties
+    from drga.checkpoint_format import CheckpointPayload
+
+    folder, uninterrupted = interrupted
+    new = folder / "whole" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt"
+    payload = load_checkpoint(new)
+    assert payload["task"] == "classification" and {"vocab", "label_names", "tokenizer", "data_checksum"} <= set(payload["task_entries"])
+    assert "vocab" not in payload and "data_checksum" not in payload
+    old = tmp_path / "cotrain_best.pt"
+    save_atomic(flat_layout(payload), old)
+    nested, flat = CheckpointPayload.read(new), CheckpointPayload.read(old)
+    assert flat.task is None and flat.task_entries == {} and nested.task == "classification"
+    for name in ("vocab", "label_names", "tokenizer", "data_checksum", "vocab_fingerprint"):
+        assert getattr(flat, name) == getattr(nested, name) is not None
+    printed = []
+    for checkpoint in (new, old):
+        assert main(["evaluate", str(checkpoint)]) == 0
+        printed.append(re.findall(r"(net-only|with-agent)\s+accuracy ([0-9.]+)", capsys.readouterr().out))
+    assert printed[0] == printed[1] and len(printed[0]) == 2
+    texts = ["good w3 w4", "bad w5", "zzqx"]
+    assert drga.load(old).predict(texts, "with-agent") == drga.load(new).predict(texts, "with-agent")
+    # a last.pt of the flat layout resumes as if never interrupted (its data's fingerprint read from the top level)
+    stopped = folder / "stopped-flat"
+    last = stopped / "runs" / "tsv-tiny-seed3" / "last.pt"
+    save_atomic(flat_layout(load_checkpoint(last)), last)
+    resumed = Trainer(tiny_config(stopped), resume=True, log=lambda _: None).run()
+    strip = lambda rows: [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+    assert strip(resumed["history"]) == strip(uninterrupted["history"])
+    assert "task_entries" in load_checkpoint(last)  # written again in the nested layout
+
+
 def test_a_run_resumes_from_an_old_last_pt_as_if_never_interrupted(interrupted):
     folder, uninterrupted = interrupted
     last = folder / "stopped" / "runs" / "tsv-tiny-seed3" / "last.pt"
@@ -146,7 +190,8 @@ def test_the_payload_writes_what_it_reads_back_by_name(tmp_path):
 
     weights = {"w": torch.arange(6.0).view(2, 3)}
     model = CheckpointPayload.model(
-        phase="cotrain", epoch=3, net_name="tiny", has_agent=True, config={"run": {"seed": 1}}, task_entries={"vocab": ["<pad>", "<unk>"]},
+        phase="cotrain", epoch=3, net_name="tiny", has_agent=True, config={"run": {"seed": 1}}, task="classification",
+        task_entries={"vocab": ["<pad>", "<unk>"]},
         state_size=7, action_size=1, half_life_steps=12.5, network=weights, policy={"p": torch.ones(2)}, strength={"s": torch.zeros(1)},
         dev={"net-only": {"accuracy": 0.5}}, plateau_cuts=1,
     )
@@ -157,6 +202,7 @@ def test_the_payload_writes_what_it_reads_back_by_name(tmp_path):
     read = CheckpointPayload.read(tmp_path / "last.pt")
     assert (read.kind, read.phase, read.epoch, read.net_name, read.has_agent) == ("resume", "cotrain", 3, "tiny", True)
     assert (read.state_size, read.action_size, read.half_life_steps, read.plateau_cuts, read.global_step) == (7, 1, 12.5, 1, 9)
+    assert read.task == "classification" and read.task_entries == {"vocab": ["<pad>", "<unk>"]} and "vocab" not in read
     assert read.vocab == ["<pad>", "<unk>"] and read.dev_scores("net-only") == {"accuracy": 0.5} and read.config == {"run": {"seed": 1}}
     assert torch.equal(read.network_state["w"], weights["w"]) and read.history[0]["seconds"] == 1.0 and read.progress["index"] == 2
     assert read.network_optimizer_state is None and read.lr_schedule_state is None and model.kind == "model"

@@ -15,7 +15,7 @@ from drga.config import ConfigError, ExperimentConfig, load_config
 
 __all__ = ["TASK_NAME", "ClassificationConfig", "load_classification_config", "is_classification_checkpoint"]
 
-#: The task's name in the registry; its checkpoints, written before tasks had names, record none.
+#: The task's name in the registry, which its checkpoints record (those written before tasks had names record none).
 TASK_NAME = "classification"
 
 #: A classification run's configuration: the shared sections, nothing of its own.
@@ -41,5 +41,5 @@ def is_classification_checkpoint(payload: Mapping[str, Any]) -> bool:
     """Whether a loaded checkpoint (:func:`drga.checkpoint_format.load_checkpoint`) holds a classifier."""
     from drga.checkpoint_format import CheckpointPayload  # torch: only when a checkpoint is read
 
-    # a classifier's checkpoint records no task (they had no names when it began); another task's records its name
+    # a checkpoint records its task's name; a classifier's written before tasks had names records none
     return "task" not in payload or CheckpointPayload.of(payload).task == TASK_NAME

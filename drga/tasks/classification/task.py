@@ -108,7 +108,7 @@ class ClassificationTask(Task):
 
     @classmethod
     def owns_checkpoint(cls, payload: Mapping[str, Any]) -> bool:
-        """A classifier's checkpoint records no task (they had no names when it began); another task's records its name."""
+        """A checkpoint records its task's name; a classifier's written before tasks had names records none."""
         return ("task" not in payload and cls.name == TASK_NAME) or super().owns_checkpoint(payload)
 
     @classmethod
@@ -264,12 +264,9 @@ class ClassificationTask(Task):
             )
 
     def checkpoint_content(self) -> dict[str, Any]:
-        content = {"vocab": list(self.data.vocab.itos), "vocab_fingerprint": self.data.vocab.fingerprint,
-                   "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum,
-                   "tokenizer": self.data.splits.tokenizer}  # how new text is split for this network (drga/prediction.py)
-        if self.name != TASK_NAME:  # a subclass registered as a task of its own: drga evaluate finds the task by it
-            content["task"] = self.name
-        return content
+        return {"vocab": list(self.data.vocab.itos), "vocab_fingerprint": self.data.vocab.fingerprint,
+                "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum,
+                "tokenizer": self.data.splits.tokenizer}  # how new text is split for this network (drga/prediction.py)
 
     def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = {}

@@ -70,7 +70,7 @@ def load_trained(
     called with the vocabulary size and the number of labels. ``payload``: the file, already loaded.
     """
     checkpoint = model_checkpoint(path, payload)
-    if "vocab" not in checkpoint:  # not classification's kind (a translation checkpoint: subword models): what to do instead
+    if checkpoint.task_entry("vocab") is None:  # not classification's kind (a translation checkpoint: subword models): what to do instead
         refuse_other_tasks_checkpoint(path, checkpoint)
         raise CheckpointError(f"{path} holds no vocabulary, which a classification checkpoint records")
     if expected_net is not None and checkpoint.net_name != expected_net:

@@ -298,7 +298,6 @@ class TranslationTask(Task):
         from drga.tasks.translation.data import tokenizer_fingerprint
 
         return {
-            "task": self.name,
             "source_tokenizer": self.data.source_tokenizer.model_proto,
             "target_tokenizer": self.data.target_tokenizer.model_proto,
             "shared_tokenizer": self.data.source_tokenizer is self.data.target_tokenizer,
