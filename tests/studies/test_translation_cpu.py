@@ -233,7 +233,8 @@ def test_next_takes_turns_between_the_networks_and_resumes_a_unit_whose_stage_tw
         cpu.next_unit(study, work)
 
 
-def test_a_unit_with_nothing_to_project_from_measures_first(cpu, tmp_path, capsys):
+def test_a_unit_with_nothing_to_project_from_measures_first(cpu, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cpu, "STUDY", tmp_path / "no-committed-study")  # the committed probes are not this rehearsal's
     bench = tmp_path / "bench.py"
     bench.write_text("print('| baseline training | 6.4 | 1 | 1 |')\nprint('| DRGA co-training | 12.8 | 1 | 1 |')\n", encoding="utf-8")
     study = tmp_path / "study"
