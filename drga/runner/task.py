@@ -97,6 +97,10 @@ class Task(ABC):
     #: The one number of a test cell that tables show and TensorBoard's HParams tab reports per arm (a key of its
     #: evaluation's scores: classification's ``accuracy``, translation's greedy ``bleu``).
     report_metric: ClassVar[str] = "accuracy"
+    #: How a table shows :attr:`report_metric`: multiplied by ``report_scale`` (100: a fraction shown in percent), under
+    #: ``report_label``.
+    report_scale: ClassVar[float] = 100.0
+    report_label: ClassVar[str] = "accuracy (%)"
 
     @classmethod
     def load_config(cls, path: str | Path | None = None, overrides: list[str] | None = None,

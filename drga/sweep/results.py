@@ -22,7 +22,7 @@ from typing import Any
 from drga.errors import UserError
 from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, EpochRecord, Mode, ResultRow, Split, headline_score, row_epoch, row_scores
-from drga.registry import report_metric_of_network
+from drga.registry import report_metric_of_network, task_for_network
 from drga.sweep.grid import Run
 
 #: Result columns: (column title, results.json row, evaluation mode).
@@ -273,12 +273,14 @@ def accuracy(payload: dict, row: str, mode: str, metric: str = "accuracy") -> fl
 
 
 def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -> str:
-    """Every run's test accuracies (%), then mean ± std over seeds per network and data set; the rows
-    also go to ``out`` with the suffix .csv. ``settings``: what the runs were made with, said under the
-    title (drga/sweep/fingerprints.py). Returns the markdown."""
+    """Every run's test scores (its task's report metric, as its task shows it: accuracy in %, BLEU), then mean ± std
+    over seeds per network and data set; the rows (unscaled) also go to ``out`` with the suffix .csv. ``settings``: what
+    the runs were made with, said under the title (drga/sweep/fingerprints.py). Returns the markdown."""
     titles = [title for title, _, _ in COLUMNS]
+    tasks = {run.net: task_for_network(run.net) for run in runs}
+    labels = sorted({task.report_label for task in tasks.values()})
     lines = [
-        f"Test accuracy (%) of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.",
+        f"Test {' or '.join(labels) or 'scores'} of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.",
         "",
         *[part for line in settings or [] for part in (line, "")],
         "| network | data set | seed | status | " + " | ".join(titles) + " | wall (s) |",
@@ -289,7 +291,7 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
     for run in runs:
         full = run.folder / "results.json"
         payload = json.loads(full.read_text()) if full.exists() else {}
-        metric = report_metric_of_network(run.net)
+        metric = tasks[run.net].report_metric
         values = [accuracy(payload, row, mode, metric) for _, row, mode in COLUMNS]
         wall = run.folder / "wall_seconds.txt"
         seconds = wall.read_text().strip() if wall.exists() else ""
@@ -304,7 +306,7 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
                 "wall_seconds": seconds,
             }
         )
-        cells = [f"{100 * v:.2f}" if v is not None else "-" for v in values]
+        cells = [f"{tasks[run.net].report_scale * v:.2f}" if v is not None else "-" for v in values]
         lines.append(f"| {run.net} | {run.dataset} | {run.seed} | {status} | " + " | ".join(cells) + f" | {seconds} |")
         if run.finished:
             group = groups.setdefault((run.net, run.dataset), {t: [] for t in titles})
@@ -323,7 +325,8 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
 
     for (net, dataset), group in groups.items():
         seeds = max((len(v) for v in group.values()), default=0)
-        lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std_text([100 * v for v in group[t]]) for t in titles) + " |")
+        scale = tasks[net].report_scale
+        lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std_text([scale * v for v in group[t]]) for t in titles) + " |")
     with open_atomic(Path(out).with_suffix(".csv"), newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -324,3 +324,21 @@ def test_drga_sweep_is_the_same_command(tmp_path, fake_cli):
     assert sorted(starts(tmp_path)) == [(n, "fresh") for n in ["d-a-seed0", "d-a-seed1", "d-b-seed0", "d-b-seed1"]]
     assert "| b | d | 1 | finished | - | 81.00 | - | 82.00 | 83.00 |" in (tmp_path / "runs" / "sweep_results.md").read_text()
     assert "(4 of 4 ended)" in done.stdout
+
+
+def test_the_sweep_table_shows_each_tasks_metric_on_its_own_scale(tmp_path):
+    # accuracy is a fraction shown in percent, BLEU is on its 0-100 scale already (it used to be multiplied by 100)
+    from drga.names import Mode, ResultRow, Split, score_key
+    from drga.sweep.grid import plan
+    from drga.sweep.results import table
+
+    runs = plan(["lstm-sa", "transformer-nmt"], ["data"], [0], tmp_path / "runs")
+    for run, scores in zip(runs, ({"accuracy": 0.9125}, {"bleu": 37.4653})):
+        run.folder.mkdir(parents=True)
+        cell = {score_key(Split.TEST, Mode.NET_ONLY): scores}
+        (run.folder / "results.json").write_text(json.dumps({"results": {ResultRow.PRETRAIN_ONLY: cell}}))
+    text = table(runs, tmp_path / "table.md")
+    assert text.splitlines()[0].startswith("Test BLEU, greedy or accuracy (%) of ")
+    assert "| lstm-sa | data | 0 | finished | 91.25 | - |" in text
+    assert "| transformer-nmt | data | 0 | finished | 37.47 | - |" in text
+    assert "| transformer-nmt | data | 1 | 37.47 |" in text  # the mean over its one seed, on the same scale

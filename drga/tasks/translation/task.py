@@ -79,6 +79,8 @@ class TranslationTask(Task):
     commands_module = "drga.tasks.translation.commands"
     inference = "translate with it (drga translate {path} < input.txt)"
     report_metric = "bleu"  # greedy decoding's
+    report_scale = 1.0  # sacrebleu's BLEU is on its 0–100 scale already
+    report_label = "BLEU, greedy"
     shard_evaluation = False
     result_type = "drga.tasks.translation.evaluation:TranslationEval"
 
