@@ -7,13 +7,12 @@ task registry (``drga/tasks/classification/task.py`` · ``ClassificationTask.loa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from drga.config import ConfigError, ExperimentConfig, load_config
 
-__all__ = ["TASK_NAME", "ClassificationConfig", "load_classification_config", "is_classification_checkpoint"]
+__all__ = ["TASK_NAME", "ClassificationConfig", "load_classification_config"]
 
 #: The task's name in the registry, which its checkpoints record (those written before tasks had names record none).
 TASK_NAME = "classification"
@@ -35,11 +34,3 @@ def load_classification_config(path: str | Path | None = None, overrides: list[s
     if config.data.dataset not in DATASETS:
         raise ConfigError(f"unknown dataset '{config.data.dataset}'; choose one of: {', '.join(sorted(DATASETS))}")
     return config
-
-
-def is_classification_checkpoint(payload: Mapping[str, Any]) -> bool:
-    """Whether a loaded checkpoint (:func:`drga.checkpoint_format.load_checkpoint`) holds a classifier."""
-    from drga.checkpoint_format import CheckpointPayload  # torch: only when a checkpoint is read
-
-    # a checkpoint records its task's name; a classifier's written before tasks had names records none
-    return "task" not in payload or CheckpointPayload.of(payload).task == TASK_NAME
