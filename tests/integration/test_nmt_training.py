@@ -135,6 +135,25 @@ def test_translation_defaults_per_network_and_config_files(tmp_path):
         assert config.experiment.data.dataset == "multi30k-en-de"
 
 
+def test_a_data_setting_only_classification_reads_is_refused_with_set_and_noted_from_a_file(tmp_path):
+    # [data] is shared with classification; data.lowercase or data.min_freq would go unread by a translation run.
+    # As for a setting of another data set: refused with --set, only noted from a file (one may serve a sweep of both tasks)
+    from drga.tasks.translation.config import load_checked_translation_config
+
+    with pytest.raises(ConfigError) as refused:
+        load_translation_config(None, ["network.name=seq2seq-luong", "data.lowercase=false", "data.min_freq=2"])
+    message = str(refused.value)
+    assert message.startswith("--set data.lowercase, data.min_freq: read by classification runs only")
+    assert "a translation run reads data.dataset, data.data_dir, data.split_seed, data.train_fraction" in message
+    config = tmp_path / "both.toml"
+    config.write_text("[data]\nlowercase = false\nmax_length = 50\n", encoding="utf-8")
+    notes: list[str] = []
+    read = load_checked_translation_config(config, ["network.name=seq2seq-luong"], notes.append)
+    assert read.experiment.data.max_length == 50  # what translation reads is applied
+    assert notes == ["not read by this run: data.lowercase: read by classification runs only; a translation run reads "
+                     "data.dataset, data.data_dir, data.split_seed, data.train_fraction, data.batch_size, data.max_length of [data]"]
+
+
 def test_perplexity_falls_on_a_multi30k_slice(tmp_path):
     require_data("multi30k")
     config = load_translation_config(None, [

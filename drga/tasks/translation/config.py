@@ -33,7 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
-from drga.config import ConfigError, ExperimentConfig, apply_mapping, coerce_value, network_run_defaults, requested_network, suggest
+from drga.config import (
+    ConfigError,
+    DataConfig,
+    ExperimentConfig,
+    apply_mapping,
+    coerce_value,
+    network_run_defaults,
+    requested_network,
+    suggest,
+)
 from drga.config import config_to_toml as experiment_toml
 
 if sys.version_info >= (3, 11):
@@ -96,6 +105,23 @@ def translation_defaults(name: str) -> dict[str, dict[str, Any]]:
         section, key = dotted.split(".", 1)
         nested.setdefault(section, {})[key] = value
     return nested
+
+
+#: The keys of the shared ``[data]`` section a translation run reads (the module's docstring says how): another one given
+#: with ``--set`` is refused, in a file only noted, as for a setting of another data set (:func:`unread_data_settings`).
+DATA_KEYS_READ = ("dataset", "data_dir", "split_seed", "train_fraction", "batch_size", "max_length")
+
+
+def unread_data_settings(mapping: dict[str, Any]) -> list[str]:
+    """The ``data.*`` keys of ``mapping`` (a TOML file's tables, or ``--set``'s) that only classification reads."""
+    data = mapping.get("data", {})
+    known = {f.name for f in dataclasses.fields(DataConfig)}
+    return [f"data.{key}" for key in data if key in known and key not in DATA_KEYS_READ] if isinstance(data, dict) else []
+
+
+def _unread_message(keys: list[str]) -> str:
+    return (f"{', '.join(keys)}: read by classification runs only; a translation run reads "
+            f"{', '.join('data.' + key for key in DATA_KEYS_READ)} of [data]")
 
 
 @dataclass
@@ -177,10 +203,18 @@ def _overrides_mapping(overrides: list[str]) -> dict[str, dict[str, Any]]:
     return mapping
 
 
-def load_translation_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TranslationConfig:
-    """Defaults, the network's translation defaults, the TOML file, then ``section.key=value`` overrides."""
+def load_translation_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                            report: Callable[[str], None] | None = None) -> TranslationConfig:
+    """Defaults, the network's translation defaults, the TOML file, then ``section.key=value`` overrides. A ``[data]``
+    setting only classification reads is refused in ``overrides`` and noted (``report``) in the file, which may serve
+    a sweep of both tasks."""
     overrides = list(overrides or [])
     file_mapping = _read_toml(path) if path is not None else {}
+    unread = unread_data_settings(_overrides_mapping(overrides))
+    if unread:
+        raise ConfigError(f"--set {_unread_message(unread)}")
+    if report is not None and unread_data_settings(file_mapping):
+        report(f"not read by this run: {_unread_message(unread_data_settings(file_mapping))}")
     config = TranslationConfig(ExperimentConfig(), NMTConfig())
     config.experiment.data.dataset = "multi30k-en-de"
     config.experiment.network.name = "seq2seq-luong"
@@ -196,11 +230,12 @@ def load_translation_config(path: str | Path | None = None, overrides: list[str]
 def load_checked_translation_config(path: str | Path | None = None, overrides: list[str] | None = None,
                                     report: Callable[[str], None] | None = None) -> TranslationConfig:
     """:func:`load_translation_config`, its data set one of the parallel ones and its agent trained by
-    REINFORCE: translation's loader in the task registry (``drga train``, ``drga tune``). ``report``: the
-    loader's signature (translation's defaults are applied before the file, not reported)."""
+    REINFORCE: translation's loader in the task registry (``drga train``, ``drga tune``). ``report``: told of the
+    file's ``[data]`` settings a translation run does not read (translation's defaults, applied before the file, are
+    not reported)."""
     from drga.data.parallel import PARALLEL_DATASETS
 
-    translation = load_translation_config(path, overrides)
+    translation = load_translation_config(path, overrides, report)
     data = translation.experiment.data
     if data.dataset not in PARALLEL_DATASETS:
         raise ConfigError(
