@@ -19,7 +19,7 @@ from drga.config import (
     tsv_implies_dataset,
 )
 from drga.data import DATASETS
-from drga.errors import UserError, command_failure
+from drga.errors import UserError, report_command_failure
 from drga.registry import task_classes, task_of_checkpoint
 from drga.runner.task import Task
 from drga.runtime.allocator import keep_freed_memory
@@ -324,11 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()  # the tasks' commands: the registry imports the modules of $DRGA_PLUGINS
     except Exception as error:
-        failure = command_failure(error)
-        if failure is None or debug:
-            raise
-        print(f"drga: error: {failure[0]}", file=sys.stderr)
-        return failure[1]
+        return report_command_failure(error, "drga: error: ", debug)
     args = parser.parse_args(argv)
     refuse_empty_values(parser, args)
     configure_logging(args.quiet, args.verbose)
@@ -345,11 +341,7 @@ def main(argv: list[str] | None = None) -> int:
               "interrupted before its first epoch saved nothing, and left its folder as it was)", file=sys.stderr)
         return 130
     except Exception as error:
-        failure = command_failure(error)
-        if failure is None or args.debug or debug:
-            raise
-        print(f"drga {args.command}: error: {failure[0]}", file=sys.stderr)
-        return failure[1]
+        return report_command_failure(error, f"drga {args.command}: error: ", args.debug or debug)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from pathlib import Path
 
-__all__ = ["UserError", "fault_message", "fault_status", "FAULT_CAUSES"]
+__all__ = ["UserError", "fault_message", "fault_status", "FAULT_CAUSES", "report_command_failure"]
 
 
 class UserError(Exception):
@@ -88,10 +89,20 @@ def kept_files(path: Path) -> list[str]:
 def command_failure(error: BaseException) -> tuple[str, int] | None:
     """What a command stopped by ``error`` says and its exit status, for an error that is no bug: a :class:`UserError`
     (status 2) or an :class:`OSError` (:func:`fault_message`, :func:`fault_status`). None for anything else (a bug: its
-    traceback is kept). The one rule of ``drga/cli.py`` · ``main``, every command's way in (and of ``drga sweep``'s
-    own entry point)."""
+    traceback is kept). The one rule every command's way in applies, through :func:`report_command_failure`."""
     if isinstance(error, UserError):
         return str(error), 2
     if isinstance(error, OSError):
         return fault_message(error), fault_status(error)
     return None
+
+
+def report_command_failure(error: BaseException, prefix: str, debug: bool = False) -> int:
+    """A command stopped by ``error``: its one message (:func:`command_failure`) printed after ``prefix`` on stderr, and
+    its exit status returned; a bug (or any error with ``debug``) is raised again with its traceback. Called from the
+    ``except`` of every command's way in (``drga/cli.py`` · ``main``, ``drga sweep``'s and the CPU study's)."""
+    failure = command_failure(error)
+    if failure is None or debug:
+        raise error
+    print(f"{prefix}{failure[0]}", file=sys.stderr)
+    return failure[1]

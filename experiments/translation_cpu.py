@@ -59,7 +59,7 @@ from translation_gpu import (
     stage_prefix,
 )
 
-from drga.errors import command_failure
+from drga.errors import report_command_failure
 from drga.files import write_bytes_atomic, write_text_atomic
 from drga.names import PhaseName, best_checkpoint
 from drga.sweep.results import portable_path
@@ -526,11 +526,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"translation_cpu.py: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # the command line's one rule (drga/cli.py · main): a mistake or a fault is one message
-        failure = command_failure(error)
-        if failure is None:
-            raise
-        print(f"translation_cpu.py: {failure[0]}", file=sys.stderr)
-        return failure[1]
+        return report_command_failure(error, "translation_cpu.py: ")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drga.errors import command_failure
+from drga.errors import report_command_failure
 from drga.files import write_text_atomic
 from drga.sweep.executors import Executor, LocalExecutor
 from drga.sweep.fingerprints import SettingsCheck, check_settings, refusal, settings_lines
@@ -230,11 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return sweep(finish_arguments(args, parser.error))
     except Exception as error:  # the command line's one rule (drga/cli.py · main): a mistake or a fault is one message
-        failure = command_failure(error)
-        if failure is None:
-            raise
-        print(f"sweep: error: {failure[0]}", file=sys.stderr)
-        return failure[1]
+        return report_command_failure(error, "sweep: error: ")
 
 
 if __name__ == "__main__":
