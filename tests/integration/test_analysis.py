@@ -34,6 +34,7 @@ from drga.cli import main
 from drga.data import EncodedExample, collate
 from drga.trainer import Trainer
 from tests.integration.test_trainer import tiny_config
+from tests.interrupts import ctrl_c_at_call
 from tests.tiny_network import TinyAttentionNet
 
 RUN = "tsv-tiny-seed3"
@@ -292,19 +293,8 @@ def test_tracking_records_every_evaluation(trained):
 def test_tracking_survives_resume(tmp_path, monkeypatch):
     overrides = {"train.track_examples": 3, "train.pretrain_epochs": 1, "train.cotrain_epochs": 1, "train.baseline_epochs": 1}
     Trainer(tiny_config(tmp_path / "a", **overrides), log=lambda _: None).run()
-    original = Trainer.train_epoch
-    calls = {"n": 0}
-
-    def interrupt(self, *args):
-        calls["n"] += 1
-        if calls["n"] == 3:  # the agent phase's epoch: after pretrain 1, baseline 0 and 1 were recorded
-            raise KeyboardInterrupt
-        return original(self, *args)
-
-    monkeypatch.setattr(Trainer, "train_epoch", interrupt)
-    with pytest.raises(KeyboardInterrupt):
+    with ctrl_c_at_call(Trainer, "train_epoch", 3):  # the agent phase's epoch: after pretrain 1, baseline 0 and 1 were recorded
         Trainer(tiny_config(tmp_path / "b", **overrides), log=lambda _: None).run()
-    monkeypatch.setattr(Trainer, "train_epoch", original)
     Trainer(tiny_config(tmp_path / "b", **overrides), resume=True, log=lambda _: None).run()
     a = json.loads((tmp_path / "a" / "runs" / RUN / TRACKED_FILE).read_text())
     b = json.loads((tmp_path / "b" / "runs" / RUN / TRACKED_FILE).read_text())

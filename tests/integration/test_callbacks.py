@@ -15,6 +15,7 @@ from drga.runner.callbacks import Callback, CallbackList
 from drga.runner.loop import LOG_INTERVAL, PhaseRunner
 from drga.trainer import Trainer
 from tests.integration.test_trainer import tiny_config
+from tests.interrupts import ctrl_c_at_call
 from tests.tiny_network import TinyAttentionNet
 
 #: The tiny run's phases and epochs (tests/integration/test_trainer.py's tiny_config, patience 0: no early stop):
@@ -166,18 +167,8 @@ def test_a_resumed_run_keeps_its_rows_and_appends_without_a_second_header(tmp_pa
     last.pt: the resumed run's file is the uninterrupted run's, row for row."""
     _, uninterrupted, _ = tiny_run
     config = tiny_config(tmp_path, **{"train.patience": 0, "run.report_to": "csv"})
-    original, calls = getattr(PhaseRunner, interrupted_in), {"n": 0}
-
-    def interrupt_on_fourth(self, *args):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt
-        return original(self, *args)
-
-    monkeypatch.setattr(PhaseRunner, interrupted_in, interrupt_on_fourth)
-    with pytest.raises(KeyboardInterrupt):
+    with ctrl_c_at_call(PhaseRunner, interrupted_in, 4):
         Trainer(config, log=lambda _: None).run()
-    monkeypatch.setattr(PhaseRunner, interrupted_in, original)
     path = tmp_path / "runs" / "tsv-tiny-seed3" / "metrics.csv"
     _, before = read_csv(path)
     written = {"train_epoch": 4, "save_last": 5}[interrupted_in]  # pretrain 1-2, baseline 0-1 (and 2: its last.pt not written)

@@ -14,6 +14,7 @@ from drga.runner.lr_schedule import LearningRateSchedule
 from drga.runner.selection import Selection
 from drga.tasks.translation.task import TranslationTask
 from drga.trainer import TranslationTrainer
+from tests.interrupts import ctrl_c_at_call
 from tests.nmt_helpers import tiny_translation_config
 
 LR, PRETRAINED_LR = 1e-3, 1e-4
@@ -230,19 +231,8 @@ def test_the_translation_runner_keeps_a_plateau_cut_past_warm_up_in_both_groups(
 
 def test_a_resumed_translation_run_reaches_the_same_rates(tmp_path, plateau_every_epoch, monkeypatch):
     """Interrupted before epoch 3 (after the first cut), resumed from last.pt: epoch 3 trains at base × 0.5."""
-    original = TranslationTrainer.train_epoch
-    calls = {"n": 0}
-
-    def interrupt_on_third(self, phase, epoch, epochs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return original(self, phase, epoch, epochs)
-
-    monkeypatch.setattr(TranslationTrainer, "train_epoch", interrupt_on_third)
-    with pytest.raises(KeyboardInterrupt):
+    with ctrl_c_at_call(TranslationTrainer, "train_epoch", 3):
         TranslationTrainer(plateau_run_config(tmp_path), log=lambda _: None).run()
-    monkeypatch.setattr(TranslationTrainer, "train_epoch", original)
     steps_per_epoch = len(plateau_every_epoch) // 2
     TranslationTrainer(plateau_run_config(tmp_path), resume=True, log=lambda _: None).run()
     assert flat(plateau_every_epoch) == pytest.approx(expected_rates(steps_per_epoch), rel=1e-12)

@@ -17,6 +17,7 @@ from drga.tasks.translation.task import token_cross_entropy
 from drga.tasks.translation.trained import load_translation_model
 from drga.trainer import TranslationTrainer
 from tests.conftest import require_data
+from tests.interrupts import ctrl_c_at_call
 from tests.nmt_helpers import tiny_translation_config, write_synthetic_corpus
 
 
@@ -49,19 +50,8 @@ def test_every_phase_runs_and_reports_perplexity_and_bleu(tmp_path, net):
 
 def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     uninterrupted = TranslationTrainer(tiny_translation_config(tmp_path / "a"), log=lambda _: None).run()
-    original = TranslationTrainer.train_epoch
-    calls = {"n": 0}
-
-    def interrupt_on_fourth(self, phase, epoch, epochs):
-        calls["n"] += 1
-        if calls["n"] == 4:  # during the agent phase
-            raise KeyboardInterrupt
-        return original(self, phase, epoch, epochs)
-
-    monkeypatch.setattr(TranslationTrainer, "train_epoch", interrupt_on_fourth)
-    with pytest.raises(KeyboardInterrupt):
+    with ctrl_c_at_call(TranslationTrainer, "train_epoch", 4):  # during the agent phase
         TranslationTrainer(tiny_translation_config(tmp_path / "b"), log=lambda _: None).run()
-    monkeypatch.setattr(TranslationTrainer, "train_epoch", original)
     resumed = TranslationTrainer(tiny_translation_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
     strip = lambda history: [{k: v for k, v in h.items() if k != "seconds"} for h in history]  # noqa: E731
     assert strip(resumed["history"]) == strip(uninterrupted["history"])

@@ -30,6 +30,7 @@ from drga.tasks.classification.evaluation import evaluate
 from drga.tasks.classification.trained import load_trained
 from drga.trainer import Trainer
 from tests.integration.test_trainer import tiny_config
+from tests.interrupts import ctrl_c_at_call
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
 LIMIT = 8.0
@@ -214,19 +215,8 @@ def test_default_budget_is_reinforces_env_steps(tmp_path):
 def test_resume_in_the_sb3_agent_phase_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     uninterrupted = Trainer(sb3_config(tmp_path / "a"), log=lambda _: None).run()
 
-    calls = {"n": 0}
-    original = Trainer.train_epoch
-
-    def interrupt_in_second_agent_epoch(self, *args):
-        calls["n"] += 1
-        if calls["n"] == 6:  # pretrain 2, baseline 2, agent 1 done
-            raise KeyboardInterrupt
-        return original(self, *args)
-
-    monkeypatch.setattr(Trainer, "train_epoch", interrupt_in_second_agent_epoch)
-    with pytest.raises(KeyboardInterrupt):
+    with ctrl_c_at_call(Trainer, "train_epoch", 6):  # in the second agent epoch: pretrain 2, baseline 2, agent 1 done
         Trainer(sb3_config(tmp_path / "b"), log=lambda _: None).run()
-    monkeypatch.setattr(Trainer, "train_epoch", original)
     resumed = Trainer(sb3_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
 
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]

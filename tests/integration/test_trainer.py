@@ -17,6 +17,7 @@ from drga.learners import AgentPhaseLearner, CoTrainingLearner, NetworkLearner
 from drga.runner.run_folder import RunExistsError, RunInUseError
 from drga.runtime.run_lock import LOCK_NAME, acquire_run_lock, run_lock_holder
 from drga.trainer import Trainer
+from tests.interrupts import ctrl_c_at_call
 from tests.lock_holder import lock_held_elsewhere
 from tests.scripts import load_script
 from tests.tiny_network import TinyAttentionNet, keyword_examples
@@ -103,19 +104,8 @@ def test_a_time_budget_stops_the_baseline_before_an_epoch_that_would_pass_it(tmp
 def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     uninterrupted = Trainer(tiny_config(tmp_path / "a"), log=lambda _: None).run()
 
-    calls = {"n": 0}
-    original = Trainer.train_epoch
-
-    def interrupt_on_fourth(self, *args):
-        calls["n"] += 1
-        if calls["n"] == 4:  # inside the baseline phase, after three completed epochs
-            raise KeyboardInterrupt
-        return original(self, *args)
-
-    monkeypatch.setattr(Trainer, "train_epoch", interrupt_on_fourth)
-    with pytest.raises(KeyboardInterrupt):
+    with ctrl_c_at_call(Trainer, "train_epoch", 4):  # inside the baseline phase, after three completed epochs
         Trainer(tiny_config(tmp_path / "b"), log=lambda _: None).run()
-    monkeypatch.setattr(Trainer, "train_epoch", original)
     with pytest.raises(RunExistsError):
         Trainer(tiny_config(tmp_path / "b"), log=lambda _: None)
     # the run folder moves (another disk, a renamed study folder): it resumes from where it is now
