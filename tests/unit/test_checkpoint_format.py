@@ -107,6 +107,15 @@ def interrupted(tmp_path_factory):
     return folder, uninterrupted
 
 
+def assert_evaluated_alike(new, old, capsys) -> None:
+    """``drga evaluate`` prints the same accuracies, in both modes, for the two checkpoints."""
+    printed = []
+    for checkpoint in (new, old):
+        assert main(["evaluate", str(checkpoint)]) == 0
+        printed.append(re.findall(r"(net-only|with-agent)\s+accuracy ([0-9.]+)", capsys.readouterr().out))
+    assert printed[0] == printed[1] and len(printed[0]) == 2
+
+
 def test_an_old_checkpoint_loads_evaluates_and_predicts_as_the_same_checkpoint_written_now(interrupted, tmp_path, capsys):
     folder, _ = interrupted
     new = folder / "whole" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt"
@@ -114,11 +123,7 @@ def test_an_old_checkpoint_loads_evaluates_and_predicts_as_the_same_checkpoint_w
     payload = load_checkpoint(new)
     save_old_format({k: v for k, v in payload.items() if k != "tensor_checksum"}, old)
     assert zipfile.is_zipfile(old) and same(load_checkpoint(old), payload)
-    printed = []
-    for checkpoint in (new, old):
-        assert main(["evaluate", str(checkpoint)]) == 0
-        printed.append(re.findall(r"(net-only|with-agent)\s+accuracy ([0-9.]+)", capsys.readouterr().out))
-    assert printed[0] == printed[1] and len(printed[0]) == 2
+    assert_evaluated_alike(new, old, capsys)
     texts = ["good w3 w4", "bad w5", "zzqx"]
     for mode in ("net-only", "with-agent"):
         assert drga.load(old).predict(texts, mode) == drga.load(new).predict(texts, mode)
@@ -155,11 +160,7 @@ def test_a_checkpoint_of_the_flat_layout_evaluates_predicts_and_resumes_as_the_n
     assert flat.task is None and flat.task_entries == {} and nested.task == "classification"
     for name in ("vocab", "label_names", "tokenizer", "data_checksum", "vocab_fingerprint"):
         assert getattr(flat, name) == getattr(nested, name) is not None
-    printed = []
-    for checkpoint in (new, old):
-        assert main(["evaluate", str(checkpoint)]) == 0
-        printed.append(re.findall(r"(net-only|with-agent)\s+accuracy ([0-9.]+)", capsys.readouterr().out))
-    assert printed[0] == printed[1] and len(printed[0]) == 2
+    assert_evaluated_alike(new, old, capsys)
     texts = ["good w3 w4", "bad w5", "zzqx"]
     assert drga.load(old).predict(texts, "with-agent") == drga.load(new).predict(texts, "with-agent")
     # a last.pt of the flat layout resumes as if never interrupted (its data's fingerprint read from the top level)

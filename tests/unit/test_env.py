@@ -9,11 +9,9 @@ import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-from drga.core.policy import GaussianPolicy
-from drga.core.rollout import rollout
-from drga.core.scoring import RewardConstants
 from drga.data import collate
 from drga.envs import ENV_ID, AttentionRetrofitEnv
+from tests.episodes import assert_episode_matches_rollout
 from tests.tiny_network import TinyAttentionNet, keyword_examples
 
 
@@ -69,20 +67,7 @@ def test_episode_walks_every_token_and_rewards_at_the_end(tiny_env):
 def test_env_reward_equals_the_batched_trainers_reward(tiny_env):
     env, network, examples = tiny_env
     torch.manual_seed(1)
-    observation, _ = env.reset(options={"index": 5})
-    policy = GaussianPolicy(env.observation_space.shape[0], 1, hidden_sizes=(8,), init_log_std=0.0)
-    with torch.no_grad():  # make the deterministic policy do something non-trivial
-        policy.mean_head.weight.normal_(0.0, 1.0)
-    done = False
-    while not done:
-        with torch.no_grad():
-            action = policy(torch.as_tensor(observation)).numpy()
-        observation, reward, done, _, info = env.step(action)
-    batch = collate([examples[5]])
-    with torch.no_grad():
-        result = rollout(network, policy, batch, torch.tensor(0.4), samples=1, reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True)
-    assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
-    assert np.allclose(info["revised_attention"][0], result.revised[0][0].numpy(), atol=1e-6)
+    assert_episode_matches_rollout(env, network, 5, collate([examples[5]]))
 
 
 def test_env_rejects_bad_arguments(tiny_env):

@@ -12,12 +12,10 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 
 from drga.baselines.seq2seq_luong import LuongSeq2Seq
 from drga.baselines.transformer_nmt import TransformerNMT
-from drga.core.policy import GaussianPolicy
-from drga.core.rollout import rollout
-from drga.core.scoring import RewardConstants
 from drga.data.parallel import EncodedPair, collate_parallel
 from drga.envs.attention_retrofit import prediction_scores
 from drga.envs.translation import translation_env
+from tests.episodes import assert_episode_matches_rollout
 
 PAIRS = [
     EncodedPair([5, 6, 7], [8, 9], 0),  # 3 source tokens, 2 target tokens + </s> = 3 decoder steps
@@ -63,20 +61,7 @@ def test_an_episode_visits_every_decoder_step_and_source_token(net):
 def test_env_reward_equals_the_batched_trainers_reward():
     network = luong()
     env = translation_env(network, PAIRS, beta=0.4)
-    observation, _ = env.reset(options={"index": 2})
-    policy = GaussianPolicy(env.observation_space.shape[0], 1, hidden_sizes=(8,), init_log_std=0.0)
-    with torch.no_grad():
-        policy.mean_head.weight.normal_(0.0, 1.0)
-    done = False
-    while not done:
-        with torch.no_grad():
-            action = policy(torch.as_tensor(observation)).numpy()
-        observation, reward, done, _, info = env.step(action)
-    batch = collate_parallel([PAIRS[2]])
-    with torch.no_grad():
-        result = rollout(network, policy, batch, torch.tensor(0.4), samples=1, reward=RewardConstants(0.2, 0.2, 0.85), deterministic=True)
-    assert reward == pytest.approx(result.terms.reward.item(), abs=1e-5)
-    assert np.allclose(info["revised_attention"][0], result.revised[0][0].numpy(), atol=1e-6)
+    info = assert_episode_matches_rollout(env, network, 2, collate_parallel([PAIRS[2]]))
     assert info["log_likelihood"] < 0
 
 
