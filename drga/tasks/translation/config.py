@@ -210,11 +210,12 @@ def load_translation_config(path: str | Path | None = None, overrides: list[str]
     a sweep of both tasks."""
     overrides = list(overrides or [])
     file_mapping = _read_toml(path) if path is not None else {}
-    unread = unread_data_settings(_overrides_mapping(overrides))
-    if unread:
-        raise ConfigError(f"--set {_unread_message(unread)}")
-    if report is not None and unread_data_settings(file_mapping):
-        report(f"not read by this run: {_unread_message(unread_data_settings(file_mapping))}")
+    set_mapping = _overrides_mapping(overrides)
+    refused, noted = unread_data_settings(set_mapping), unread_data_settings(file_mapping)
+    if refused:
+        raise ConfigError(f"--set {_unread_message(refused)}")
+    if report is not None and noted:
+        report(f"not read by this run: {_unread_message(noted)}")
     config = TranslationConfig(ExperimentConfig(), NMTConfig())
     config.experiment.data.dataset = "multi30k-en-de"
     config.experiment.network.name = "seq2seq-luong"
@@ -222,7 +223,7 @@ def load_translation_config(path: str | Path | None = None, overrides: list[str]
     config.experiment.network.name = name  # an unknown setting's error names this network's
     _apply(config, translation_defaults(name), f"translation defaults of {name}")
     _apply(config, file_mapping, str(path))
-    _apply(config, _overrides_mapping(overrides), "--set")
+    _apply(config, set_mapping, "--set")
     config.validate()
     return config
 
