@@ -16,8 +16,8 @@ registered task: what ``drga train`` runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from drga.records import EpochRecord, ModeScores, PhaseCost, ReportRow, RunResults
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.loggers import CSVLogger, TensorBoardLogger
 from drga.tasks.classification.api import (
@@ -32,17 +32,20 @@ from drga.tasks.run_config import RunConfig
 
 __all__ = [
     "TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer", "STARTING_POINTS", "MARK",
+    # records (drga.records): what train returns and results.json holds
+    "RunResults", "ReportRow", "ModeScores", "EpochRecord", "PhaseCost",
     # callbacks (drga.runner.callbacks): what a run reports while it trains
     "Callback", "RunStart", "TrainingLog", "Evaluation", "EpochEnd", "PhaseEnd", "RunEnd", "CSVLogger", "TensorBoardLogger",
 ]
 
 
 def train(config: RunConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False,
-          callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
+          callbacks: Sequence[Callback] = ()) -> RunResults:
     """Train what ``config`` names (its network from the registry, its data set) with its task's trainer
     (classification, translation or a task of your own: :func:`drga.trainer.trainer_for`): what ``drga train``
-    runs. Returns results.json's content. ``resume`` continues the run in its folder (``force``:
-    although its data changed); ``overwrite`` replaces it; ``callbacks`` as :func:`retrofit`'s."""
+    runs. Returns the run's :class:`RunResults`, what results.json holds (``results.rows[label].scores("test", mode)``).
+    ``resume`` continues the run in its folder (``force``: although its data changed); ``overwrite`` replaces it;
+    ``callbacks`` as :func:`retrofit`'s."""
     from drga.trainer import trainer_for  # the trainer imports the whole toolkit: only when training
 
     config.validate()

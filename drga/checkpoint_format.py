@@ -18,7 +18,7 @@ import json
 import pickle
 import warnings
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from torch import nn
 
 from drga.errors import UserError
 from drga.files import atomic_path
+from drga.records import EpochRecord
 
 #: 2: β's learned factor is exp(log_factor) (was exp(−softplus(rho))); the Transformer's head
 #: revision is additive; the networks' classifier dropout masks are drawn in ``encode``. The version of
@@ -207,12 +208,13 @@ class CheckpointPayload(Mapping[str, Any]):
             "dev": dict(dev), "plateau_cuts": plateau_cuts,
         })
 
-    def resumable(self, *, progress: Mapping[str, Any], history: list[dict[str, Any]], global_step: int,
+    def resumable(self, *, progress: Mapping[str, Any], history: Sequence[EpochRecord], global_step: int,
                   optimisers: Mapping[str, Any], rng_cpu: Any, rng_cuda: list[Any]) -> CheckpointPayload:
         """This model checkpoint as ``last.pt`` (``kind`` resume): plus the progress, the epoch records, the step, the
         optimisers' states (``net_optimizer``, ``agent_optimizer``, ``lr_schedule``) and the random state."""
         return CheckpointPayload({
-            **self.entries, "kind": "resume", "progress": progress, "history": history, "global_step": global_step,
+            **self.entries, "kind": "resume", "progress": progress, "history": [record.to_dict() for record in history],
+            "global_step": global_step,
             **optimisers, "rng_cpu": rng_cpu, "rng_cuda": rng_cuda,
         })
 
@@ -396,9 +398,9 @@ class CheckpointPayload(Mapping[str, Any]):
         return self.entries["progress"]
 
     @property
-    def history(self) -> list[dict[str, Any]]:
-        """The epoch records so far (:class:`drga.names.EpochRecord`'s dicts)."""
-        return self.entries["history"]
+    def history(self) -> list[EpochRecord]:
+        """The epoch records so far."""
+        return [EpochRecord.from_dict(record) for record in self.entries["history"]]
 
     @property
     def global_step(self) -> int:

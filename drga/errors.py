@@ -86,12 +86,25 @@ def kept_files(path: Path) -> list[str]:
     return [os.fspath(entry) for entry in found]
 
 
+#: The packages of this repository: a module of theirs that is missing is a bug, not the environment's.
+OWN_PACKAGES = frozenset({"drga", "agents", "baselines", "envs", "experiments", "tests", "bench"})
+
+
+def missing_module_message(module: str) -> str:
+    """A module the environment lacks: which Python ran, and how to run with the project's environment instead."""
+    return (f"this Python ({sys.executable}) has no module '{module}', which this command needs: run it with the project's "
+            "environment (`make setup`, then `.venv/bin/python` or `source .venv/bin/activate`), or install the package there")
+
+
 def command_failure(error: BaseException) -> tuple[str, int] | None:
     """What a command stopped by ``error`` says and its exit status, for an error that is no bug: a :class:`UserError`
-    (status 2) or an :class:`OSError` (:func:`fault_message`, :func:`fault_status`). None for anything else (a bug: its
+    (status 2), a third-party module the Python that runs it lacks (status 2: another environment than the project's), or an
+    :class:`OSError` (:func:`fault_message`, :func:`fault_status`). None for anything else (a bug: its
     traceback is kept). The one rule every command's way in applies, through :func:`report_command_failure`."""
     if isinstance(error, UserError):
         return str(error), 2
+    if isinstance(error, ModuleNotFoundError) and error.name and error.name.partition(".")[0] not in OWN_PACKAGES:
+        return missing_module_message(error.name), 2
     if isinstance(error, OSError):
         return fault_message(error), fault_status(error)
     return None

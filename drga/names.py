@@ -1,5 +1,6 @@
 """The names that configurations, checkpoints and result files share: Algorithm 1's phases, the parts
-a phase trains, the two evaluation modes, the splits, the rows of the final report, and the keys of a results.json row.
+a phase trains, the two evaluation modes, the splits, the rows of the final report, and the keys of a results.json row
+(drga/records.py reads and writes the records by them).
 
 Each is a ``str`` enum: a member *is* its string (``Mode.NET_ONLY == "net-only"``), so JSON, TOML,
 f-strings, reprs and dictionary keys see exactly the strings they saw before the enums existed, and
@@ -11,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
@@ -132,68 +132,10 @@ def parse_history_key(key: str) -> tuple[Mode, str] | None:
     return None
 
 
-@dataclass(frozen=True)
-class EpochRecord:
-    """One epoch of a phase as results.json's ``history``, ``last.pt`` and a result file keep it (``metrics.csv``'s row):
-    ``phase``, ``epoch``, ``seconds`` (its wall time up to its selection), the epoch's mean training statistics, and its
-    dev numbers, each under ``dev_<mode>_<metric>`` (:func:`history_key`), in that order. :meth:`to_dict` writes the
-    keys :meth:`from_dict` reads, so a record read and written again is the same JSON."""
-
-    phase: str
-    epoch: int
-    seconds: float | None = None  #: None in a record without it
-    #: The epoch's mean training statistics (``loss``, ``reward``, ``beta``, ...: the learner's), in the order logged.
-    train: dict[str, Any] = field(default_factory=dict)
-    #: Mode → the task's dev numbers (accuracy, reward, ...; translation: perplexity, BLEU, ...).
-    dev: dict[Mode, dict[str, Any]] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> EpochRecord:
-        train: dict[str, Any] = {}
-        dev: dict[Mode, dict[str, Any]] = {}
-        for key, value in record.items():
-            if key in ("phase", "epoch", "seconds"):
-                continue
-            cell = parse_history_key(key)
-            if cell is None:
-                train[key] = value
-            else:
-                dev.setdefault(cell[0], {})[cell[1]] = value
-        return cls(record["phase"], record["epoch"], record.get("seconds"), train, dev)
-
-    def to_dict(self) -> dict[str, Any]:
-        seconds = {} if self.seconds is None else {"seconds": self.seconds}
-        dev = {history_key(mode, metric): value for mode, numbers in self.dev.items() for metric, value in numbers.items()}
-        return {"phase": self.phase, "epoch": self.epoch, **seconds, **self.train, **dev}
-
-    def dev_number(self, mode: Mode | str, metric: str) -> Any:
-        """The epoch's dev ``metric`` in ``mode``; None where the epoch was not scored so."""
-        return self.dev.get(Mode(mode), {}).get(metric)
-
-
 def scores_from_record(kind: type, record: Mapping[str, Any]) -> Any:
     """A task's score object (``kind``, a dataclass) from a record of its fields: a dev record as results.json keeps
     it, or an epoch's numbers (which lack the text fields: None)."""
     return kind(**{f.name: record.get(f.name) for f in dataclasses.fields(kind) if f.name in record or f.default is dataclasses.MISSING})
-
-
-def parse_score_key(key: str) -> tuple[Split, Mode] | None:
-    """(split, mode) of a results.json row key that :func:`score_key` builds without ``beam``; None for any other key."""
-    split, _, mode = key.partition("_")
-    if split not in {member.value for member in Split} or mode not in {member.value for member in Mode}:
-        return None
-    return Split(split), Mode(mode)
-
-
-def row_scores(row: Mapping[str, Any], split: Split | str, mode: Mode | str, beam: bool = False) -> Any:
-    """A results.json row's scores of ``split`` in ``mode`` (None when the row has no such cell)."""
-    return row.get(score_key(split, mode, beam))
-
-
-def row_epoch(row: Mapping[str, Any], mode: Mode | str) -> int | None:
-    """The epoch a results.json row's ``mode`` cell was selected at; rows written before cells had
-    their own epoch keep one ``epoch`` for the whole row."""
-    return row.get(epoch_key(mode), row.get("epoch"))
 
 
 def best_checkpoint(run_dir: str | Path, phase: str, mode: str | None = None) -> Path:

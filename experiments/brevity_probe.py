@@ -32,7 +32,8 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from drga.data.parallel import ParallelBatchIterator
 from drga.errors import UserError
-from drga.names import MODES, EpochRecord, Mode
+from drga.names import MODES, Mode
+from drga.records import EpochRecord
 from drga.sweep.results import portable_paths
 from drga.tasks.translation.commands import evaluation_pairs
 from drga.tasks.translation.evaluation import decode_pairs, decode_settings, teacher_forced_scores

@@ -10,7 +10,6 @@ results.json) are skipped, so an interrupted study continues where it stopped.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import checkout  # noqa: F401  (first: this checkout's drga)
 
 from drga.analysis.stats import mean_std_text
 from drga.names import Mode, ResultRow
+from drga.records import RunResults
 from drga.sweep.results import accuracy
 
 ROWS = [
@@ -45,10 +45,8 @@ def run(dataset: str, seed: int, config: str, logdir: str, extra: list[str]) -> 
         started = time.time()
         subprocess.run(command, check=True)
         (run_dir / "wall_seconds.txt").write_text(f"{time.time() - started:.0f}\n")
-    payload = json.loads(results.read_text())
     wall = run_dir / "wall_seconds.txt"
-    payload["wall_seconds"] = float(wall.read_text()) if wall.exists() else float("nan")
-    return payload
+    return RunResults.read(results), float(wall.read_text()) if wall.exists() else float("nan")
 
 
 def mean_std(values: list[float]) -> str:
@@ -74,7 +72,7 @@ def main() -> None:
     walls: dict[str, list[float]] = {d: [] for d in args.datasets}
     for dataset in args.datasets:
         for seed in args.seeds:
-            payload = run(dataset, seed, args.config, args.logdir, extra)
+            payload, wall_seconds = run(dataset, seed, args.config, args.logdir, extra)
             for label, key, mode in ROWS:
                 if (score := accuracy(payload, key, mode)) is not None:
                     table[label][dataset].append(score)
@@ -82,7 +80,7 @@ def main() -> None:
             base = accuracy(payload, ResultRow.EQUAL_BUDGET, Mode.NET_ONLY)
             if drga is not None and base is not None:
                 gains[dataset].append(drga - base)
-            walls[dataset].append(payload["wall_seconds"])
+            walls[dataset].append(wall_seconds)
     for label, _, _ in ROWS:
         lines.append(f"| {label} | " + " | ".join(mean_std(table[label][d]) if table[label][d] else "-" for d in args.datasets) + " |")
     lines.append(

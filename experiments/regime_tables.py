@@ -39,7 +39,7 @@ from study_stats import holm_adjust, paired_comparison, t_interval
 from drga.analysis.stats import mean_std_text
 from drga.names import Mode, PhaseName, ResultRow, history_key
 from drga.registry import report_metric_of_network
-from drga.sweep.results import cell_test_score, read_result_file
+from drga.sweep.results import ResultCell, read_result_file
 
 #: The epoch record's dev accuracy of the network alone (the pretraining and baseline curves).
 DEV_ACCURACY = history_key(Mode.NET_ONLY, "accuracy")
@@ -79,7 +79,7 @@ def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
     cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
     for folder in folders:
         for path in sorted(folder.glob("*.json")):
-            result = read_result_file(path).payload
+            result = read_result_file(path).to_dict()
             runs, seed = cells[(result["net"], result["dataset"])], int(result["seed"])
             if seed in runs:
                 kept = runs[seed]
@@ -139,7 +139,8 @@ def is_pretrain_only(result: dict) -> bool:
 
 def test_accuracy(result: dict, row: str, mode: str) -> float | None:
     """The test accuracy (%) of a result file's ``row`` in ``mode``; None if the run has no such cell."""
-    score = cell_test_score(result["rows"].get(row, {}).get(mode), report_metric_of_network(result.get("net", "")))
+    cell = result["rows"].get(row, {}).get(mode)
+    score = None if cell is None else ResultCell.from_dict(cell).test_score(report_metric_of_network(result.get("net", "")))
     return None if score is None else 100.0 * score
 
 

@@ -12,7 +12,6 @@ the test accuracies in both modes and the training-reward curves read back from 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import subprocess
 import sys
@@ -22,7 +21,8 @@ import checkout  # noqa: F401  (first: this checkout's drga)
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from drga.config import load_config
-from drga.names import EpochRecord, Mode, PhaseName, ResultRow
+from drga.names import Mode, PhaseName, ResultRow
+from drga.records import RunResults
 from drga.sweep.results import accuracy as result_accuracy
 from drga.tasks.classification.data import prepare_data
 
@@ -81,8 +81,8 @@ def main() -> None:
     curves = {}
     for agent in args.agents:
         run_dir = train(agent, args)
-        payload = json.loads((run_dir / "results.json").read_text())
-        phase2 = [record for record in map(EpochRecord.from_dict, payload["history"]) if record.phase == PhaseName.AGENT]
+        payload = RunResults.read(run_dir / "results.json")
+        phase2 = [record for record in payload.history if record.phase == PhaseName.AGENT]
         env_steps = phase2[-1].train.get("env_steps", len(phase2) * config.agent.samples * tokens)
         test = lambda row, mode, payload=payload: "-" if (score := result_accuracy(payload, row, mode)) is None else f"{100 * score:.2f}"
         accuracy.append(

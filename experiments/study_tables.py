@@ -22,10 +22,10 @@ Runs without results.json (unfinished) are counted under "unfinished" and otherw
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
@@ -33,8 +33,8 @@ from study_stats import paired_comparison
 
 from drga.analysis.stats import bootstrap_ci, mean_std_text
 from drga.config import tomllib  # the standard library's, or tomli before Python 3.11
-from drga.names import EpochRecord, ResultRow
-from drga.sweep.results import accuracy as results_accuracy
+from drga.names import ResultRow
+from drga.records import RunResults
 
 #: (row of results.json, evaluation mode) of each model in the tables.
 EQUAL_BUDGET = (ResultRow.EQUAL_BUDGET, "net-only")
@@ -53,10 +53,23 @@ DATASET_ORDER = ["subj", "mr", "sst", "sst2", "ag-news", "semeval14-laptop", "se
                  "semeval15-restaurant", "semeval16-restaurant", "movie-reviews"]
 
 
-def load_runs(logdir: Path, seeds: set[int] | None = None) -> tuple[dict[tuple[str, str], dict[int, dict]], list[Path]]:
+@dataclass(frozen=True)
+class StudyRun:
+    """A finished run's results, and its wall seconds: the sum of its epochs' (not ``wall_seconds.txt``, which loses the
+    piece of a run that was killed); None where its epochs have none."""
+
+    results: RunResults
+
+    @property
+    def wall_seconds(self) -> float | None:
+        epochs = [record.seconds for record in self.results.history if record.seconds is not None]
+        return sum(epochs) if epochs else None
+
+
+def load_runs(logdir: Path, seeds: set[int] | None = None) -> tuple[dict[tuple[str, str], dict[int, StudyRun]], list[Path]]:
     """{(network, data set): {seed: results.json}} and the run folders without results; with
     ``seeds``, runs of other seeds (finished or not) are left out."""
-    cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
+    cells: dict[tuple[str, str], dict[int, StudyRun]] = defaultdict(dict)
     unfinished = []
     for folder in sorted(p for p in logdir.iterdir() if p.is_dir()):
         results = folder / "results.json"
@@ -64,13 +77,11 @@ def load_runs(logdir: Path, seeds: set[int] | None = None) -> tuple[dict[tuple[s
             if seeds is None or _started_seed(folder) in seeds | {None}:
                 unfinished.append(folder)
             continue
-        payload = json.loads(results.read_text())
-        config = payload["config"]
-        epochs = [EpochRecord.from_dict(record).seconds for record in payload.get("history", [])]
-        payload["wall_seconds"] = sum(e for e in epochs if e is not None) if any(e is not None for e in epochs) else None
+        run = StudyRun(RunResults.read(results))
+        config = run.results.config
         seed = int(config["run"]["seed"])
         if seeds is None or seed in seeds:
-            cells[(config["network"]["name"], config["data"]["dataset"])][seed] = payload
+            cells[(config["network"]["name"], config["data"]["dataset"])][seed] = run
     return cells, unfinished
 
 
@@ -82,13 +93,13 @@ def _started_seed(folder: Path) -> int | None:
         return None
 
 
-def accuracy(payload: dict, model: tuple[str, str]) -> float | None:
-    """The test accuracy (%) of a results.json's ``model`` (row, mode); None if the run has no such cell."""
-    score = results_accuracy(payload, *model)
+def accuracy(run: StudyRun, model: tuple[str, str]) -> float | None:
+    """The test accuracy (%) of a run's ``model`` (row, mode); None if the run has no such cell."""
+    score = run.results.test_score(*model, metric="accuracy")
     return None if score is None else 100.0 * score
 
 
-def paired_cell(runs: dict[int, dict], model: tuple[str, str]) -> str:
+def paired_cell(runs: dict[int, StudyRun], model: tuple[str, str]) -> str:
     """Mean paired difference model − equal-budget baseline, p (paired t) and 95% bootstrap CI."""
     pairs = [(accuracy(p, EQUAL_BUDGET), accuracy(p, model)) for p in runs.values()]
     pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
@@ -104,7 +115,7 @@ def paired_cell(runs: dict[int, dict], model: tuple[str, str]) -> str:
     return f"{mean:+.2f} (p = {comparison.p:.3f}; [{low:+.2f}, {high:+.2f}])"
 
 
-def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
+def tables(cells: dict[tuple[str, str], dict[int, StudyRun]]) -> list[str]:
     lines = []
     known = {net for nets in FAMILIES.values() for net in nets}
     families = dict(FAMILIES)
@@ -125,7 +136,7 @@ def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
             runs = cells[(net, dataset)]
             columns = [mean_std_text([v for v in (accuracy(p, m) for p in runs.values()) if v is not None])
                        for m in (PRETRAIN_ONLY, EQUAL_BUDGET, DRGA_NET_ONLY, DRGA_WITH_AGENT)]
-            walls = [p["wall_seconds"] for p in runs.values() if p["wall_seconds"] is not None]
+            walls = [p.wall_seconds for p in runs.values() if p.wall_seconds is not None]
             wall = f"{statistics.mean(walls):.0f}" if walls else "-"
             lines.append(f"| {net} | {dataset} | {len(runs)} | " + " | ".join(columns)
                          + f" | {paired_cell(runs, DRGA_NET_ONLY)} | {paired_cell(runs, DRGA_WITH_AGENT)} | {wall} |")
@@ -133,7 +144,7 @@ def tables(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
     return lines
 
 
-def summary(cells: dict[tuple[str, str], dict[int, dict]]) -> list[str]:
+def summary(cells: dict[tuple[str, str], dict[int, StudyRun]]) -> list[str]:
     """How many cells DRGA wins, ties or loses against the equal-budget baseline at p < 0.05."""
     verdicts = defaultdict(list)
     for (net, dataset), runs in cells.items():

@@ -13,4 +13,6 @@ if [ $# -lt 1 ]; then
     echo "usage: bash experiments/translation_cpu.sh luong|transformer SEED | next  [--deadline HH:MM | --budget-min M] [--dry-run]" >&2
     exit 2
 fi
-exec "${PYTHON:-python3}" experiments/translation_cpu.py run "$@"
+# the project's environment (make setup) unless $PYTHON names another
+PY=${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
+exec "$PY" experiments/translation_cpu.py run "$@"

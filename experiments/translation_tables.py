@@ -55,7 +55,8 @@ from study_stats import detectable_effect, holm_adjust, paired_comparison, t_int
 from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
 from drga.analysis.stats import mean_std_text
 from drga.errors import UserError
-from drga.names import EpochRecord, Mode, PhaseName, ResultRow
+from drga.names import Mode, PhaseName, ResultRow
+from drga.records import EpochRecord
 from drga.sweep.results import read_result_file
 
 STUDY = "experiments/results/translation-regime"
@@ -188,7 +189,7 @@ def load_pretraining(folder: Path) -> dict[tuple[str, int], tuple[Path, dict]]:
     """(net, seed) → the stage-1 run's result file and content: the network alone, pretrained to convergence."""
     pretrained = {}
     for path in sorted(folder.glob("*.json")):
-        result = read_result_file(path).payload
+        result = read_result_file(path).to_dict()
         check_name(path, result)
         if not ((result.get("phases") or {}).get("pretrain") or {}).get("epochs"):
             raise UserError(f"{path}: no pretraining epochs: not a run of the study's first stage")
@@ -220,7 +221,7 @@ def check_name(path: Path, result: dict) -> None:
 
 def check(path: Path) -> dict:
     """A result file's content if it is a finished run of this study with every number the tables need."""
-    result = read_result_file(path).payload
+    result = read_result_file(path).to_dict()
     if result["dataset"] != DATASET:
         raise UserError(f"{path}: a run on {result['dataset']}, not {DATASET}: not a result of the translation study")
     check_name(path, result)

@@ -114,12 +114,17 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def comparable(results: dict[str, Any]) -> dict[str, Any]:
-    """What must not change: every row's numbers and epochs, and every epoch record bar its wall time."""
+def comparable(results: Any) -> dict[str, Any]:
+    """What must not change: every row's numbers and epochs, and every epoch record bar its wall time.
+
+    ``results``: a run's :class:`~drga.records.RunResults`, read as results.json's content (the rows and records as
+    the fixture keeps them); or that content itself, as the code of a revision older than the typed records returns it
+    (``numbers_at`` runs this harness on such a revision's code)."""
+    content = results if isinstance(results, dict) else results.to_dict()
     rows = {
-        label: {key: value for key, value in row.items() if key != "checkpoint"} for label, row in results["results"].items()
+        label: {key: value for key, value in row.items() if key != "checkpoint"} for label, row in content["results"].items()
     }
-    history = [{key: value for key, value in record.items() if key != "seconds"} for record in results["history"]]
+    history = [{key: value for key, value in record.items() if key != "seconds"} for record in content["history"]]
     return json.loads(json.dumps({"rows": rows, "history": history}, allow_nan=True))
 
 

@@ -11,9 +11,9 @@ difference.
 from __future__ import annotations
 
 import glob
-import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,9 @@ import numpy as np
 
 from drga.analysis.attention import AnalysisError
 from drga.analysis.stats import bootstrap_ci, paired_t_test
-from drga.names import MODES, Mode, ResultRow, row_scores, score_key
+from drga.errors import UserError
+from drga.names import MODES, Mode, ResultRow
+from drga.records import ReportRow, RunResults
 
 #: Compared when RUNS_B is omitted: the equal-budget baseline against DRGA in both modes.
 DEFAULT_WITHIN = (
@@ -45,15 +47,24 @@ def find_runs(spec: str) -> list[Path]:
     return runs
 
 
-def load_results(run: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ComparedRun:
+    """A run's results and what pairs it with a run of the other set: (data set, seed)."""
+
+    folder: str
+    key: tuple[Any, Any]
+    rows: dict[str, ReportRow]
+
+
+def load_results(run: Path) -> ComparedRun:
     """A run's results.json with its pairing key (data set, seed)."""
     try:
-        payload = json.loads((run / "results.json").read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise AnalysisError(f"{run / 'results.json'} is not valid JSON ({error})") from None
-    config = payload.get("config", {})
+        results = RunResults.read(run / "results.json")
+    except UserError as error:
+        raise AnalysisError(str(error)) from None
+    config = results.config
     key = (config.get("data", {}).get("dataset"), config.get("run", {}).get("seed"))
-    return {"run": str(run), "key": key, "rows": payload.get("results", {})}
+    return ComparedRun(str(run), key, results.rows)
 
 
 def parse_model(text: str) -> tuple[str, str]:
@@ -66,19 +77,19 @@ def parse_model(text: str) -> tuple[str, str]:
     return row.strip(), mode
 
 
-def scores(runs: Sequence[dict[str, Any]], model: tuple[str, str], metric: str, split: str) -> dict[tuple, float]:
+def scores(runs: Sequence[ComparedRun], model: tuple[str, str], metric: str, split: str) -> dict[tuple, float]:
     """{(data set, seed): score} of one model over runs; runs without that row are skipped."""
     row, mode = model
     found: dict[tuple, float] = {}
     for run in runs:
-        cell = row_scores(run["rows"].get(row) or {}, split, mode)
+        cell = run.rows[row].scores(split, mode) if row in run.rows else None
         if not cell:
             continue
         if metric not in cell:
-            raise AnalysisError(f"{run['run']}: no metric '{metric}' in {row} {score_key(split, mode)} (has: {', '.join(cell)})")
-        if run["key"] in found:
-            raise AnalysisError(f"two runs share data set and seed {run['key']} in one set; pairing by seed needs one each")
-        found[run["key"]] = float(cell[metric])
+            raise AnalysisError(f"{run.folder}: no metric '{metric}' in {row}, {split} {mode} (has: {', '.join(cell)})")
+        if run.key in found:
+            raise AnalysisError(f"two runs share data set and seed {run.key} in one set; pairing by seed needs one each")
+        found[run.key] = float(cell[metric])
     return found
 
 
@@ -156,17 +167,13 @@ def compare_runs(
         first = parse_model(named)
         pairs = [(first, parse_model(model_b) if model_b else first)]
     elif runs_b:
-        models_a = {
-            (row, key[len(split) + 1 :]) for r in set_a for row, cells in r["rows"].items() for key in cells if key.startswith(f"{split}_")
-        }
-        models_b = {
-            (row, key[len(split) + 1 :]) for r in set_b for row, cells in r["rows"].items() for key in cells if key.startswith(f"{split}_")
-        }
+        models_a = {(label, mode) for r in set_a for label, row in r.rows.items() for mode in row.modes if row.scores(split, mode)}
+        models_b = {(label, mode) for r in set_b for label, row in r.rows.items() for mode in row.modes if row.scores(split, mode)}
         pairs = [(m, m) for m in sorted(models_a & models_b)]
     else:
         pairs = list(DEFAULT_WITHIN)
     lines = []
-    datasets = sorted({r["key"][0] for r in set_a + set_b}, key=str)
+    datasets = sorted({r.key[0] for r in set_a + set_b}, key=str)
     for a, b in pairs:
         found_a, found_b = scores(set_a, a, metric, split), scores(set_b, b, metric, split)
         # one line per data set: seeds of different data sets are not pairs of one experiment

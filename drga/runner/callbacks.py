@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drga.records import RunResults
+
 #: The evaluation modes of a record's scores: the network alone, and with the agent revising its attention.
 Scores = Mapping[str, Mapping[str, float]]
 
@@ -128,8 +130,8 @@ class PhaseEnd:
 class RunEnd:
     """Every phase ran and the final report is written (``results.json``)."""
 
-    #: ``results.json``'s content: ``results`` (a row per reported model), ``history``, ``phases``, ...
-    results: Mapping[str, Any]
+    #: What ``results.json`` holds: a row per reported model (``results.rows``), the history, what each phase took, ...
+    results: RunResults
     #: Per phase: the final report's numbers of its selected checkpoints, ``hparam/<split>_<metric>_<mode>`` → value.
     final: Mapping[str, Mapping[str, float]]
     run_dir: Path

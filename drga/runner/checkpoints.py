@@ -19,7 +19,8 @@ from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
-from drga.names import EpochRecord, Part, modules_by_part, parse_score_key
+from drga.names import Part, Split, modules_by_part
+from drga.records import EpochRecord, ReportRow
 
 
 @dataclass
@@ -99,7 +100,7 @@ def resume_payload(
     """``last.pt``: a model checkpoint plus progress, history, the optimisers and their learning-rate schedule
     (``drga/runner/optim.py`` · ``OptimiserStep.state_dict``) and random state."""
     return CheckpointPayload.of(model).resumable(
-        progress=progress.to_dict(), history=[record.to_dict() for record in history], global_step=global_step,
+        progress=progress.to_dict(), history=history, global_step=global_step,
         optimisers=optimisers, rng_cpu=torch.get_rng_state(),
         rng_cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
     )
@@ -147,15 +148,13 @@ def restore_random_state(payload: Mapping[str, Any]) -> None:
         torch.cuda.set_rng_state_all(payload.rng_cuda)
 
 
-def arm_metrics(rows: Mapping[str, Mapping[str, Any]], metric: str = "accuracy") -> dict[str, dict[str, float]]:
+def arm_metrics(rows: Mapping[str, ReportRow], metric: str = "accuracy") -> dict[str, dict[str, float]]:
     """Per phase, the final report's ``hparam/{dev,test}_<metric>_<mode>`` numbers (the HParams tab's columns)."""
     metrics: dict[str, dict[str, float]] = {}
     for row in rows.values():
-        for key, value in row.items():
-            cell = parse_score_key(key)
-            if cell is not None and isinstance(value, Mapping):
-                split, mode = cell
-                number = value.get(metric)
+        for mode, cell in row.modes.items():
+            for split in (Split.TEST, Split.DEV):
+                number = (cell.scores(split) or {}).get(metric)
                 if isinstance(number, (int, float)):
-                    metrics.setdefault(row["phase"], {})[f"hparam/{split}_{metric}_{mode.replace('-', '_')}"] = float(number)
+                    metrics.setdefault(row.phase, {})[f"hparam/{split}_{metric}_{mode.replace('-', '_')}"] = float(number)
     return metrics

@@ -27,7 +27,7 @@ from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
 from drga.core.reward import Reward, make_reward
 from drga.learners.context import TaskLosses, TrainingStep
-from drga.names import EpochRecord
+from drga.records import EpochRecord
 from drga.runner import checkpoints
 from drga.runner.callbacks import CallbackList, Image, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules

@@ -23,6 +23,7 @@ its optimiser), best-epoch selection and the checkpoints kept (``drga/runner/sel
 from __future__ import annotations
 
 import copy
+import dataclasses
 import errno
 import os
 import time
@@ -43,7 +44,8 @@ from drga.core.policy import GaussianPolicy
 from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
 from drga.learners.context import TrainingStep
-from drga.names import EpochRecord, Mode, Part, PhaseName, best_checkpoint, counted
+from drga.names import Mode, Part, PhaseName, best_checkpoint, counted
+from drga.records import EpochRecord, RunResults
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules, inherited_plateau_cuts
@@ -169,8 +171,8 @@ class PhaseRunner:
 
     # ------------------------------------------------------------------ phases and epochs
 
-    def run(self) -> dict[str, Any]:
-        """Every phase of the plan from where the progress stands, then the final report."""
+    def run(self) -> RunResults:
+        """Every phase of the plan from where the progress stands, then the final report (what results.json holds)."""
         failed = True
         try:
             while self.state.progress.index < len(self.plan):
@@ -337,7 +339,7 @@ class PhaseRunner:
         self.task.check_resume(self.context, payload, self.force)
         checkpoints.load_weights(self.modules, payload, path)
         self.state.progress = PhaseProgress.from_dict(payload.progress)
-        self.state.history = [EpochRecord.from_dict(record) for record in payload.history]
+        self.state.history = payload.history
         self.state.global_step = payload.global_step
         checkpoints.restore_random_state(payload)
         done = counted(self.state.progress.epoch, "epoch")
@@ -352,22 +354,25 @@ class PhaseRunner:
         parts = [*self.task.epoch_summary(scores, train_stats), f"loss {train_stats['task_loss']:.4f}"]
         self.log(f"   {phase.name} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]")
 
-    def final_report(self) -> dict[str, Any]:
+    def final_report(self) -> RunResults:
         """The task's test report of every selected checkpoint; ``results.json`` and each arm's HParams entry."""
         distributed.barrier()  # under torchrun: every process reads rank 0's best checkpoints
         results, note = self.task.final_report(self.context, self.selection.best_checkpoints(self.plan))
-        results["phases"] = phase_summary(self.state.history, self.config.train)  # each phase's epochs and wall seconds
-        results["fingerprint"] = self.task.fingerprint()  # its settings and data, which drga sweep compares before skipping it
+        results = dataclasses.replace(
+            results,
+            phases=phase_summary(self.state.history, self.config.train),  # each phase's epochs and wall seconds
+            fingerprint=self.task.fingerprint(),  # its settings and data, which drga sweep compares before skipping it
+        )
         if self.main:
             metric = self.task.report_metric  # the task's class says which number its tables report
-            self.publish(results, checkpoints.arm_metrics(results["results"], metric), note)
+            self.publish(results, checkpoints.arm_metrics(results.rows, metric), note)
         return results
 
-    def publish(self, results: dict[str, Any], metrics: Mapping[str, Mapping[str, float]], note: str) -> None:
+    def publish(self, results: RunResults, metrics: Mapping[str, Mapping[str, float]], note: str) -> None:
         """Write ``results.json``, tell the callbacks (each arm's final ``metrics``: TensorBoard's HParams tab), and say where they are."""
         import json
 
-        write_text_atomic(self.run_dir / "results.json", json.dumps(results, indent=2))
+        write_text_atomic(self.run_dir / "results.json", json.dumps(results.to_dict(), indent=2))
         self.callbacks.on_run_end(RunEnd(copy.deepcopy(results), metrics, self.run_dir))
         self.log(f"\nresults: {self.run_dir / 'results.json'}{note}")
         if "tensorboard" in self.config.run.report_to:

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import Any
 
 from drga.config import TrainConfig
-from drga.names import EpochRecord, Mode, Part, PhaseName, ResultRow
+from drga.names import Mode, Part, PhaseName, ResultRow
+from drga.records import EpochRecord, PhaseCost
 
 
 @dataclass(frozen=True)
@@ -156,13 +156,14 @@ def epoch_key(phase: Phase, epoch: int) -> int:
     return PHASES.index(phase) * 10_000 + epoch
 
 
-def phase_summary(history: Sequence[EpochRecord], train: TrainConfig) -> dict[str, dict[str, Any]]:
+def phase_summary(history: Sequence[EpochRecord], train: TrainConfig) -> dict[str, PhaseCost]:
     """Per phase that ran: epochs run of the planned cap, whether early stopping ended it, and its wall seconds."""
-    summary: dict[str, dict[str, Any]] = {}
+    epochs: dict[str, int] = {}
+    seconds: dict[str, float] = {}
     for record in history:
-        entry = summary.setdefault(record.phase, {"epochs": 0, "max_epochs": phase_epochs(train, record.phase), "seconds": 0.0})
-        entry["epochs"] = max(entry["epochs"], record.epoch)
-        entry["seconds"] = round(entry["seconds"] + (record.seconds if record.seconds is not None else 0.0), 2)
-    for entry in summary.values():
-        entry["stopped_early"] = entry["epochs"] < entry["max_epochs"]
-    return summary
+        epochs[record.phase] = max(epochs.get(record.phase, 0), record.epoch)
+        seconds[record.phase] = round(seconds.get(record.phase, 0.0) + (record.seconds if record.seconds is not None else 0.0), 2)
+    return {
+        phase: PhaseCost(epochs[phase], cap, seconds[phase], stopped_early=epochs[phase] < cap)
+        for phase, cap in ((phase, phase_epochs(train, phase)) for phase in epochs)
+    }

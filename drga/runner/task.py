@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from drga.baselines.protocol import AttentionNetwork, Batch
     from drga.checkpoint_format import CheckpointPayload
     from drga.core.rollout import Rollout
+    from drga.records import RunResults
     from drga.runner.context import RunContext, TaskBatches
     from drga.runner.phases import Phase
 
@@ -370,6 +371,7 @@ class Task(ABC):
         checkpoint nests under one entry beside the task's :attr:`name` (``CheckpointPayload.task_entries``)."""
 
     @abstractmethod
-    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
-        """Score the test split with every selected checkpoint; results.json's content and a note for the log."""
+    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[RunResults, str]:
+        """Score the test split with every selected checkpoint: the run's results (the loop adds what each phase took and
+        the fingerprint, then writes them as results.json) and a note for the log."""
 

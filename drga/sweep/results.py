@@ -15,13 +15,14 @@ import os
 import statistics
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from drga.errors import UserError
 from drga.files import open_atomic, write_text_atomic
-from drga.names import MODES, EpochRecord, Mode, ResultRow, Split, headline_score, row_epoch, row_scores
+from drga.names import MODES, Mode, ResultRow, headline_score
+from drga.records import EpochRecord, ModeScores, PhaseCost, RunResults, phase_costs_from_dict
 from drga.registry import report_metric_of_network, task_for_network
 from drga.sweep.grid import Run
 
@@ -76,78 +77,101 @@ def export_result(run: Run, commit: str, replace: bool = False) -> None:
     source = run.folder / "results.json"
     if run.result_file is None or not source.exists() or (run.result_file.exists() and not replace):
         return
-    full = json.loads(source.read_text(encoding="utf-8"))
-    rows = {}
-    for label, row in full.get("results", {}).items():
-        rows[label] = {
-            mode: compact_row(row, mode) for mode in MODES if row_scores(row, Split.TEST, mode) is not None
-        }
-    history = [{k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.items()} for record in full.get("history", [])]
+    full = RunResults.read(source)
     wall = run.folder / "wall_seconds.txt"
-    compact = {
-        "name": run.name,
-        "net": run.net,
-        "dataset": run.dataset,
-        "seed": run.seed,
-        "commit": commit,
-        "data_checksum": full.get("data_checksum"),
-        "wall_seconds": float(wall.read_text()) if wall.exists() else None,
-        "phases": full.get("phases"),
-        "majority_class": full.get("majority_class"),
-        "rows": rows,
-        "pretrain_checksum": full.get("pretrain_checksum"),
-        "config": portable_paths(full.get("config")),  # run folders from their run root: no machine's absolute path
-        "fingerprint": full.get("fingerprint"),  # its settings and data (drga/sweep/fingerprints.py); older files lack it
-        "history": history,
-    }
-    write_text_atomic(run.result_file, json.dumps(compact, indent=1) + "\n")
+    compact = ResultFile(
+        name=run.name, net=run.net, dataset=run.dataset, seed=run.seed, commit=commit,
+        data_checksum=full.data_checksum,
+        wall_seconds=float(wall.read_text()) if wall.exists() else None,
+        phases=full.phases,
+        majority_class=full.task_entries.get("majority_class"),  # a classification run's own entry
+        rows={label: {mode: ResultCell.of(cell) for mode, cell in row.modes.items()} for label, row in full.rows.items()},
+        pretrain_checksum=full.pretrain_checksum,
+        config=portable_paths(full.config),  # run folders from their run root: no machine's absolute path
+        fingerprint=full.fingerprint,  # its settings and data (drga/sweep/fingerprints.py); older files lack it
+        history=[EpochRecord.from_dict({k: (round(v, 5) if isinstance(v, float) else v) for k, v in record.to_dict().items()})
+                 for record in full.history],
+    )
+    write_text_atomic(run.result_file, json.dumps(compact.to_dict(), indent=1) + "\n")
 
 
-def compact_row(row: dict, mode: str) -> dict:
-    """One mode of a results.json row: a classification row's accuracies, or a translation row's scores
-    (perplexity, BLEU, chrF, reward terms; greedy, and beam search under ``test_beam``) without the
-    metric signatures, which the full config determines."""
-    test = row_scores(row, Split.TEST, mode)
-    if "accuracy" in test:
-        return {
-            "epoch": row_epoch(row, mode),
-            "dev": (row_scores(row, Split.DEV, mode) or {}).get("accuracy"),
-            "test": test["accuracy"],
-            "test_reward": test.get("reward"),
-            "test_highlighted_fraction": test.get("highlighted_fraction"),
-        }
+@dataclass(frozen=True)
+class ResultCell:
+    """One mode of a result file's row: the epoch its checkpoint was selected at, and its scores. A classification cell
+    keeps the accuracies alone (``dev``, ``test``) and the test reward terms; a translation cell all its numbers (perplexity,
+    BLEU, chrF, reward terms; greedy, and beam search under ``test_beam``) without the metric signatures, which the full
+    config determines (``signatures``: the greedy test's)."""
 
-    def numbers(scores: dict | None) -> dict | None:
-        return None if scores is None else {k: v for k, v in scores.items() if not k.endswith("_signature")}
+    epoch: int | None
+    dev: float | dict[str, Any] | None
+    test: float | dict[str, Any]
+    test_reward: float | None = None
+    test_highlighted_fraction: float | None = None
+    test_beam: dict[str, Any] | None = None
+    signatures: dict[str, Any] | None = None
 
-    return {
-        "epoch": row_epoch(row, mode),
-        "dev": numbers(row_scores(row, Split.DEV, mode)),
-        "test": numbers(test),
-        "test_beam": numbers(row_scores(row, Split.TEST, mode, beam=True)),
-        "signatures": {k: v for k, v in test.items() if k.endswith("_signature")},
-    }
+    @classmethod
+    def of(cls, cell: ModeScores) -> ResultCell:
+        """The cell a result file keeps of one mode of a results.json row."""
+        if "accuracy" in cell.test:
+            dev = (cell.dev or {}).get("accuracy")
+            return cls(cell.epoch, dev, cell.test["accuracy"], cell.test.get("reward"), cell.test.get("highlighted_fraction"))
+
+        def numbers(scores: Mapping[str, Any] | None) -> dict[str, Any] | None:
+            return None if scores is None else {k: v for k, v in scores.items() if not k.endswith("_signature")}
+
+        signatures = {k: v for k, v in cell.test.items() if k.endswith("_signature")}
+        return cls(cell.epoch, numbers(cell.dev), numbers(cell.test) or {}, test_beam=numbers(cell.test_beam), signatures=signatures)
+
+    @property
+    def translation(self) -> bool:
+        """Whether it is a translation cell (all the numbers) rather than a classification one (the accuracies)."""
+        return isinstance(self.test, Mapping)
+
+    @classmethod
+    def from_dict(cls, cell: Mapping[str, Any]) -> ResultCell:
+        return cls(cell.get("epoch"), cell.get("dev"), cell["test"], cell.get("test_reward"), cell.get("test_highlighted_fraction"),
+                   cell.get("test_beam"), cell.get("signatures"))
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.translation:
+            return {"epoch": self.epoch, "dev": self.dev, "test": self.test, "test_beam": self.test_beam, "signatures": self.signatures}
+        return {"epoch": self.epoch, "dev": self.dev, "test": self.test, "test_reward": self.test_reward,
+                "test_highlighted_fraction": self.test_highlighted_fraction}
+
+    def test_score(self, metric: str) -> float:
+        """The test number a table shows: its task's ``metric`` (a classification cell keeps its accuracy alone, a
+        translation cell all its scores, of which the greedy BLEU)."""
+        return headline_score(self.test, metric) if isinstance(self.test, Mapping) else float(self.test)
 
 
 @dataclass(frozen=True)
 class ResultFile:
-    """A result file of :func:`export_result`, its rows typed: ``rows[label][mode]`` is one cell
-    (:func:`compact_row`: the epoch it was selected at, its dev and test scores). ``payload`` is the
-    whole file, for what the tables read beyond the rows (phases, history, config, checksums)."""
+    """A run's small result file (``drga sweep --results``, :func:`export_result`), typed: ``rows[label][mode]`` is one
+    :class:`ResultCell`; :meth:`to_dict` writes the JSON :meth:`from_dict` reads. Files written before a field existed
+    read it as None (``fingerprint``, ``pretrain_checksum``, ``majority_class``)."""
 
     name: str
     net: str
     dataset: str
     seed: int
-    rows: dict[str, dict[Mode, dict[str, Any]]]
-    payload: dict[str, Any]
+    rows: dict[str, dict[Mode, ResultCell]]
+    commit: str | None = None
+    data_checksum: str | None = None
+    wall_seconds: float | None = None
+    phases: dict[str, PhaseCost] = field(default_factory=dict)
+    majority_class: dict[str, Any] | None = None  #: a classification run's majority-class accuracies
+    pretrain_checksum: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)  #: the run's settings, paths portable
+    fingerprint: dict[str, Any] | None = None  #: its settings and data (drga/sweep/fingerprints.py)
+    history: list[EpochRecord] = field(default_factory=list)  #: every phase's epoch records, in order
 
     @classmethod
     def from_dict(cls, payload: Any, source: str = "a result file") -> ResultFile:
         """The typed view of a result file's content; a UserError naming ``source`` and what is wrong if it is not one."""
         if not isinstance(payload, dict) or not all(key in payload for key in ("name", "net", "dataset", "seed", "rows")):
             raise UserError(f"{source}: not a result file of drga sweep --results (it needs name, net, dataset, seed and rows)")
-        rows: dict[str, dict[Mode, dict[str, Any]]] = {}
+        rows: dict[str, dict[Mode, ResultCell]] = {}
         for label, cells in payload["rows"].items():
             unknown = sorted(set(cells) - set(MODES))
             if unknown:
@@ -155,21 +179,45 @@ class ResultFile:
             for mode, cell in cells.items():
                 if not isinstance(cell, dict) or "test" not in cell:
                     raise UserError(f"{source}: row {label!r}, {mode}: no test scores")
-            rows[label] = {Mode(mode): cell for mode, cell in cells.items()}
-        return cls(payload["name"], payload["net"], payload["dataset"], int(payload["seed"]), rows, payload)
+            rows[label] = {Mode(mode): ResultCell.from_dict(cell) for mode, cell in cells.items()}
+        return cls(
+            payload["name"], payload["net"], payload["dataset"], int(payload["seed"]), rows,
+            commit=payload.get("commit"), data_checksum=payload.get("data_checksum"), wall_seconds=payload.get("wall_seconds"),
+            phases=phase_costs_from_dict(payload.get("phases"), source), majority_class=payload.get("majority_class"),
+            pretrain_checksum=payload.get("pretrain_checksum"), config=dict(payload.get("config") or {}),
+            fingerprint=payload.get("fingerprint"), history=[EpochRecord.from_dict(record) for record in payload.get("history") or []],
+        )
 
-    def cell(self, row: str, mode: Mode | str) -> dict[str, Any] | None:
+    def to_dict(self) -> dict[str, Any]:
+        """The file's content, in the order :func:`export_result` writes it."""
+        return {
+            "name": self.name, "net": self.net, "dataset": self.dataset, "seed": self.seed, "commit": self.commit,
+            "data_checksum": self.data_checksum, "wall_seconds": self.wall_seconds,
+            "phases": {phase: cost.to_dict() for phase, cost in self.phases.items()} or None,
+            "majority_class": self.majority_class,
+            "rows": {label: {mode: cell.to_dict() for mode, cell in cells.items()} for label, cells in self.rows.items()},
+            "pretrain_checksum": self.pretrain_checksum, "config": self.config, "fingerprint": self.fingerprint,
+            "history": [record.to_dict() for record in self.history],
+        }
+
+    def cell(self, row: str, mode: Mode | str) -> ResultCell | None:
         """The cell of ``row`` in ``mode``; None if the run has none (a phase that did not run)."""
         return self.rows.get(row, {}).get(Mode(mode))
 
     def test_score(self, row: str, mode: Mode | str) -> float | None:
         """The cell's test score in its task's metric (accuracy; a translation's greedy BLEU); None if the run has no such cell."""
-        return cell_test_score(self.cell(row, mode), report_metric_of_network(self.net))
+        cell = self.cell(row, mode)
+        return None if cell is None else cell.test_score(report_metric_of_network(self.net))
 
     @property
-    def history(self) -> list[EpochRecord]:
-        """The run's epoch records, every phase's in order (none in a file written without them)."""
-        return [EpochRecord.from_dict(record) for record in self.payload.get("history") or []]
+    def seconds(self) -> float:
+        """The wall seconds its phases took, summed."""
+        return sum(cost.seconds for cost in self.phases.values())
+
+    @property
+    def epochs(self) -> int:
+        """The epochs its phases ran, summed."""
+        return sum(cost.epochs for cost in self.phases.values())
 
 
 #: The fields of a result that measure wall time: they differ between two runs of the same numbers.
@@ -194,29 +242,20 @@ def read_result_file(path: Path) -> ResultFile:
     return ResultFile.from_dict(payload, str(path))
 
 
-def cell_test_score(cell: Mapping[str, Any] | None, metric: str) -> float | None:
-    """A result file cell's test score in its task's ``metric`` (a classification cell keeps its accuracy alone, a
-    translation cell all its scores, of which the greedy BLEU); None for no cell."""
-    if cell is None:
-        return None
-    test = cell["test"]
-    return headline_score(test, metric) if isinstance(test, Mapping) else float(test)
-
-
 def measured_cost(run: Run) -> tuple[float, int] | None:
     """(seconds, epochs) a finished run took, from its result file or results.json; None if unknown."""
-    for source in (run.result_file, run.folder / "results.json"):
-        if source is not None and source.exists():
-            return cost_in(source)
+    if run.result_file is not None and run.result_file.exists():
+        return cost_in(run.result_file)
+    if (run.folder / "results.json").exists():
+        phases = RunResults.read(run.folder / "results.json").phases
+        return (sum(p.seconds for p in phases.values()), sum(p.epochs for p in phases.values())) if phases else None
     return None
 
 
 def cost_in(result_file: Path) -> tuple[float, int] | None:
     """(seconds, epochs) summed over the phases a result file records; None if it records none."""
-    phases = json.loads(result_file.read_text(encoding="utf-8")).get("phases") or {}
-    if not phases:
-        return None
-    return sum(p["seconds"] for p in phases.values()), sum(p["epochs"] for p in phases.values())
+    result = read_result_file(result_file)
+    return (result.seconds, result.epochs) if result.phases else None
 
 
 def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace, threads: list[int] | None = None) -> str:
@@ -265,11 +304,10 @@ def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace
     return "\n".join(lines)
 
 
-def accuracy(payload: dict, row: str, mode: str, metric: str = "accuracy") -> float | None:
-    """A results.json's test score of ``row`` in ``mode`` in its task's ``metric`` (accuracy; a translation's greedy
-    BLEU); None if it has no such cell."""
-    result = row_scores(payload.get("results", {}).get(row, {}), Split.TEST, mode)
-    return None if result is None else headline_score(result, metric)
+def accuracy(results: RunResults | None, row: str, mode: str, metric: str = "accuracy") -> float | None:
+    """A run's test score of ``row`` in ``mode`` in its task's ``metric`` (accuracy; a translation's greedy BLEU); None if
+    it has no such cell, or (``results`` None) no results yet."""
+    return None if results is None else results.test_score(row, mode, metric)
 
 
 def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -> str:
@@ -290,9 +328,9 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
     groups: dict[tuple[str, str], dict[str, list[float]]] = {}  #: (network, data set) → each title's finished values
     for run in runs:
         full = run.folder / "results.json"
-        payload = json.loads(full.read_text()) if full.exists() else {}
+        results = RunResults.read(full) if full.exists() else None
         metric = tasks[run.net].report_metric
-        values = [accuracy(payload, row, mode, metric) for _, row, mode in COLUMNS]
+        values = [accuracy(results, row, mode, metric) for _, row, mode in COLUMNS]
         wall = run.folder / "wall_seconds.txt"
         seconds = wall.read_text().strip() if wall.exists() else ""
         status = run.status if run.status != "pending" else ("finished" if run.finished else "not run")

@@ -30,7 +30,8 @@ from typing import Any
 from drga.config import data_difference, fingerprinted
 from drga.errors import UserError
 from drga.files import write_text_atomic
-from drga.names import Split, counted, row_epoch, score_key
+from drga.names import Split, counted
+from drga.records import RunResults
 from drga.registry import task_of_config
 from drga.runner.phases import Phase, phase_plan
 from drga.tasks.run_config import experiment, load_run_config, run_config_toml
@@ -139,7 +140,7 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
         try:
             try:
                 if inherited and (folder / "results.json").exists():  # it had trained to the end before it was stopped
-                    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+                    results = RunResults.read(folder / "results.json")
                 else:
                     pruning = ReportAndPrune(trial, phase.name, mode, lambda record: selection_key(config, record)[0], metric_name(config),
                                              log)
@@ -155,13 +156,15 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
         except KeyboardInterrupt:  # queued again: the next `drga tune` resumes it from its last.pt
             queue_again(trial.study, trial.number)
             raise
-        row = results["results"][phase.report_label]
-        dev = row[score_key(Split.DEV, mode)]
+        row = results.row(phase.report_label)
+        dev = row.scores(Split.DEV, mode)
+        if dev is None:
+            raise UserError(f"{folder}: its {phase.report_label} row has no {mode} cell, which the objective reads")
         key = list(selection_key(config, dev))  # the runner's selection key
         trial.set_user_attr("dev", dev)
         trial.set_user_attr("metric", metric_name(config))
         trial.set_user_attr("selection_key", key)
-        trial.set_user_attr("epoch", row_epoch(row, mode))
+        trial.set_user_attr("epoch", row.epoch_of(mode))
         return float(key[0])
 
     return train_trial

@@ -371,11 +371,13 @@ def test_analyze_refuses_bad_input(trained, tmp_path, capsys):
 
 def write_results(folder, seed, baseline, drga, dataset="subj"):
     folder.mkdir(parents=True)
-    rows = {
-        "baseline (equal budget)": {"test_net-only": {"accuracy": baseline}},
-        "DRGA (co-trained)": {"test_net-only": {"accuracy": drga - 0.01}, "test_with-agent": {"accuracy": drga}},
+    rows = {  # each row as a run writes it: its phase, epoch and checkpoint beside its scores
+        "baseline (equal budget)": {"phase": "baseline", "epoch": 1, "checkpoint": "baseline_best.pt",
+                                    "test_net-only": {"accuracy": baseline}},
+        "DRGA (co-trained)": {"phase": "cotrain", "epoch": 1, "checkpoint": "cotrain_best.pt",
+                              "test_net-only": {"accuracy": drga - 0.01}, "test_with-agent": {"accuracy": drga}},
     }
-    payload = {"config": {"data": {"dataset": dataset}, "run": {"seed": seed}}, "results": rows}
+    payload = {"config": {"data": {"dataset": dataset}, "run": {"seed": seed}}, "results": rows, "history": []}
     (folder / "results.json").write_text(json.dumps(payload))
 
 

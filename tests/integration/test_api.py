@@ -16,6 +16,7 @@ from drga.checkpoint_format import CheckpointError
 from drga.config import ConfigError
 from drga.errors import UserError
 from drga.prediction import Classifier
+from drga.records import ReportRow
 from drga.tasks.classification.api import _qualified
 from tests.conftest import drga_messages
 from tests.tiny_network import TinyAttentionNet
@@ -128,11 +129,13 @@ def test_the_default_run_folder_is_named_under_runs_and_reported(stopped_trainer
 
 
 def test_a_cell_selected_at_cotraining_epoch_0_is_flagged():
-    rows = {
-        "baseline (pretrain only)": {"phase": "pretrain", "epoch": 3, "test_net-only": {"accuracy": 0.7}, "epoch_net-only": 3},
-        "DRGA (co-trained)": {"phase": "cotrain", "epoch": 0, "test_net-only": {"accuracy": 0.75}, "test_with-agent": {"accuracy": 0.8},
-                              "epoch_net-only": 2, "epoch_with-agent": 0},
+    written = {
+        "baseline (pretrain only)": {"phase": "pretrain", "epoch": 3, "checkpoint": "pretrain_best.pt", "test_net-only": {"accuracy": 0.7},
+                                     "epoch_net-only": 3},
+        "DRGA (co-trained)": {"phase": "cotrain", "epoch": 0, "checkpoint": "cotrain_best.pt", "test_net-only": {"accuracy": 0.75},
+                              "test_with-agent": {"accuracy": 0.8}, "epoch_net-only": 2, "epoch_with-agent": 0},
     }
+    rows = {label: ReportRow.from_dict(row) for label, row in written.items()}
     result = RetrofitResult(None, None, None, rows, [])
     assert result.starting_point("DRGA (co-trained)", "with-agent").startswith("co-training epoch 0")
     assert result.starting_point("DRGA (co-trained)", "net-only") is None

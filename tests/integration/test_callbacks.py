@@ -108,7 +108,8 @@ def test_a_callback_is_told_every_evaluation_epoch_and_phase_in_order(tiny_run):
     ends = [record for name, record in recorder.records if name == "phase_end"]
     assert [(e.epochs, e.max_epochs, e.stopped_early) for e in ends] == [(n, n, False) for n in EPOCHS.values()]
     # the callback emptied what it was given: the history and results.json keep every number
-    assert all(math.isfinite(record["task_loss"]) and any(key.startswith("dev_") for key in record) for record in results["history"])
+    assert all(math.isfinite(record.train["task_loss"]) and any(key.startswith("dev_") for key in record.to_dict())
+               for record in results.history)
 
 
 def test_training_statistics_are_reported_every_ten_updates_on_each_phases_step_axis(tiny_run):
@@ -125,12 +126,12 @@ def test_training_statistics_are_reported_every_ten_updates_on_each_phases_step_
 def test_epoch_end_records_are_the_history_of_results_json(tiny_run):
     _, results, recorder = tiny_run
     ends = [record for name, record in recorder.records if name == "epoch_end"]
-    assert [(e.phase, e.epoch, e.seconds) for e in ends] == [(r["phase"], r["epoch"], r["seconds"]) for r in results["history"]]
+    assert [(e.phase, e.epoch, e.seconds) for e in ends] == [(r.phase, r.epoch, r.seconds) for r in results.history]
     assert [e.epochs for e in ends] == [EPOCHS[e.phase] for e in ends]
     run_end = recorder.records[-2][1]
-    assert run_end.results["results"] == results["results"]
-    drga = results["results"]["DRGA (co-trained)"]
-    assert run_end.final["cotrain"]["hparam/test_accuracy_with_agent"] == drga["test_with-agent"]["accuracy"]
+    assert run_end.results.rows == results.rows
+    drga = results.rows["DRGA (co-trained)"]
+    assert run_end.final["cotrain"]["hparam/test_accuracy_with_agent"] == drga.scores("test", "with-agent")["accuracy"]
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -155,8 +156,8 @@ def test_the_csv_file_has_a_row_per_dev_evaluation_matching_the_results(tiny_run
     assert [row["phase"] for row in starts] == list(STARTS)
     assert all(row["step"] == "0" and row["seconds"] == "" and row["task_loss"] == "" for row in starts)
     assert float(starts[1]["dev_with-agent_accuracy"]) > 0  # co-training's starting point: scored in both modes
-    assert len(epochs) == len(results["history"]) == sum(EPOCHS.values())
-    assert all(same_row(row, record) for row, record in zip(epochs, results["history"]))
+    assert len(epochs) == len(results.history) == sum(EPOCHS.values())
+    assert all(same_row(row, record.to_dict()) for row, record in zip(epochs, results.history))
     # a phase's columns are empty in another phase's rows: the agent phase has no net-only score
     assert next(row for row in rows if row["phase"] == "agent")["dev_net-only_accuracy"] == ""
 
@@ -183,10 +184,10 @@ def test_a_resumed_run_keeps_its_rows_and_appends_without_a_second_header(tmp_pa
     assert text.count("phase,epoch,step") == 1
     _, rows = read_csv(path)
     epochs = [row for row in rows if row["epoch"] != "0"]
-    assert len(rows) == len(resumed["history"]) + len(STARTS)
-    assert all(same_row(row, record) for row, record in zip(epochs, resumed["history"]))
-    seconds = lambda record: {key: value for key, value in record.items() if key != "seconds"}
-    assert all(same_row(row, seconds(record)) for row, record in zip(epochs, uninterrupted["history"]))
+    assert len(rows) == len(resumed.history) + len(STARTS)
+    assert all(same_row(row, record.to_dict()) for row, record in zip(epochs, resumed.history))
+    seconds = lambda record: {key: value for key, value in record.to_dict().items() if key != "seconds"}
+    assert all(same_row(row, seconds(record)) for row, record in zip(epochs, uninterrupted.history))
 
 
 def test_report_to_picks_the_loggers_and_refuses_an_unknown_one(tmp_path):
@@ -229,6 +230,6 @@ def test_a_translation_run_tells_its_callbacks_the_same_events(tmp_path):
         expected_events({"pretrain": 2, "baseline": 2, "agent": 1, "cotrain": 1})
     _, rows = read_csv(trainer.run_dir / "metrics.csv")
     epochs = [row for row in rows if row["epoch"] != "0"]
-    assert len(epochs) == len(results["history"]) == 6
-    assert all(same_row(row, record) for row, record in zip(epochs, results["history"]))
+    assert len(epochs) == len(results.history) == 6
+    assert all(same_row(row, record.to_dict()) for row, record in zip(epochs, results.history))
     assert "dev_with-agent_bleu" in rows[-1] and "dev_net-only_perplexity" in rows[-1]

@@ -153,15 +153,16 @@ def test_matches_one_process_on_the_same_global_batch(launched, register_tiny, t
     assert max_difference(distributed["agent/1"]["strength"], reference["agent/1"]["strength"]) == 0
     # co-training: as many global steps for β's schedule as one process takes
     assert torch.equal(distributed["cotrain/2"]["strength"]["step"], reference["cotrain/2"]["strength"]["step"])
-    history, one = first["results_a"]["history"], results["history"]
-    assert [(h["phase"], h["epoch"]) for h in history] == [(h["phase"], h["epoch"]) for h in one]
+    history, one = first["results_a"].history, results.history
+    assert [(h.phase, h.epoch) for h in history] == [(h.phase, h.epoch) for h in one]
     for mine, theirs in zip(history, one):
-        examples = [v for k, v in mine.items() if k.endswith("_examples")]
+        examples = [v for k, v in mine.to_dict().items() if k.endswith("_examples")]
         assert examples and all(n == 20 for n in examples)  # dev evaluated in shards, summed over the processes
-        if mine["phase"] in ("pretrain", "baseline"):
-            assert mine["dev_net-only_accuracy"] == pytest.approx(theirs["dev_net-only_accuracy"], abs=1e-9)
-            assert mine["dev_net-only_log_likelihood"] == pytest.approx(theirs["dev_net-only_log_likelihood"], abs=1e-5)
-            assert mine["task_loss"] == pytest.approx(theirs["task_loss"], abs=1e-5)
+        if mine.phase in ("pretrain", "baseline"):
+            assert mine.dev_number("net-only", "accuracy") == pytest.approx(theirs.dev_number("net-only", "accuracy"), abs=1e-9)
+            assert mine.dev_number("net-only", "log_likelihood") == pytest.approx(theirs.dev_number("net-only", "log_likelihood"),
+                                                                                  abs=1e-5)
+            assert mine.train["task_loss"] == pytest.approx(theirs.train["task_loss"], abs=1e-5)
 
 
 def test_only_rank_zero_writes(launched):
@@ -186,5 +187,5 @@ def test_resume_by_the_same_processes_reproduces_the_uninterrupted_run(launched)
         for name in MODULES:
             for key, value in record["b"]["cotrain/2"][name].items():
                 assert torch.equal(value, record["a"]["cotrain/2"][name][key]), (record["rank"], name, key)
-        strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
-        assert strip(record["results_b"]["history"]) == strip(record["results_a"]["history"])
+        strip = lambda records: [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in records]  # noqa: E731
+        assert strip(record["results_b"].history) == strip(record["results_a"].history)

@@ -56,8 +56,8 @@ def test_training_moved_the_network_and_the_agent(launched):
 
 def test_both_processes_report_the_same_scores_and_only_rank_zero_writes(launched):
     (first, second), logdir = launched
-    assert first["results"]["results"] == second["results"]["results"]
-    bleu = first["results"]["results"]["DRGA (co-trained)"]["test_with-agent"]["bleu"]
+    assert first["results"].rows == second["results"].rows
+    bleu = first["results"].rows["DRGA (co-trained)"].scores("test", "with-agent")["bleu"]
     assert math.isfinite(bleu)
     assert second["writes"] == []
     names = {p.name for p in (logdir / "ddp").iterdir()}

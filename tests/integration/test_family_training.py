@@ -104,7 +104,7 @@ def test_drga_trainer_runs_every_family_end_to_end(net, dataset, folder, keep, e
         f"run.logdir={tmp_path}", "run.progress=false", "run.threads=1",
     ]
     results = Trainer(load_config(None, overrides), log=lambda _: None).run()
-    pretrain = [r for r in results["history"] if r["phase"] == "pretrain"]
-    assert pretrain[-1]["task_loss"] < pretrain[0]["task_loss"]
-    drga = results["results"]["DRGA (co-trained)"]
-    assert 0 <= drga["test_with-agent"]["accuracy"] <= 1
+    pretrain = [r for r in results.history if r.phase == "pretrain"]
+    assert pretrain[-1].train["task_loss"] < pretrain[0].train["task_loss"]
+    drga = results.rows["DRGA (co-trained)"]
+    assert 0 <= drga.scores("test", "with-agent")["accuracy"] <= 1

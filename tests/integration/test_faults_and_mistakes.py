@@ -477,7 +477,8 @@ def test_a_file_that_vanishes_mid_run_is_one_message(trained, tmp_path, monkeypa
 def test_the_sweeps_table_written_into_a_file_is_one_message_and_the_results_stay(tmp_path, capsys):
     finished = tmp_path / "runs" / "subj-lstm-sa-seed0"
     finished.mkdir(parents=True)
-    (finished / "results.json").write_text("{}")
+    written = '{"results": {}, "history": []}'  # a finished run's results.json, as short as one can be
+    (finished / "results.json").write_text(written)
     (tmp_path / "table").write_text("a file where a folder should be\n")
     status, _, err = cli(
         [
@@ -497,7 +498,7 @@ def test_the_sweeps_table_written_into_a_file_is_one_message_and_the_results_sta
     )
     message = one_message(status, err)
     assert "a part of the path is a file, not a folder" in message
-    assert (finished / "results.json").read_text() == "{}"
+    assert (finished / "results.json").read_text() == written
 
 
 # --- the guard: every option of every command refuses an ill-formed value ------------------------

@@ -24,26 +24,28 @@ from tests.nmt_helpers import tiny_translation_config, write_synthetic_corpus
 @pytest.mark.parametrize("net", ["seq2seq-luong", "transformer-nmt"])
 def test_every_phase_runs_and_reports_perplexity_and_bleu(tmp_path, net):
     results = TranslationTrainer(tiny_translation_config(tmp_path, net), log=lambda _: None).run()
-    rows = results["results"]
+    rows = results.rows
     assert list(rows) == ["baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"]
     drga = rows["DRGA (co-trained)"]
-    for key in ("test_net-only", "test_with-agent", "test_net-only_beam", "test_with-agent_beam"):
-        assert drga[key]["perplexity"] > 1.0 and 0.0 <= drga[key]["bleu"] <= 100.0 and drga[key]["sentences"] == 40
-        assert 0.0 <= drga[key]["brevity_penalty"] <= 1.0 and drga[key]["reference_length"] > 0
-        assert (drga[key]["attention_shift"] is None) == ("net-only" in key)
-        assert 0.0 <= drga[key]["early_stop_probability"] <= 1.0
-    assert "tok:13a" in results["bleu_signature"]
+    for mode, beam in (("net-only", False), ("with-agent", False), ("net-only", True), ("with-agent", True)):
+        scores = drga.scores("test", mode, beam=beam)
+        assert scores["perplexity"] > 1.0 and 0.0 <= scores["bleu"] <= 100.0 and scores["sentences"] == 40
+        assert 0.0 <= scores["brevity_penalty"] <= 1.0 and scores["reference_length"] > 0
+        assert (scores["attention_shift"] is None) == (mode == "net-only")
+        assert 0.0 <= scores["early_stop_probability"] <= 1.0
+    assert "tok:13a" in results.task_entries["bleu_signature"]
     run_dir = tmp_path / "runs" / f"parallel-{net}-seed0"
     for name in ("pretrain_best.pt", "baseline_best.pt", "agent_best.pt", "cotrain_best.pt", "last.pt", "config.toml",
                  "results.json", "source.spm.model", "translations/test.cotrain.with-agent.beam2.de"):
         assert (run_dir / name).exists(), name
     assert len((run_dir / "translations/test.cotrain.with-agent.greedy.de").read_text().splitlines()) == 40
     assert any((run_dir / "tb").iterdir())
-    phases = [(h["phase"], h["epoch"]) for h in results["history"]]
+    phases = [(h.phase, h.epoch) for h in results.history]
     assert phases == [("pretrain", 1), ("pretrain", 2), ("baseline", 1), ("baseline", 2), ("agent", 1), ("cotrain", 1)]
-    cotrain = results["history"][-1]
-    assert {"reward", "reward_log_likelihood", "reward_penalty", "beta", "dev_with-agent_bleu", "dev_net-only_perplexity"} <= set(cotrain)
-    assert cotrain["reward_log_likelihood"] < 0 and cotrain["reward"] < cotrain["reward_log_likelihood"]
+    cotrain = results.history[-1]
+    assert {"reward", "reward_log_likelihood", "reward_penalty", "beta", "dev_with-agent_bleu", "dev_net-only_perplexity"} <= set(
+        cotrain.to_dict())
+    assert cotrain.train["reward_log_likelihood"] < 0 and cotrain.train["reward"] < cotrain.train["reward_log_likelihood"]
     payload = load_checkpoint(run_dir / "cotrain_best.pt")  # weights_only loading
     assert payload["task"] == "translation" and isinstance(payload["task_entries"]["source_tokenizer"], bytes)
 
@@ -53,11 +55,12 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     with ctrl_c_at_call(TranslationTrainer, "train_epoch", 4):  # during the agent phase
         TranslationTrainer(tiny_translation_config(tmp_path / "b"), log=lambda _: None).run()
     resumed = TranslationTrainer(tiny_translation_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
-    strip = lambda history: [{k: v for k, v in h.items() if k != "seconds"} for h in history]  # noqa: E731
-    assert strip(resumed["history"]) == strip(uninterrupted["history"])
-    for label, row in uninterrupted["results"].items():
-        for key in (k for k in row if k.startswith("test_")):
-            assert resumed["results"][label][key] == row[key], (label, key)
+    strip = lambda history: [{k: v for k, v in h.to_dict().items() if k != "seconds"} for h in history]  # noqa: E731
+    assert strip(resumed.history) == strip(uninterrupted.history)
+    for label, row in uninterrupted.rows.items():
+        for mode, cell in row.modes.items():
+            other = resumed.rows[label].modes[mode]
+            assert (other.test, other.test_beam) == (cell.test, cell.test_beam), (label, mode)
     with pytest.raises(CheckpointError, match="nmt.beam_size"):
         TranslationTrainer(tiny_translation_config(tmp_path / "b", **{"nmt.beam_size": 3}), resume=True, log=lambda _: None)
 
@@ -155,11 +158,11 @@ def test_perplexity_falls_on_a_multi30k_slice(tmp_path):
     trainer = TranslationTrainer(config, log=lambda _: None)
     start = trainer.evaluate("dev", "net-only", bleu=False)[0].perplexity
     results = trainer.run()
-    dev = [h["dev_net-only_perplexity"] for h in results["history"]]
-    loss = [h["task_loss"] for h in results["history"]]
+    dev = [h.dev_number("net-only", "perplexity") for h in results.history]
+    loss = [h.train["task_loss"] for h in results.history]
     assert start > dev[0] > dev[1] > dev[2], (start, dev)
     assert dev[-1] < 0.5 * start and loss[-1] < loss[0]
-    test = results["results"]["baseline (pretrain only)"]["test_net-only"]
+    test = results.rows["baseline (pretrain only)"].scores("test", "net-only")
     assert math.isfinite(test["perplexity"]) and test["perplexity"] < 0.5 * start
     assert json.loads((tmp_path / "multi30k-en-de-seq2seq-luong-seed0" / "results.json").read_text())["results"]
 
@@ -178,10 +181,10 @@ def test_evaluate_command_reports_perplexity_bleu_and_chrf_of_a_translation_chec
         for line in printed.splitlines()
         if line.startswith("  net-only") or line.startswith("  with-agent")
     }
-    drga = results["results"]["DRGA (co-trained)"]
+    drga = results.rows["DRGA (co-trained)"]
     for mode in ("net-only", "with-agent"):  # the numbers of the training run's final report, both searches
         ppl, bleu, chrf, bleu_beam, chrf_beam = rows[mode][:5]
-        greedy, beam = drga[f"test_{mode}"], drga[f"test_{mode}_beam"]
+        greedy, beam = drga.scores("test", mode), drga.scores("test", mode, beam=True)
         assert ppl == pytest.approx(greedy["perplexity"], abs=0.006)
         assert (bleu, chrf) == (pytest.approx(greedy["bleu"], abs=0.006), pytest.approx(greedy["chrf"], abs=0.006))
         assert (bleu_beam, chrf_beam) == (pytest.approx(beam["bleu"], abs=0.006), pytest.approx(beam["chrf"], abs=0.006))
@@ -190,7 +193,7 @@ def test_evaluate_command_reports_perplexity_bleu_and_chrf_of_a_translation_chec
     printed = capsys.readouterr().out
     assert "parallel-en-de dev: 40 pairs" in printed and "this checkpoint has no trained agent" in printed
     assert "BLEU greedy" in printed and "beam" not in printed
-    pretrain = results["results"]["baseline (pretrain only)"]["dev_net-only"]
+    pretrain = results.rows["baseline (pretrain only)"].scores("dev", "net-only")
     net_only = next(line for line in printed.splitlines() if line.startswith("  net-only")).split()
     assert float(net_only[1]) == pytest.approx(pretrain["perplexity"], abs=0.006)
     assert main(["evaluate", str(run_dir / "cotrain_best.pt"), "--tsv", "x.tsv"]) == 2
@@ -206,14 +209,14 @@ def test_sb3_learns_the_agent_phase_of_a_translation_run(tmp_path):
         "agent.sb3_batch_size": 32,
     })
     results = TranslationTrainer(config, log=lambda _: None).run()
-    agent_epochs = [r for r in results["history"] if r["phase"] == "agent"]
-    assert len(agent_epochs) == 1 and agent_epochs[0]["env_steps"] >= 256 and agent_epochs[0]["episodes"] > 0
-    assert math.isfinite(agent_epochs[0]["reward"])
+    agent_epochs = [r for r in results.history if r.phase == "agent"]
+    assert len(agent_epochs) == 1 and agent_epochs[0].train["env_steps"] >= 256 and agent_epochs[0].train["episodes"] > 0
+    assert math.isfinite(agent_epochs[0].train["reward"])
     run_dir = tmp_path / "runs" / "parallel-seq2seq-luong-seed0"
     assert (run_dir / "sb3" / "sb3-ppo-epoch1.zip").exists()
-    agent_row = results["results"]["agent on frozen network"]
-    assert math.isfinite(agent_row["test_with-agent"]["perplexity"])
-    assert "DRGA (co-trained)" in results["results"]
+    agent_row = results.rows["agent on frozen network"]
+    assert math.isfinite(agent_row.scores("test", "with-agent")["perplexity"])
+    assert "DRGA (co-trained)" in results.rows
 
 
 def test_revised_loss_with_one_gradient_sample_has_the_gradient_of_the_loss_over_all_samples(tmp_path):
@@ -254,10 +257,10 @@ def test_a_translation_run_can_start_from_another_runs_pretrained_network(tmp_pa
                                                         "run.logdir": str(tmp_path / "b")})
     said: list[str] = []
     second = TranslationTrainer(config, log=said.append).run()
-    assert [h["phase"] for h in second["history"]] == ["agent", "cotrain"]  # no pretraining
+    assert [h.phase for h in second.history] == ["agent", "cotrain"]  # no pretraining
     assert any("pretraining skipped" in line for line in said)
     pretrain_only = "baseline (pretrain only)"  # the adopted network's row: the same network, the same scores
-    assert second["results"][pretrain_only]["test_net-only"] == first["results"][pretrain_only]["test_net-only"]
+    assert second.rows[pretrain_only].scores("test", "net-only") == first.rows[pretrain_only].scores("test", "net-only")
     with pytest.raises(CheckpointError, match="does not fit"):  # another size
         TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(source), "network.hidden_size": 20,
                                                                       "run.logdir": str(tmp_path / "c")}), log=lambda _: None)

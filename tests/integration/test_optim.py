@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import drga.baselines as baselines
-from drga.names import EpochRecord
+from drga.records import EpochRecord
 from drga.runner.optim import adam
 from drga.trainer import Trainer
 from tests.integration.test_trainer import tiny_config
@@ -54,8 +54,8 @@ def test_every_phase_trains_with_either_adam(tmp_path, fused):
     results = trainer.run()
     assert bool(trainer.optimiser.network_optimizer.defaults.get("fused")) is fused
     assert bool(trainer.optimiser.agent_optimizer.defaults.get("fused")) is fused
-    drga = results["results"]["DRGA (co-trained)"]
-    assert 0.5 < drga["test_net-only"]["accuracy"] <= 1.0  # the keyword task is learnt either way
+    drga = results.rows["DRGA (co-trained)"]
+    assert 0.5 < drga.scores("test", "net-only")["accuracy"] <= 1.0  # the keyword task is learnt either way
 
 
 # ---------------------------------------------------------------------------- the parts a phase trains (issue 56)
@@ -123,12 +123,12 @@ def test_a_context_offers_no_optimiser_and_a_read_only_history(tmp_path):
                       log=lambda _: None)
     results = trainer.run()
     history = trainer.context.history
-    assert isinstance(history, tuple) and [record.to_dict() for record in history] == results["history"]
+    assert isinstance(history, tuple) and list(history) == results.history
     assert all(isinstance(record, EpochRecord) for record in trainer.state.history)  # the loop writes typed records
     with pytest.raises(dataclasses.FrozenInstanceError):
         history[0].epoch = 99  # type: ignore[misc]
     history[0].train["task_loss"] = -1.0  # a copy: the run's record keeps its number
     assert trainer.state.history[0].train["task_loss"] != -1.0
-    assert results["history"] is not trainer.state.history  # the report holds plain copies, not the run's list
+    assert results.history is not trainer.state.history  # the report holds its own list, not the run's
     assert not hasattr(trainer.context, "optimiser")  # only the loop steps: a task or a learner returns losses
     assert trainer.context.reward is trainer.context.reward  # the chosen reward, built once per run

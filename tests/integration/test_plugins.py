@@ -118,7 +118,7 @@ def test_the_python_api_trains_the_same_plug_ins(plugins, tmp_path, monkeypatch)
                                 "reward.name=sparse", "agent.hidden_sizes=8,8", "train.pretrain_epochs=1", "train.agent_epochs=1",
                                 "train.cotrain_epochs=1", f"run.logdir={tmp_path / 'runs'}", "run.progress=false"])
     results = train(config)
-    row = results["results"]["DRGA (co-trained)"]["test_with-agent"]
+    row = results.rows["DRGA (co-trained)"].scores("test", "with-agent")
     assert row["reward"] == pytest.approx(row["log_likelihood"] - 0.2 * row["penalty"], abs=1e-6)
 
 

@@ -17,7 +17,8 @@ import torch
 
 import drga.baselines as baselines
 from drga.checkpoint_format import CheckpointPayload, load_checkpoint, save_atomic, tensor_checksum
-from drga.names import MODES, EpochRecord, Mode, PhaseName, ResultRow, best_checkpoint, best_checkpoint_name, history_key
+from drga.names import MODES, Mode, PhaseName, ResultRow, best_checkpoint, best_checkpoint_name, history_key
+from drga.records import EpochRecord
 from drga.runner.phases import BY_NAME, PHASES
 from drga.sweep.results import read_result_file
 from drga.trainer import Trainer, TranslationTrainer
@@ -89,10 +90,11 @@ def test_a_committed_result_file_reads_through_the_typed_records(path):
         for mode, cell in cells.items():
             score = result.test_score(row, mode)
             assert finite(score) and (translation or 0.0 <= score <= 1.0)
-            assert cell["epoch"] is None or (isinstance(cell["epoch"], int) and cell["epoch"] >= 0)
-    check_history(result.payload.get("history") or [], str(path))
-    assert [record.to_dict() for record in result.history] == (result.payload.get("history") or [])
-    for phase, summary in (result.payload.get("phases") or {}).items():
+            assert cell.epoch is None or (isinstance(cell.epoch, int) and cell.epoch >= 0)
+    written = json.loads(path.read_text(encoding="utf-8"))  # the file as it is on disk
+    check_history(written.get("history") or [], str(path))
+    assert [record.to_dict() for record in result.history] == (written.get("history") or [])
+    for phase, summary in (written.get("phases") or {}).items():
         assert phase in BY_NAME and summary["epochs"] <= summary["max_epochs"] and finite(summary["seconds"])
 
 
@@ -175,7 +177,8 @@ def test_every_checkpoint_a_run_writes_reads_through_the_typed_payload(run_folde
     resume = CheckpointPayload.read(last)
     assert resume.kind == "resume" and resume.global_step > 0 and resume.progress["index"] >= 0
     check_model(resume, resume.phase, task)
-    check_history(resume.history, str(last))
+    check_history(resume["history"], str(last))  # the records as last.pt keeps them
+    assert [record.to_dict() for record in resume.history] == resume["history"]
     assert isinstance(resume.rng_cpu, torch.Tensor) and isinstance(resume.rng_cuda, list)
 
 

@@ -175,10 +175,10 @@ def sb3_config(tmp_path, algorithm="sb3-ppo", **overrides):
 def test_trainer_learns_phase_2_with_sb3_and_everything_downstream_works(tmp_path, capsys, algorithm):
     config = sb3_config(tmp_path, algorithm)
     results = Trainer(config, log=lambda _: None).run()
-    assert [r["phase"] for r in results["history"]] == ["pretrain"] * 2 + ["baseline"] * 2 + ["agent"] * 2 + ["cotrain"] * 2
-    agent_epochs = [r for r in results["history"] if r["phase"] == "agent"]
-    assert [r["env_steps"] for r in agent_epochs] == [256, 512]  # 512 steps in 2 chunks of 4 rollouts of 2 × 32
-    assert all(r["episodes"] > 0 and math.isfinite(r["reward"]) for r in agent_epochs)
+    assert [r.phase for r in results.history] == ["pretrain"] * 2 + ["baseline"] * 2 + ["agent"] * 2 + ["cotrain"] * 2
+    agent_epochs = [r for r in results.history if r.phase == "agent"]
+    assert [r.train["env_steps"] for r in agent_epochs] == [256, 512]  # 512 steps in 2 chunks of 4 rollouts of 2 × 32
+    assert all(r.train["episodes"] > 0 and math.isfinite(r.train["reward"]) for r in agent_epochs)
     run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
     assert (run_dir / "sb3" / f"{algorithm}-epoch2.zip").exists() and any((run_dir / "tb" / algorithm).iterdir())
     # The checkpoint holds an ordinary GaussianPolicy: load_trained, evaluation and the CLI take it as is.
@@ -188,7 +188,7 @@ def test_trainer_learns_phase_2_with_sb3_and_everything_downstream_works(tmp_pat
     assert "with-agent  accuracy" in capsys.readouterr().out
     test = BatchIterator(prepare_data(config).test, config.data.batch_size * 2, shuffle=False)
     reloaded = evaluate(model.network, test, config.reward, "with-agent", model.policy, model.strength().detach())
-    assert results["results"]["agent on frozen network"]["test_with-agent"]["accuracy"] == pytest.approx(reloaded.accuracy)
+    assert results.rows["agent on frozen network"].scores("test", "with-agent")["accuracy"] == pytest.approx(reloaded.accuracy)
 
 
 def test_default_budget_is_reinforces_env_steps(tmp_path):
@@ -207,7 +207,7 @@ def test_default_budget_is_reinforces_env_steps(tmp_path):
     tokens = count_env_steps(trainer.network, trainer.data.train, collate)
     assert tokens == sum(len(e.ids) for e in trainer.data.train)  # one site, one array: every token is one step
     results = trainer.run()
-    steps = [r["env_steps"] for r in results["history"] if r["phase"] == "agent"][0]
+    steps = [r.train["env_steps"] for r in results.history if r.phase == "agent"][0]
     rollout_size = 2 * 256
     assert steps == math.ceil(2 * tokens / rollout_size) * rollout_size
 
@@ -219,8 +219,8 @@ def test_resume_in_the_sb3_agent_phase_reproduces_an_uninterrupted_run(tmp_path,
         Trainer(sb3_config(tmp_path / "b"), log=lambda _: None).run()
     resumed = Trainer(sb3_config(tmp_path / "b"), resume=True, log=lambda _: None).run()
 
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
-    assert strip(resumed["history"]) == strip(uninterrupted["history"])
+    strip = lambda records: [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in records]
+    assert strip(resumed.history) == strip(uninterrupted.history)
     a = load_checkpoint(tmp_path / "a" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt")
     b = load_checkpoint(tmp_path / "b" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt")
     for name, tensor in a["policy"].items():

@@ -53,9 +53,11 @@ except KeyboardInterrupt:
     print("interrupted; the last completed epoch is saved", file=sys.stderr)
     sys.exit(130)
 accuracy = 0.8 + 0.01 * int(args.seed)
-rows = {"baseline (equal budget)": {"test_net-only": {"accuracy": accuracy}},
-        "DRGA (co-trained)": {"test_net-only": {"accuracy": accuracy + 0.01}, "test_with-agent": {"accuracy": accuracy + 0.02}}}
-(folder / "results.json").write_text(json.dumps({"results": rows}))
+rows = {"baseline (equal budget)": {"phase": "baseline", "epoch": 3, "checkpoint": "baseline_best.pt",
+                                    "test_net-only": {"accuracy": accuracy}},
+        "DRGA (co-trained)": {"phase": "cotrain", "epoch": 3, "checkpoint": "cotrain_best.pt",
+                              "test_net-only": {"accuracy": accuracy + 0.01}, "test_with-agent": {"accuracy": accuracy + 0.02}}}
+(folder / "results.json").write_text(json.dumps({"results": rows, "history": []}))
 with open(Path(args.logdir) / "calls.txt", "a") as calls:
     calls.write(f"{args.run_name} end {time.time()}\n")
 """
@@ -335,8 +337,8 @@ def test_the_sweep_table_shows_each_tasks_metric_on_its_own_scale(tmp_path):
     runs = plan(["lstm-sa", "transformer-nmt"], ["data"], [0], tmp_path / "runs")
     for run, scores in zip(runs, ({"accuracy": 0.9125}, {"bleu": 37.4653})):
         run.folder.mkdir(parents=True)
-        cell = {score_key(Split.TEST, Mode.NET_ONLY): scores}
-        (run.folder / "results.json").write_text(json.dumps({"results": {ResultRow.PRETRAIN_ONLY: cell}}))
+        cell = {"phase": "pretrain", "epoch": 1, "checkpoint": "pretrain_best.pt", score_key(Split.TEST, Mode.NET_ONLY): scores}
+        (run.folder / "results.json").write_text(json.dumps({"results": {ResultRow.PRETRAIN_ONLY: cell}, "history": []}))
     text = table(runs, tmp_path / "table.md")
     assert text.splitlines()[0].startswith("Test BLEU, greedy or accuracy (%) of ")
     assert "| lstm-sa | data | 0 | finished | 91.25 | - |" in text

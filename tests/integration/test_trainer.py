@@ -53,29 +53,29 @@ def register_tiny(monkeypatch):
 
 def test_custom_network_runs_through_every_phase(tmp_path):
     results = Trainer(tiny_config(tmp_path), log=lambda _: None).run()
-    rows = results["results"]
+    rows = results.rows
     assert set(rows) == {"baseline (pretrain only)", "baseline (equal budget)", "agent on frozen network", "DRGA (co-trained)"}
     drga = rows["DRGA (co-trained)"]
     for mode in ("net-only", "with-agent"):
-        assert 0.0 <= drga[f"test_{mode}"]["accuracy"] <= 1.0
-        assert math.isfinite(drga[f"test_{mode}"]["reward"])
-    for record in results["history"]:
-        assert all(math.isfinite(v) for k, v in record.items() if isinstance(v, float)), record
+        assert 0.0 <= drga.scores("test", mode)["accuracy"] <= 1.0
+        assert math.isfinite(drga.scores("test", mode)["reward"])
+    for record in results.history:
+        assert all(math.isfinite(v) for k, v in record.to_dict().items() if isinstance(v, float)), record
     run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
     assert (run_dir / "config.toml").exists() and (run_dir / "results.json").exists()
     assert any((run_dir / "tb").iterdir())
-    phases = [r["phase"] for r in results["history"]]
+    phases = [r.phase for r in results.history]
     assert phases == ["pretrain"] * 2 + ["baseline"] * 3 + ["agent"] + ["cotrain"] * 2
 
 
 def test_equal_budget_baseline_gets_as_many_epochs_as_the_agent_and_cotraining_together(tmp_path):
     results = Trainer(tiny_config(tmp_path, **{"train.patience": 0}), log=lambda _: None).run()
-    epochs = [r["phase"] for r in results["history"]]
+    epochs = [r.phase for r in results.history]
     assert epochs.count("baseline") == epochs.count("agent") + epochs.count("cotrain") == 3
-    assert results["phases"]["baseline"] == {"epochs": 3, "max_epochs": 3, "seconds": results["phases"]["baseline"]["seconds"],
-                                             "stopped_early": False}
+    assert results.phases["baseline"].to_dict() == {"epochs": 3, "max_epochs": 3, "seconds": results.phases["baseline"].seconds,
+                                                    "stopped_early": False}
     explicit = Trainer(tiny_config(tmp_path / "b", **{"train.baseline_epochs": 1}), log=lambda _: None).run()
-    assert [r["phase"] for r in explicit["history"]].count("baseline") == 1
+    assert [r.phase for r in explicit.history].count("baseline") == 1
 
 
 def test_a_time_budget_stops_the_baseline_before_an_epoch_that_would_pass_it(tmp_path):
@@ -89,14 +89,14 @@ def test_a_time_budget_stops_the_baseline_before_an_epoch_that_would_pass_it(tmp
     base = {"train.patience": 0, "train.baseline_epochs": 3, "train.agent_epochs": 0, "train.cotrain_epochs": 0}
     unlimited = Trainer(tiny_config(tmp_path / "a", **base), log=lambda _: None).run()
     generous = Trainer(tiny_config(tmp_path / "b", **base, **{"train.baseline_seconds": 1e6}), log=lambda _: None).run()
-    assert [r["phase"] for r in generous["history"]].count("baseline") == 3  # a budget it never reaches changes nothing
+    assert [r.phase for r in generous.history].count("baseline") == 3  # a budget it never reaches changes nothing
     for row in ("baseline (pretrain only)", "baseline (equal budget)"):
-        accuracy = unlimited["results"][row]["test_net-only"]["accuracy"]
-        assert generous["results"][row]["test_net-only"]["accuracy"] == pytest.approx(accuracy)
+        accuracy = unlimited.rows[row].scores("test", "net-only")["accuracy"]
+        assert generous.rows[row].scores("test", "net-only")["accuracy"] == pytest.approx(accuracy)
     lines = []
     tight = Trainer(tiny_config(tmp_path / "c", **base, **{"train.baseline_seconds": 1e-6}), log=lines.append).run()
-    assert [r["phase"] for r in tight["history"]].count("baseline") == 1  # the first epoch runs, then the budget is spent
-    assert tight["phases"]["baseline"]["stopped_early"] and any(line.startswith("   time budget:") for line in lines)
+    assert [r.phase for r in tight.history].count("baseline") == 1  # the first epoch runs, then the budget is spent
+    assert tight.phases["baseline"].stopped_early and any(line.startswith("   time budget:") for line in lines)
     with pytest.raises(ConfigError, match="baseline_seconds must be > 0"):
         load_config(overrides=["train.baseline_seconds=0"])
 
@@ -113,11 +113,11 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
     moved = tiny_config(tmp_path / "b", **{"run.logdir": str(tmp_path / "moved")})
     resumed = Trainer(moved, resume=True, log=lambda _: None).run()
 
-    assert resumed["history"] == uninterrupted["history"] or _same_numbers(resumed["history"], uninterrupted["history"])
-    for label, row in uninterrupted["results"].items():
-        for key in row:
-            if key.startswith("test_"):
-                assert resumed["results"][label][key] == row[key], (label, key)
+    assert resumed.history == uninterrupted.history or _same_numbers(resumed.history, uninterrupted.history)
+    for label, row in uninterrupted.rows.items():
+        for mode, cell in row.modes.items():
+            other = resumed.rows[label].modes[mode]
+            assert (other.test, other.test_beam) == (cell.test, cell.test_beam), (label, mode)
     a = load_checkpoint(tmp_path / "a" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt")
     b = load_checkpoint(tmp_path / "moved" / "tsv-tiny-seed3" / "cotrain_best.pt")
     for name, tensor in a["network"].items():
@@ -125,7 +125,7 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, monkeypatch):
 
 
 def _same_numbers(first, second):
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    strip = lambda records: [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in records]
     return strip(first) == strip(second)
 
 
@@ -256,10 +256,10 @@ def test_beyond_the_paper_variants_train_and_report(tmp_path):
     config = tiny_config(tmp_path, **{"agent.reward_baseline": "self-critical", "reward.closeness": 1.0,
                                       "train.pretrain_epochs": 1, "train.cotrain_epochs": 1})
     results = Trainer(config, log=lambda _: None).run()
-    for record in results["history"]:
-        if record["phase"] in ("agent", "cotrain"):
-            assert math.isfinite(record["reward"]) and 0.0 <= record["attention_shift"] <= 1.0
-    assert 0.0 <= results["results"]["DRGA (co-trained)"]["test_with-agent"]["accuracy"] <= 1.0
+    for record in results.history:
+        if record.phase in ("agent", "cotrain"):
+            assert math.isfinite(record.train["reward"]) and 0.0 <= record.train["attention_shift"] <= 1.0
+    assert 0.0 <= results.rows["DRGA (co-trained)"].scores("test", "with-agent")["accuracy"] <= 1.0
     with pytest.raises(ConfigError, match="reward_baseline"):
         tiny_config(tmp_path / "x", **{"agent.reward_baseline": "greedy"})
 
@@ -292,14 +292,14 @@ def test_each_drga_mode_is_reported_from_the_epoch_of_its_own_best_dev_accuracy(
     config = tiny_config(tmp_path, **{"train.cotrain_epochs": 3, "train.patience": 0, "train.select_mode": "with-agent"})
     results = Trainer(config, log=lambda _: None).run()
     run_dir = tmp_path / "runs" / "tsv-tiny-seed3"
-    row = results["results"]["DRGA (co-trained)"]
-    cotrain = [h for h in results["history"] if h["phase"] == "cotrain"]
+    row = results.rows["DRGA (co-trained)"]
+    cotrain = [h for h in results.history if h.phase == "cotrain"]
     for mode, checkpoint in (("with-agent", "cotrain_best.pt"), ("net-only", "cotrain_best_net-only.pt")):
         payload = load_checkpoint(run_dir / checkpoint)
-        assert row[f"epoch_{mode}"] == payload["epoch"]
-        assert row[f"dev_{mode}"]["accuracy"] == payload["dev"][mode]["accuracy"]
+        assert row.epoch_of(mode) == payload["epoch"]
+        assert row.scores("dev", mode)["accuracy"] == payload["dev"][mode]["accuracy"]
         # no co-training epoch had a better dev accuracy in this mode than the one reported
-        assert payload["dev"][mode]["accuracy"] >= max(h[f"dev_{mode}_accuracy"] for h in cotrain)
+        assert payload["dev"][mode]["accuracy"] >= max(h.dev_number(mode, "accuracy") for h in cotrain)
 
 
 def test_checkpoints_are_verified_and_a_resume_on_changed_data_needs_force(tmp_path, monkeypatch):
@@ -348,12 +348,12 @@ def test_the_same_seed_at_the_same_thread_count_gives_identical_numbers(tmp_path
         second = Trainer(tiny_config(tmp_path / "b", **overrides), log=lambda _: None).run()
     finally:
         torch.set_num_threads(previous)
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
-    assert strip(first["history"]) == strip(second["history"])
-    for label, row in first["results"].items():
-        for key, value in row.items():
-            if key.startswith("test_"):
-                assert second["results"][label][key] == value
+    strip = lambda records: [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in records]  # noqa: E731
+    assert strip(first.history) == strip(second.history)
+    for label, row in first.rows.items():
+        for mode, cell in row.modes.items():
+            other = second.rows[label].modes[mode]
+            assert (other.test, other.test_beam) == (cell.test, cell.test_beam)
 
 
 def test_tensorboard_overlays_the_arms_with_the_same_tags_on_one_step_axis(tmp_path):
@@ -404,8 +404,8 @@ def test_the_agent_can_learn_on_a_slice_the_network_never_trains_on(tmp_path, mo
         monkeypatch.setattr(learner, "training_step", spy)
     results = trainer.run()
     assert sum(seen["agent"]) == len(held_ids)  # one agent epoch = one pass over the held-out slice
-    cotrain = [h for h in results["history"] if h["phase"] == "cotrain"]
-    assert cotrain and math.isfinite(cotrain[0]["reward"])
+    cotrain = [h for h in results.history if h.phase == "cotrain"]
+    assert cotrain and math.isfinite(cotrain[0].train["reward"])
     # the held-out batch of a step is a pure function of the step (resume draws the same)
     assert torch.equal(trainer.agent_batches.batch_at(7).tokens, trainer.agent_batches.batch_at(7).tokens)
     with pytest.raises(ConfigError, match="agent_holdout"):
@@ -418,11 +418,12 @@ def test_a_pretrain_only_run_pretrains_the_network_a_full_run_of_its_seed_pretra
     full = Trainer(tiny_config(tmp_path / "full"), log=lambda _: None).run()
     only = tiny_config(tmp_path / "only", **{"train.agent_epochs": 0, "train.cotrain_epochs": 0, "train.fair_baseline": "false"})
     pretrained = Trainer(only, log=lambda _: None).run()
-    assert [h["phase"] for h in pretrained["history"]] == ["pretrain", "pretrain"]
-    assert set(pretrained["results"]) == {"baseline (pretrain only)"}
-    assert pretrained["pretrain_checksum"] == full["pretrain_checksum"] is not None
-    for split in ("dev_net-only", "test_net-only"):
-        assert pretrained["results"]["baseline (pretrain only)"][split] == full["results"]["baseline (pretrain only)"][split]
+    assert [h.phase for h in pretrained.history] == ["pretrain", "pretrain"]
+    assert set(pretrained.rows) == {"baseline (pretrain only)"}
+    assert pretrained.pretrain_checksum == full.pretrain_checksum is not None
+    for split in ("dev", "test"):
+        assert (pretrained.rows["baseline (pretrain only)"].scores(split, "net-only")
+                == full.rows["baseline (pretrain only)"].scores(split, "net-only"))
 
 
 def test_a_run_can_start_from_another_runs_pretrained_network(tmp_path):
@@ -431,18 +432,19 @@ def test_a_run_can_start_from_another_runs_pretrained_network(tmp_path):
     config = tiny_config(tmp_path / "b", **{"train.init_from": str(source), "train.fair_baseline": "false", "train.cotrain_epochs": 1})
     said = []
     second = Trainer(config, log=said.append).run()
-    assert [h["phase"] for h in second["history"]] == ["agent", "cotrain"]  # no pretraining
+    assert [h.phase for h in second.history] == ["agent", "cotrain"]  # no pretraining
     assert any("pretraining skipped" in line for line in said)
-    assert second["pretrain_checksum"] == first["pretrain_checksum"] is not None
-    assert second["results"]["baseline (pretrain only)"]["test_net-only"] == first["results"]["baseline (pretrain only)"]["test_net-only"]
+    assert second.pretrain_checksum == first.pretrain_checksum is not None
+    pretrain_only = "baseline (pretrain only)"
+    assert second.rows[pretrain_only].scores("test", "net-only") == first.rows[pretrain_only].scores("test", "net-only")
     # the agent starts from the same frozen network: the same agent phase as the first run's
-    first_agent_epoch = [h for h in first["history"] if h["phase"] == "agent"][0]
-    assert second["history"][0]["dev_with-agent_accuracy"] == first_agent_epoch["dev_with-agent_accuracy"]
+    first_agent_epoch = [h for h in first.history if h.phase == "agent"][0]
+    assert second.history[0].dev_number("with-agent", "accuracy") == first_agent_epoch.dev_number("with-agent", "accuracy")
     # another agent (size) on the adopted network: the network's file holds the first run's agent, which no row reads
     resized = tiny_config(tmp_path / "e", **{"train.init_from": str(source), "train.fair_baseline": "false", "train.cotrain_epochs": 1,
                                              "agent.hidden_sizes": "8"})
     third = Trainer(resized, log=lambda _: None).run()
-    assert third["results"]["baseline (pretrain only)"]["test_net-only"] == first["results"]["baseline (pretrain only)"]["test_net-only"]
+    assert third.rows[pretrain_only].scores("test", "net-only") == first.rows[pretrain_only].scores("test", "net-only")
     other = tiny_config(tmp_path / "c", **{"train.init_from": str(source), "network.embedding_dim": 6})
     with pytest.raises(CheckpointError, match="does not fit"):
         Trainer(other, log=lambda _: None)

@@ -130,8 +130,9 @@ def test_the_sweeps_result_file_holds_no_absolute_path(tmp_path, monkeypatch):
     results = {
         "config": {"run": {"logdir": str(folder.parent), "run_name": folder.name},
                    "train": {"init_from": str(tmp_path / "elsewhere" / "runs" / "pretrain" / "mr-lstm-sa-seed0" / "pretrain_best.pt")}},
-        "results": {"baseline (pretrain only)": {"phase": "pretrain", "epoch": 3, "test_net-only": {"accuracy": 0.7},
-                                                 "dev_net-only": {"accuracy": 0.71}, "epoch_net-only": 3}},
+        "results": {"baseline (pretrain only)": {"phase": "pretrain", "epoch": 3, "checkpoint": "pretrain_best.pt",
+                                                 "test_net-only": {"accuracy": 0.7}, "dev_net-only": {"accuracy": 0.71},
+                                                 "epoch_net-only": 3}},
         "history": [], "phases": {}, "pretrain_checksum": "abc",
     }
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")

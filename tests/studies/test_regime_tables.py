@@ -24,7 +24,8 @@ def write_result(folder: Path, seed: int, rows: dict[str, dict[str, float]], che
         "wall_seconds": 100.0, "pretrain_checksum": f"{checksum}{seed}",
         "phases": {"pretrain": {"epochs": 10, "max_epochs": 40, "seconds": 60.0, "stopped_early": True}},
         "majority_class": {"label": "a", "dev_accuracy": 0.5, "test_accuracy": 0.5},
-        "rows": {row: {mode: {"epoch": 1, "dev": 0.5, "test": v / 100} for mode, v in modes.items()} for row, modes in rows.items()},
+        "rows": {row: {mode: {"epoch": 1, "dev": 0.5, "test": v / 100, "test_reward": -0.6, "test_highlighted_fraction": 0.5}
+                       for mode, v in modes.items()} for row, modes in rows.items()},
         "history": [{"phase": "pretrain", "epoch": 1, "dev_net-only_accuracy": 0.5}],
     }
     (folder / f"{result['name']}.json").write_text(json.dumps(result))
@@ -201,13 +202,14 @@ def test_a_full_run_started_from_a_pretrain_only_runs_network_takes_over_its_pre
     # the full run skipped pretraining (train.init_from): no pretrain phase, its own curve starts at the baseline
     full_path = tmp_path / "study" / "subj-lstm-sa-seed0.json"
     full = json.loads(full_path.read_text())
-    full.update(commit="def", wall_seconds=300.0, phases={"baseline": {"epochs": 8}},
+    baseline_phase = {"epochs": 8, "max_epochs": 8, "seconds": 240.0, "stopped_early": False}
+    full.update(commit="def", wall_seconds=300.0, phases={"baseline": baseline_phase},
                 history=[{"phase": "baseline", "epoch": 1, "dev_net-only_accuracy": 0.6}])
     full_path.write_text(json.dumps(full))
     cells = regime.load([tmp_path / "pretrain", tmp_path / "study"])
     merged = cells[("lstm-sa", "subj")][0]
     assert merged["rows"] == full["rows"]  # the full run's numbers, whole
-    assert merged["phases"]["pretrain"]["epochs"] == 10 and merged["phases"]["baseline"] == {"epochs": 8}
+    assert merged["phases"]["pretrain"]["epochs"] == 10 and merged["phases"]["baseline"] == baseline_phase
     assert [entry["phase"] for entry in merged["history"]] == ["pretrain", "baseline"]
     assert merged["wall_seconds"] == 400.0 and merged["pretrained_at"] == "abc"
     assert regime.load([tmp_path / "study", tmp_path / "pretrain"]) == cells  # whichever folder comes first

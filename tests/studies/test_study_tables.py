@@ -26,10 +26,13 @@ def study_stats():
 def write_run(root: Path, net: str, dataset: str, seed: int, baseline: float, drga: float, wall: float) -> None:
     folder = root / f"{dataset}-{net}-seed{seed}"
     folder.mkdir(parents=True)
-    results = {
-        "baseline (pretrain only)": {"test_net-only": {"accuracy": baseline - 0.01}},
-        "baseline (equal budget)": {"test_net-only": {"accuracy": baseline}},
-        "DRGA (co-trained)": {"test_net-only": {"accuracy": drga}, "test_with-agent": {"accuracy": drga}},
+    results = {  # each row as a run writes it: its phase, epoch and checkpoint beside its scores
+        "baseline (pretrain only)": {"phase": "pretrain", "epoch": 1, "checkpoint": "pretrain_best.pt",
+                                     "test_net-only": {"accuracy": baseline - 0.01}},
+        "baseline (equal budget)": {"phase": "baseline", "epoch": 1, "checkpoint": "baseline_best.pt",
+                                    "test_net-only": {"accuracy": baseline}},
+        "DRGA (co-trained)": {"phase": "cotrain", "epoch": 1, "checkpoint": "cotrain_best.pt", "test_net-only": {"accuracy": drga},
+                              "test_with-agent": {"accuracy": drga}},
     }
     config = {"network": {"name": net}, "data": {"dataset": dataset}, "run": {"seed": seed}}
     history = [{"phase": "pretrain", "epoch": 1, "seconds": wall / 2}, {"phase": "cotrain", "epoch": 1, "seconds": wall / 2}]

@@ -19,6 +19,7 @@ import drga
 import drga.baselines as baselines
 from drga.checkpoint_format import CheckpointError, load_checkpoint, save_atomic, tensor_checksum
 from drga.cli import main
+from drga.records import EpochRecord
 from drga.trainer import Trainer
 from tests.integration.test_trainer import tiny_config
 from tests.tiny_network import TinyAttentionNet
@@ -168,8 +169,8 @@ def test_a_checkpoint_of_the_flat_layout_evaluates_predicts_and_resumes_as_the_n
     last = stopped / "runs" / "tsv-tiny-seed3" / "last.pt"
     save_atomic(flat_layout(load_checkpoint(last)), last)
     resumed = Trainer(tiny_config(stopped), resume=True, log=lambda _: None).run()
-    strip = lambda rows: [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
-    assert strip(resumed["history"]) == strip(uninterrupted["history"])
+    strip = lambda records: [{k: v for k, v in record.to_dict().items() if k != "seconds"} for record in records]
+    assert strip(resumed.history) == strip(uninterrupted.history)
     assert "task_entries" in load_checkpoint(last)  # written again in the nested layout
 
 
@@ -180,8 +181,8 @@ def test_a_run_resumes_from_an_old_last_pt_as_if_never_interrupted(interrupted):
     assert zipfile.is_zipfile(last)
     config = tiny_config(folder / "stopped")
     resumed = Trainer(config, resume=True, log=lambda _: None).run()
-    strip = lambda rows: [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
-    assert strip(resumed["history"]) == strip(uninterrupted["history"])
+    strip = lambda records: [{k: v for k, v in record.to_dict().items() if k != "seconds"} for record in records]
+    assert strip(resumed.history) == strip(uninterrupted.history)
     assert not zipfile.is_zipfile(last)  # written again as safetensors
 
 
@@ -196,7 +197,7 @@ def test_the_payload_writes_what_it_reads_back_by_name(tmp_path):
         state_size=7, action_size=1, half_life_steps=12.5, network=weights, policy={"p": torch.ones(2)}, strength={"s": torch.zeros(1)},
         dev={"net-only": {"accuracy": 0.5}}, plateau_cuts=1,
     )
-    last = model.resumable(progress={"index": 2, "epoch": 3}, history=[{"phase": "cotrain", "epoch": 3, "seconds": 1.0}], global_step=9,
+    last = model.resumable(progress={"index": 2, "epoch": 3}, history=[EpochRecord("cotrain", 3, 1.0)], global_step=9,
                            optimisers={"net_optimizer": None, "agent_optimizer": None, "lr_schedule": None},
                            rng_cpu=torch.get_rng_state(), rng_cuda=[])
     last.save(tmp_path / "last.pt")
@@ -205,5 +206,5 @@ def test_the_payload_writes_what_it_reads_back_by_name(tmp_path):
     assert (read.state_size, read.action_size, read.half_life_steps, read.plateau_cuts, read.global_step) == (7, 1, 12.5, 1, 9)
     assert read.task == "classification" and read.task_entries == {"vocab": ["<pad>", "<unk>"]} and "vocab" not in read
     assert read.vocab == ["<pad>", "<unk>"] and read.dev_scores("net-only") == {"accuracy": 0.5} and read.config == {"run": {"seed": 1}}
-    assert torch.equal(read.network_state["w"], weights["w"]) and read.history[0]["seconds"] == 1.0 and read.progress["index"] == 2
+    assert torch.equal(read.network_state["w"], weights["w"]) and read.history[0].seconds == 1.0 and read.progress["index"] == 2
     assert read.network_optimizer_state is None and read.lr_schedule_state is None and model.kind == "model"

@@ -190,7 +190,7 @@ def test_cli_run_end_to_end(checkpoint, tmp_path):
     assert any("subword ids" in message for message in messages)
     groups = trainer.optimiser.network_optimizer.param_groups
     assert [group["lr"] for group in groups][0] < groups[1]["lr"] or len(groups) == 2
-    assert set(results["results"]) >= {"baseline (equal budget)", "DRGA (co-trained)"}
+    assert set(results.rows) >= {"baseline (equal budget)", "DRGA (co-trained)"}
     saved = json.loads((trainer.run_dir / "results.json").read_text())
     assert saved["config"]["network"]["name"] == "hf-encoder"
 

@@ -45,7 +45,7 @@ def test_lstm_sa_runs_all_phases_on_a_slice_of_subj(tmp_path):
         f"run.logdir={tmp_path}", "run.progress=false",
     ]
     results = Trainer(load_config(None, overrides), log=lambda _: None).run()
-    pretrain = [r for r in results["history"] if r["phase"] == "pretrain"]
-    assert pretrain[-1]["task_loss"] < pretrain[0]["task_loss"]
-    drga = results["results"]["DRGA (co-trained)"]
-    assert drga["test_net-only"]["accuracy"] > 0.55 and drga["test_with-agent"]["accuracy"] > 0.55
+    pretrain = [r for r in results.history if r.phase == "pretrain"]
+    assert pretrain[-1].train["task_loss"] < pretrain[0].train["task_loss"]
+    drga = results.rows["DRGA (co-trained)"]
+    assert drga.scores("test", "net-only")["accuracy"] > 0.55 and drga.scores("test", "with-agent")["accuracy"] > 0.55

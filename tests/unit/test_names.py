@@ -13,11 +13,10 @@ from drga.names import (
     epoch_key,
     headline_score,
     history_key,
-    parse_score_key,
-    row_epoch,
-    row_scores,
+    parse_history_key,
     score_key,
 )
+from drga.records import ReportRow
 from drga.runner.phases import PHASES, Phase
 
 
@@ -39,22 +38,24 @@ def test_row_keys_are_built_and_parsed_back():
     assert score_key(Split.TEST, Mode.WITH_AGENT, beam=True) == "test_with-agent_beam"
     assert epoch_key(Mode.NET_ONLY) == "epoch_net-only"
     assert history_key(Mode.WITH_AGENT, "accuracy") == "dev_with-agent_accuracy"
-    assert parse_score_key("dev_with-agent") == (Split.DEV, Mode.WITH_AGENT)
-    for other in ("test_net-only_beam", "epoch_net-only", "phase", "train_net-only", "test_agent"):
-        assert parse_score_key(other) is None
+    assert parse_history_key("dev_with-agent_accuracy") == (Mode.WITH_AGENT, "accuracy")
+    for other in ("dev_with-agent_", "dev_net-only", "task_loss", "test_net-only_accuracy"):
+        assert parse_history_key(other) is None
     with pytest.raises(ValueError):
         score_key("test", "agent-only")
 
 
 def test_a_row_is_read_through_its_keys():
-    row = {"phase": "cotrain", "epoch": 3, "epoch_with-agent": 0, "test_net-only": {"accuracy": 0.75},
-           "test_with-agent": {"bleu": 21.5, "chrf": 50.0}}
-    assert row_scores(row, Split.TEST, Mode.NET_ONLY) == {"accuracy": 0.75}
-    assert row_scores(row, Split.DEV, Mode.NET_ONLY) is None
-    assert row_epoch(row, Mode.WITH_AGENT) == 0
-    assert row_epoch(row, Mode.NET_ONLY) == 3  # a row without the mode's own epoch: the row's
-    assert headline_score(row["test_net-only"], "accuracy") == pytest.approx(0.75)
-    assert headline_score(row["test_with-agent"], "bleu") == pytest.approx(21.5)  # the task's metric, not the keys present
+    written = {"phase": "cotrain", "epoch": 3, "checkpoint": "cotrain_best.pt", "epoch_with-agent": 0,
+               "test_net-only": {"accuracy": 0.75}, "test_with-agent": {"bleu": 21.5, "chrf": 50.0}}
+    row = ReportRow.from_dict(written)
+    assert row.scores(Split.TEST, Mode.NET_ONLY) == {"accuracy": 0.75}
+    assert row.scores(Split.DEV, Mode.NET_ONLY) is None
+    assert row.epoch_of(Mode.WITH_AGENT) == 0
+    assert row.epoch_of(Mode.NET_ONLY) == 3  # a row without the mode's own epoch: the row's
+    assert row.test_score(Mode.NET_ONLY, "accuracy") == pytest.approx(0.75)
+    assert row.test_score(Mode.WITH_AGENT, "bleu") == pytest.approx(21.5)  # the task's metric, not the keys present
+    assert headline_score(written["test_with-agent"], "chrf") == pytest.approx(50.0)
     from drga.registry import report_metric_of_network, task_class
 
     assert report_metric_of_network("lstm-sa") == "accuracy" and report_metric_of_network("seq2seq-luong") == "bleu"

@@ -35,7 +35,8 @@ from drga.data import DatasetSplits, TextExample, Vocabulary, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.text import check_label_column, check_rare_labels
 from drga.data.tokenize import CUSTOM_TOKENIZER, raw_text_tokens
-from drga.names import MODES, Mode, PhaseName, Split, best_checkpoint, row_epoch, row_scores
+from drga.names import MODES, Mode, PhaseName, Split, best_checkpoint
+from drga.records import EpochRecord, ReportRow
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
 from drga.runner.loggers import CSVLogger, TensorBoardLogger
 from drga.runner.run_folder import default_run_name, log_info
@@ -222,14 +223,14 @@ class RetrofitResult:
     network: AttentionNetwork  #: the DRGA network (co-training's best with-agent dev epoch)
     policy: GaussianPolicy  #: its agent
     strength: AdjustmentStrength  #: β
-    rows: dict[str, dict[str, Any]]  #: results.json's rows: label → test_/dev_ numbers per mode, epochs
-    history: list[dict[str, Any]] = field(repr=False)  #: one record per epoch of every phase
+    rows: dict[str, ReportRow]  #: results.json's rows: label → each mode's epoch, dev and test numbers
+    history: list[EpochRecord] = field(repr=False)  #: one record per epoch of every phase
     run_dir: Path = Path(".")  #: checkpoints, results.json and TensorBoard logs
     config: ExperimentConfig = field(default_factory=ExperimentConfig, repr=False)
     classifier: Classifier | None = field(default=None, repr=False)  #: the network and agent, classifying texts
 
     def accuracy(self, row: str, mode: str = Mode.NET_ONLY, split: str = Split.TEST) -> float | None:
-        cell = row_scores(self.rows.get(row, {}), split, mode)
+        cell = self.rows[row].scores(split, mode) if row in self.rows else None
         return None if cell is None else float(cell["accuracy"])
 
     def starting_point(self, row: str, mode: str) -> str | None:
@@ -238,10 +239,10 @@ class RetrofitResult:
         A DRGA row selected at co-training epoch 0 is the network before co-training: no co-training
         epoch beat it on dev, so its numbers say nothing about what co-training does.
         """
-        values = self.rows.get(row, {})
-        if row_scores(values, Split.TEST, mode) is None or row_epoch(values, mode) != 0:
+        found = self.rows.get(row)
+        if found is None or found.epoch_of(mode) != 0:
             return None
-        return STARTING_POINTS.get(values.get("phase", ""))
+        return STARTING_POINTS.get(PhaseName(found.phase))
 
     def table(self) -> str:
         """Test accuracy of every row in both modes, as ``drga train`` prints it; † marks a cell
@@ -353,7 +354,7 @@ def retrofit(
     classifier = Classifier(trainer.network, trainer.policy, trainer.strength, data.vocab, data.label_names, data.tokenizer,
                             config.data, has_agent)
     return RetrofitResult(
-        trainer.network, trainer.policy, trainer.strength, results["results"], results["history"], trainer.run_dir, config, classifier
+        trainer.network, trainer.policy, trainer.strength, results.rows, results.history, trainer.run_dir, config, classifier
     )
 
 

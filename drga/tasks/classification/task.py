@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig, config_from_dict
 from drga.data.vocab import vocabulary_fingerprint
-from drga.names import MODES, Mode, PhaseName, Split, epoch_key, row_scores, score_key
+from drga.names import MODES, Mode, PhaseName, Split
+from drga.records import ModeScores, ReportRow, RunResults
 from drga.registry import register_task
 from drga.runner.task import ReportCell, Task, imported
 from drga.tasks.classification.config import TASK_NAME, load_classification_config
@@ -268,35 +269,33 @@ class ClassificationTask(Task):
                 "label_names": list(self.data.splits.label_names), "data_checksum": self.data.checksum,
                 "tokenizer": self.data.splits.tokenizer}  # how new text is split for this network (drga/prediction.py)
 
-    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
-        rows: dict[str, dict[str, Any]] = {}
+    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[RunResults, str]:
+        rows: dict[str, ReportRow] = {}
         pretrain_checksum = None
         for cell in cells:
             if cell.phase == PhaseName.PRETRAIN:  # the network every arm starts from
                 pretrain_checksum = cell.payload.tensor_checksum
-            row = rows.setdefault(cell.label, {"phase": cell.phase, "epoch": cell.payload.epoch, "checkpoint": str(cell.path)})
-            row[score_key(Split.TEST, cell.mode)] = context.evaluate_split(Split.TEST, cell.mode).as_dict()
-            row[score_key(Split.DEV, cell.mode)] = cell.payload.dev_scores(cell.mode)
-            row[epoch_key(cell.mode)] = cell.payload.epoch
-        results = {
-            "run_dir": str(context.run_dir), "config": self.config.to_dict(), "data_checksum": self.data.checksum, "results": rows,
-            "pretrain_checksum": pretrain_checksum,  # the network this run started from (train.init_from pairs runs by it)
-            "history": [record.to_dict() for record in context.history],  # the epoch records as JSON keeps them
-            "majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names),
-        }
+            row = rows.setdefault(cell.label, ReportRow(cell.phase, cell.payload.epoch, str(cell.path)))
+            test = context.evaluate_split(Split.TEST, cell.mode).as_dict()
+            row.modes[Mode(cell.mode)] = ModeScores(cell.payload.epoch, test, cell.payload.dev_scores(cell.mode))
+        results = RunResults(
+            run_dir=str(context.run_dir), config=self.config.to_dict(), rows=rows, history=list(context.history),
+            data_checksum=self.data.checksum, pretrain_checksum=pretrain_checksum,
+            task_entries={"majority_class": majority_class(self.data.train, self.data.dev, self.data.test, self.data.splits.label_names)},
+        )
         self.log_table(context.log, rows)
         return results, ""
 
     @staticmethod
-    def log_table(log: Callable[[str], None], rows: Mapping[str, Mapping[str, Any]]) -> None:
+    def log_table(log: Callable[[str], None], rows: Mapping[str, ReportRow]) -> None:
         log("\n== test accuracy ==")
         log(f"{'model':28s} {Mode.NET_ONLY:>9s} {Mode.WITH_AGENT:>11s}  (best epoch)")
         for label, row in rows.items():
-            tests = [row_scores(row, Split.TEST, mode) for mode in MODES]
+            tests = [row.scores(Split.TEST, mode) for mode in MODES]
             cells = [f"{test['accuracy']:.4f}" if test is not None else "-" for test in tests]
-            epochs = sorted({row[key] for key in row if key.startswith("epoch_")})
+            epochs = sorted({cell.epoch for cell in row.modes.values() if cell.epoch is not None})
             if len(epochs) <= 1:
-                where = f"epoch {row['epoch']}"
+                where = f"epoch {row.epoch}"
             else:
-                where = "epochs " + ", ".join(f"{mode} {row[epoch_key(mode)]}" for mode in MODES)
-            log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row['phase']} {where})")
+                where = "epochs " + ", ".join(f"{mode} {row.epoch_of(mode)}" for mode in MODES)
+            log(f"{label:28s} {cells[0]:>9s} {cells[1]:>11s}  ({row.phase} {where})")

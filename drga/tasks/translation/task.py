@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from drga.config import ConfigError, ExperimentConfig
 from drga.files import write_bytes_atomic, write_text_atomic
-from drga.names import MODES, Split, epoch_key, row_scores, score_key
+from drga.names import MODES, Mode, Split
+from drga.records import ModeScores, ReportRow, RunResults
 from drga.registry import register_task
 from drga.runner.task import ReportCell, Task, imported
 from drga.tasks.translation.config import (
@@ -320,9 +321,9 @@ class TranslationTask(Task):
 
         return str(load_translation_splits(self.translation).content_fingerprint)
 
-    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[dict[str, Any], str]:
+    def final_report(self, context: RunContext, cells: Iterable[ReportCell]) -> tuple[RunResults, str]:
         nmt = self.translation.nmt
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, ReportRow] = {}
         beam = nmt.beam_size if nmt.final_beam and nmt.beam_size > 1 else None
         out_dir = context.run_dir / "translations"
         if context.main:
@@ -330,32 +331,25 @@ class TranslationTask(Task):
         signature = ""
         target_lang = self.data.splits.target_lang
         for cell in cells:
-            row: dict[str, Any] = rows.setdefault(
-                cell.label, {"phase": cell.phase, "epoch": cell.payload.epoch, "checkpoint": str(cell.path)}
-            )
-            row[epoch_key(cell.mode)] = cell.payload.epoch
-            searches = [("greedy", 1, score_key(Split.TEST, cell.mode))]
-            searches += [(f"beam{beam}", beam, score_key(Split.TEST, cell.mode, beam=True))] if beam else []
-            for name, size, key in searches:
+            row = rows.setdefault(cell.label, ReportRow(cell.phase, cell.payload.epoch, str(cell.path)))
+            scores: dict[int, dict[str, Any]] = {}  # beam size → the test scores of that search
+            for name, size in [("greedy", 1)] + ([(f"beam{beam}", beam)] if beam else []):
                 result, hyps = self.scores(context, "test", cell.mode, beam_size=size)
                 if context.main:
                     write_text_atomic(out_dir / f"test.{cell.phase}.{cell.mode}.{name}.{target_lang}", "\n".join(hyps) + "\n")
-                row[key] = result.as_dict()
+                scores[size] = result.as_dict()
                 if size == 1:
                     signature = f"BLEU {result.bleu_signature}; chrF {result.chrf_signature}"
-            row[score_key(Split.DEV, cell.mode)] = cell.payload.dev_scores(cell.mode)
-        results = {
-            "run_dir": str(context.run_dir),
-            "config": self.translation.to_dict(),
-            "results": rows,
-            "history": [record.to_dict() for record in context.history],  # the epoch records as JSON keeps them
-            "beam_size": beam,
-            "bleu_signature": signature,
-        }
+            row.modes[Mode(cell.mode)] = ModeScores(cell.payload.epoch, scores[1], cell.payload.dev_scores(cell.mode),
+                                                    scores[beam] if beam else None)
+        results = RunResults(
+            run_dir=str(context.run_dir), config=self.translation.to_dict(), rows=rows, history=list(context.history),
+            task_entries={"beam_size": beam, "bleu_signature": signature},
+        )
         self.log_table(context.log, rows, beam, signature)
         return results, f"; translations in {out_dir}"
 
-    def log_table(self, log: Callable[[str], None], rows: Mapping[str, Mapping[str, Any]], beam: int | None, signature: str) -> None:
+    def log_table(self, log: Callable[[str], None], rows: Mapping[str, ReportRow], beam: int | None, signature: str) -> None:
         log(f"\n== test ({self.data.splits.name} test, {len(self.data.test)} sentences) ==")
         header = f"{'model':26s} {'mode':10s} {'ppl':>7s} {'BLEU greedy':>11s} {'chrF greedy':>11s}"
         if beam:
@@ -363,12 +357,12 @@ class TranslationTask(Task):
         log(header + "  (best epoch)")
         for label, row in rows.items():
             for mode in MODES:
-                g = row_scores(row, Split.TEST, mode)
+                g = row.scores(Split.TEST, mode)
                 if g is None:
                     continue
                 line = f"{label:26s} {mode:10s} {g['perplexity']:7.2f} {g['bleu']:11.2f} {g['chrf']:11.2f}"
-                if beam:
-                    b = row_scores(row, Split.TEST, mode, beam=True)
+                b = row.scores(Split.TEST, mode, beam=True)
+                if beam and b is not None:
                     line += f" {b['bleu']:11.2f} {b['chrf']:11.2f}"
-                log(line + f"  ({row['phase']} epoch {row['epoch']})")
+                log(line + f"  ({row.phase} epoch {row.epoch})")
         log(f"sacrebleu: {signature}")
