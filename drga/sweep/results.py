@@ -244,18 +244,23 @@ def read_result_file(path: Path) -> ResultFile:
 
 def measured_cost(run: Run) -> tuple[float, int] | None:
     """(seconds, epochs) a finished run took, from its result file or results.json; None if unknown."""
-    if run.result_file is not None and run.result_file.exists():
-        return cost_in(run.result_file)
-    if (run.folder / "results.json").exists():
-        phases = RunResults.read(run.folder / "results.json").phases
-        return (sum(p.seconds for p in phases.values()), sum(p.epochs for p in phases.values())) if phases else None
+    for source in (run.result_file, run.folder / "results.json"):
+        if source is not None and source.exists():
+            return cost_in(source)
     return None
 
 
 def cost_in(result_file: Path) -> tuple[float, int] | None:
-    """(seconds, epochs) summed over the phases a result file records; None if it records none."""
-    result = read_result_file(result_file)
-    return (result.seconds, result.epochs) if result.phases else None
+    """(seconds, epochs) summed over the phases a result file (or a results.json) records; None if it records none, or
+    cannot be read: a projection leaves such a run unmeasured rather than stop the sweep."""
+    try:
+        content = json.loads(Path(result_file).read_text(encoding="utf-8"))
+        phases = phase_costs_from_dict(content.get("phases") if isinstance(content, dict) else None, str(result_file))
+    except (json.JSONDecodeError, UserError):
+        return None
+    if not phases:
+        return None
+    return sum(cost.seconds for cost in phases.values()), sum(cost.epochs for cost in phases.values())
 
 
 def projected_compute(todo: list[Run], runs: list[Run], args: argparse.Namespace, threads: list[int] | None = None) -> str:
