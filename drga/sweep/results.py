@@ -209,16 +209,6 @@ class ResultFile:
         cell = self.cell(row, mode)
         return None if cell is None else cell.test_score(report_metric_of_network(self.net))
 
-    @property
-    def seconds(self) -> float:
-        """The wall seconds its phases took, summed."""
-        return sum(cost.seconds for cost in self.phases.values())
-
-    @property
-    def epochs(self) -> int:
-        """The epochs its phases ran, summed."""
-        return sum(cost.epochs for cost in self.phases.values())
-
 
 #: The fields of a result that measure wall time: they differ between two runs of the same numbers.
 CLOCK_FIELDS = ("wall_seconds", "seconds")
