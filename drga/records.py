@@ -121,6 +121,8 @@ class ReportRow:
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], source: str = "results.json") -> ReportRow:
+        if not isinstance(row, Mapping):
+            raise UserError(f"{source}: a report row that is not a JSON object ({type(row).__name__})")
         missing = [key for key in ("phase", "epoch", "checkpoint") if key not in row]
         if missing:
             raise UserError(f"{source}: a report row without {', '.join(missing)}")
@@ -193,6 +195,9 @@ class RunResults:
         """The typed results of results.json's content; a UserError naming ``source`` if it is not one."""
         if not isinstance(content, Mapping) or not all(key in content for key in ("results", "history")):
             raise UserError(f"{source}: not a run's results.json (it needs results and history)")
+        if not isinstance(content["results"], Mapping) or not isinstance(content["history"], list) or not all(
+                isinstance(record, Mapping) for record in content["history"]):
+            raise UserError(f"{source}: not a run's results.json (its results must be an object, its history a list of objects)")
         return cls(
             run_dir=content.get("run_dir", ""),
             config=dict(content.get("config") or {}),

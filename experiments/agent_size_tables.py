@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import checkout  # noqa: F401  (first: this checkout's drga)
-import regime_tables as regime
 from selected_epochs import StartCounts, fraction_text, start_counts
 from study_stats import holm_adjust, paired_comparison, t_interval
 from tuned_study import AGENT_SIZES
 
 from drga.analysis.stats import mean_std_text
-from drga.names import ResultRow
+from drga.names import Mode, PhaseName, ResultRow
+from drga.sweep.results import ResultFile, read_result_file
 
 COMMAND = "python experiments/agent_size_study.py tables"
 #: Table I's one cell.
@@ -46,70 +46,83 @@ PAPER = {
 PAPER_BASELINE = (3212, 780, 93.5)
 
 
-def load(results: Path) -> dict[str, dict[int, dict[str, Any]]]:
+#: ``runs[kind][seed]``: a result file per kind of run (the baseline, each agent size, ``pretrain``) and seed.
+Runs = dict[str, dict[int, ResultFile]]
+
+
+def load(results: Path) -> Runs:
     """``runs[kind][seed]``: the result files of the baseline and of each size (kind ``pretrain``: the shared pretrain-only runs)."""
-    runs: dict[str, dict[int, dict[str, Any]]] = {}
+    runs: Runs = {}
     for kind in [BASELINE, *AGENT_SIZES]:  # (agent-size/pretrain/ is read below, for the seeds these have)
         runs[kind] = {}
         for path in sorted((results / STUDY / kind).glob("*.json")):
-            result = json.loads(path.read_text(encoding="utf-8"))
-            if (result["net"], result["dataset"]) != CELL:
-                raise SystemExit(f"{path}: a run of {result['net']}/{result['dataset']}, not of Table I's {CELL[0]}/{CELL[1]}")
-            runs[kind][int(result["seed"])] = result
+            result = read_result_file(path)
+            if (result.net, result.dataset) != CELL:
+                raise SystemExit(f"{path}: a run of {result.net}/{result.dataset}, not of Table I's {CELL[0]}/{CELL[1]}")
+            runs[kind][result.seed] = result
     seeds = sorted({seed for by_seed in runs.values() for seed in by_seed})
     runs["pretrain"] = {}
     for seed in seeds:
         path = results / STUDY / "pretrain" / f"{CELL[1]}-{CELL[0]}-seed{seed}.json"
         if path.exists():
-            runs["pretrain"][seed] = json.loads(path.read_text(encoding="utf-8"))
+            runs["pretrain"][seed] = read_result_file(path)
     check_starts(runs)
     return runs
 
 
-def check_starts(runs: dict[str, dict[int, dict[str, Any]]]) -> None:
+def pretrain_checksum_of(result: ResultFile | None) -> str | None:
+    """The checksum of the network a run started from; None where the run, or its record of it, is missing."""
+    return None if result is None else result.pretrain_checksum
+
+
+def check_starts(runs: Runs) -> None:
     """Every run of a seed started from that seed's pretrained network: the table pairs them on it."""
     for seed, result in runs[BASELINE].items():
-        if EQUAL_BUDGET not in result["rows"]:
+        if EQUAL_BUDGET not in result.rows:
             raise SystemExit(f"agent-size/{BASELINE} seed {seed} has no '{EQUAL_BUDGET}' row: its baseline phase did not run")
     for kind, by_seed in runs.items():
         for seed, result in by_seed.items():
-            start = runs["pretrain"].get(seed, {}).get("pretrain_checksum")
-            if kind != "pretrain" and start is not None and result.get("pretrain_checksum") != start:
+            start = pretrain_checksum_of(runs["pretrain"].get(seed))
+            if kind != "pretrain" and start is not None and result.pretrain_checksum != start:
                 raise SystemExit(f"agent-size/{kind} seed {seed} started from another network than agent-size/pretrain's "
-                                 f"seed {seed} (checksum {str(result.get('pretrain_checksum'))[:12]} against {start[:12]})")
+                                 f"seed {seed} (checksum {str(result.pretrain_checksum)[:12]} against {start[:12]})")
 
 
-def same_training(ours: dict[str, Any], theirs: dict[str, Any] | None) -> bool:
+def same_training(ours: ResultFile, theirs: ResultFile | None) -> bool:
     """Whether two pretrain-only runs trained alike: every epoch's training loss and dev accuracy equal."""
-    def curve(result: dict[str, Any]) -> list[tuple[Any, Any]]:
-        return [(h.get("task_loss"), h.get(regime.DEV_ACCURACY)) for h in result["history"] if h["phase"] == "pretrain"]
+    def curve(result: ResultFile) -> list[tuple[Any, Any]]:
+        return [(record.train.get("task_loss"), record.dev_number(Mode.NET_ONLY, "accuracy"))
+                for record in result.history if record.phase == PhaseName.PRETRAIN]
 
     return theirs is not None and bool(curve(ours)) and curve(ours) == curve(theirs)
 
 
-def tuned_study_pretraining(results: Path, seeds: list[int]) -> dict[int, dict[str, Any]]:
+def tuned_study_pretraining(results: Path, seeds: list[int]) -> dict[int, ResultFile]:
     """The tuned study's pretrain-only runs of these seeds (the same settings)."""
     found = {}
     for seed in seeds:
         path = results / "tuned-regime" / "pretrain" / f"{CELL[1]}-{CELL[0]}-seed{seed}.json"
         if path.exists():
-            found[seed] = json.loads(path.read_text(encoding="utf-8"))
+            found[seed] = read_result_file(path)
     return found
 
 
-def accuracy(result: dict[str, Any] | None, row: str, mode: str) -> float | None:
-    return None if result is None else regime.test_accuracy(result, row, mode)
+def accuracy(result: ResultFile | None, row: str, mode: Mode | str) -> float | None:
+    """The test accuracy (%) of a run's ``row`` in ``mode``; None where there is no run or no such cell."""
+    score = None if result is None else result.test_score(row, mode)
+    return None if score is None else 100.0 * score
 
 
-def selected_epoch(result: dict[str, Any], row: str, mode: str) -> int | None:
-    cell = result["rows"].get(row, {}).get(mode)
-    return None if cell is None else int(cell["epoch"])
+def selected_epoch(result: ResultFile, row: str, mode: Mode) -> int | None:
+    """The epoch ``row`` was read at in ``mode``; None where the run has no such cell."""
+    cell = result.cell(row, mode)
+    return None if cell is None else cell.epoch
 
 
-def iterations(result: dict[str, Any], steps: int) -> tuple[int, int] | None:
+def iterations(result: ResultFile, steps: int) -> tuple[int, int] | None:
     """(agent, co-training) updates up to the epochs the with-agent model was selected at: the agent phase's best epoch,
     then co-training's (0: the agent phase's model kept)."""
-    agent, cotrain = selected_epoch(result, AGENT_ROW, "with-agent"), selected_epoch(result, DRGA, "with-agent")
+    agent, cotrain = selected_epoch(result, AGENT_ROW, Mode.WITH_AGENT), selected_epoch(result, DRGA, Mode.WITH_AGENT)
     return None if agent is None or cotrain is None else (agent * steps, cotrain * steps)
 
 
@@ -129,11 +142,11 @@ def comparison_row(entry: dict[str, Any]) -> str:
     return f"| {mean:+.2f} [{low:+.2f}, {high:+.2f}] | {entry['p']:.3f} | {entry['holm']:.3f} | {verdict} |"
 
 
-def compared(runs: dict, mode: str) -> dict[str, dict[str, Any]]:
+def compared(runs: Runs, mode: Mode | str) -> dict[str, dict[str, Any]]:
     """Per size, DRGA's test accuracy in ``mode`` minus the same seed's equal-budget baseline, with Holm over the sizes."""
     entries = {}
     for size in AGENT_SIZES:
-        pairs = [(a, b) for seed in sorted(runs[size]) if (a := accuracy(runs[BASELINE].get(seed), EQUAL_BUDGET, "net-only")) is not None
+        pairs = [(a, b) for seed in sorted(runs[size]) if (a := accuracy(runs[BASELINE].get(seed), EQUAL_BUDGET, Mode.NET_ONLY)) is not None
                  and (b := accuracy(runs[size][seed], DRGA, mode)) is not None]
         comparison = paired_comparison([a for a, _ in pairs], [b for _, b in pairs])
         entries[size] = {"n": comparison.n, "diff": list(comparison.differences), "p": comparison.p, "spread": comparison.spread}
@@ -142,10 +155,10 @@ def compared(runs: dict, mode: str) -> dict[str, dict[str, Any]]:
     return entries
 
 
-def main_table(runs: dict, parameters: dict[str, Any]) -> list[str]:
+def main_table(runs: Runs, parameters: dict[str, Any]) -> list[str]:
     steps = int(parameters.get("steps_per_epoch", 0))
     network = parameters.get("network")
-    with_agent, net_only = compared(runs, "with-agent"), compared(runs, "net-only")
+    with_agent, net_only = compared(runs, Mode.WITH_AGENT), compared(runs, Mode.NET_ONLY)
     tested = sum(not math.isnan(e["p"]) for e in with_agent.values())
     lines = [
         f"| agent | parameters (network + agent) | paper: parameters | agent / co-training iterations to the selected epoch "
@@ -153,8 +166,8 @@ def main_table(runs: dict, parameters: dict[str, Any]) -> list[str]:
         f"| with agent − baseline [95%] | p | p (Holm, {tested} sizes) | verdict |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    baseline_accuracies = [v for r in runs[BASELINE].values() if (v := accuracy(r, EQUAL_BUDGET, "net-only")) is not None]
-    baseline_epochs = [e * steps for r in runs[BASELINE].values() if (e := selected_epoch(r, EQUAL_BUDGET, "net-only")) is not None]
+    baseline_accuracies = [v for r in runs[BASELINE].values() if (v := accuracy(r, EQUAL_BUDGET, Mode.NET_ONLY)) is not None]
+    baseline_epochs = [e * steps for r in runs[BASELINE].values() if (e := selected_epoch(r, EQUAL_BUDGET, Mode.NET_ONLY)) is not None]
     network_text = f"{network / 1000:,.0f}K" if network else "-"
     updates = f"{mean_text(baseline_epochs)} (the network's extra updates)" if baseline_epochs and steps else "-"
     lines.append(f"| none: equal-budget baseline | {network_text} | {PAPER_BASELINE[0]:,}K | {updates} | {PAPER_BASELINE[1]:,} "
@@ -168,8 +181,8 @@ def main_table(runs: dict, parameters: dict[str, Any]) -> list[str]:
         paper = PAPER[size]
         lines.append(
             f"| {size.replace('x', ' × ')} | {total} | {paper[0]:,}K | {its} | {paper[1]:,} | {len(results)} "
-            f"| {mean_std_text([v for r in results if (v := accuracy(r, DRGA, 'with-agent')) is not None])} "
-            f"| {mean_std_text([v for r in results if (v := accuracy(r, DRGA, 'net-only')) is not None])} "
+            f"| {mean_std_text([v for r in results if (v := accuracy(r, DRGA, Mode.WITH_AGENT)) is not None])} "
+            f"| {mean_std_text([v for r in results if (v := accuracy(r, DRGA, Mode.NET_ONLY)) is not None])} "
             f"| {paper[2]} ({paper[2] - PAPER_BASELINE[2]:+.1f}) {comparison_row(with_agent[size])}"
         )
     lines += ["", "DRGA net-only − the equal-budget baseline (the co-trained network without the agent), the same test:", "",
@@ -179,12 +192,14 @@ def main_table(runs: dict, parameters: dict[str, Any]) -> list[str]:
     return lines
 
 
-def provenance(runs: dict, parameters: dict[str, Any], tuned: dict[int, dict[str, Any]]) -> list[str]:
-    commits = sorted({r["commit"] for kind, by_seed in runs.items() if kind != "pretrain" for r in by_seed.values()})
-    pretrain_commits = sorted({r["commit"] for r in runs["pretrain"].values()})
+def provenance(runs: Runs, parameters: dict[str, Any], tuned: dict[int, ResultFile]) -> list[str]:
+    commits = sorted({r.commit for kind, by_seed in runs.items() if kind != "pretrain" for r in by_seed.values()})
+    pretrain_commits = sorted({r.commit for r in runs["pretrain"].values()})
     seeds = sorted({seed for kind, by_seed in runs.items() if kind != "pretrain" for seed in by_seed})
-    hours = sum((r.get("wall_seconds") or 0.0) for kind, by_seed in runs.items() if kind != "pretrain" for r in by_seed.values()) / 3600
-    pretrain_only = [v for r in runs["pretrain"].values() if (v := accuracy(r, PRETRAIN_ONLY, "net-only")) is not None]
+    hours = sum((r.wall_seconds or 0.0) for kind, by_seed in runs.items() if kind != "pretrain" for r in by_seed.values()) / 3600
+    pretrain_only = [v for r in runs["pretrain"].values() if (v := accuracy(r, PRETRAIN_ONLY, Mode.NET_ONLY)) is not None]
+    # (a seed the tuned study did not run compares None with the run's checksum: equal only where that is missing too)
+    same_checksum = sum(r.pretrain_checksum == pretrain_checksum_of(tuned.get(s)) for s, r in runs["pretrain"].items())
     return [
         f"Seeds {', '.join(map(str, seeds)) or '-'}; code {', '.join(commits) or '-'} (the runs after pretraining), "
         f"{', '.join(pretrain_commits) or '-'} (the pretrained networks, `agent-size/pretrain/`). Every run of a seed starts "
@@ -194,7 +209,7 @@ def provenance(runs: dict, parameters: dict[str, Any], tuned: dict[int, dict[str
         "The pretraining has the tuned study's settings (`tuned-regime/pretrain/`, code 021f4d1), so each seed's network "
         f"should be that study's: in {sum(same_training(r, tuned.get(s)) for s, r in runs['pretrain'].items())} of "
         f"{len(runs['pretrain'])} seeds every epoch's training loss and dev accuracy are equal to that study's, and in "
-        f"{sum(r.get('pretrain_checksum') == (tuned.get(s) or {}).get('pretrain_checksum') for s, r in runs['pretrain'].items())} "
+        f"{same_checksum} "
         "the checkpoint's tensor checksum is. The files do not say why the checksums differ where the recorded histories "
         "agree.",
         "",
@@ -208,16 +223,16 @@ def provenance(runs: dict, parameters: dict[str, Any], tuned: dict[int, dict[str
     ]
 
 
-def threads_text(runs: dict) -> str:
+def threads_text(runs: Runs) -> str:
     """What the result files' ``run.threads`` say (0: torch's default, whatever the environment set)."""
-    found = [((r.get("config") or {}).get("run") or {}).get("threads") for by_seed in runs.values() for r in by_seed.values()]
+    found = [(r.config.get("run") or {}).get("threads") for by_seed in runs.values() for r in by_seed.values()]
     counts = {value: found.count(value) for value in sorted(set(found), key=str)}
     return "; ".join((f"`run.threads` is {value} in {count} of {len(found)} files" if value is not None else
                       f"no `run.threads` in {count} of {len(found)} files") + (" (torch's default)" if value == 0 else "")
                      for value, count in counts.items()) or "no file"
 
 
-def baseline_seeds(runs: dict) -> list[str]:
+def baseline_seeds(runs: Runs) -> list[str]:
     """What the equal-budget baseline is in each seed: its epochs, the epoch it kept, and whether that is the pretrained network."""
     lines = [
         "| seed | baseline epochs run | epoch kept (0: the pretrained network) | baseline test | pretrained network's test "
@@ -225,20 +240,21 @@ def baseline_seeds(runs: dict) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for seed, result in sorted(runs[BASELINE].items()):
-        phase = (result.get("phases") or {}).get("baseline") or {}
-        epoch = selected_epoch(result, EQUAL_BUDGET, "net-only")
-        baseline = accuracy(result, EQUAL_BUDGET, "net-only")
-        pretrained = accuracy(runs["pretrain"].get(seed), PRETRAIN_ONLY, "net-only")
-        stopped = ", stopped early" if phase.get("stopped_early") else ""
+        phase = result.phases.get(PhaseName.BASELINE)
+        epoch = selected_epoch(result, EQUAL_BUDGET, Mode.NET_ONLY)
+        baseline = accuracy(result, EQUAL_BUDGET, Mode.NET_ONLY)
+        pretrained = accuracy(runs["pretrain"].get(seed), PRETRAIN_ONLY, Mode.NET_ONLY)
+        stopped = ", stopped early" if phase is not None and phase.stopped_early else ""
+        run_epochs = "- of at most -" if phase is None else f"{phase.epochs} of at most {phase.max_epochs}"
         what = ("the pretrained network itself" if epoch == 0 else
                 f"the network after {epoch} further epoch{'s' if epoch != 1 else ''}" if epoch is not None else "-")
-        lines.append(f"| {seed} | {phase.get('epochs', '-')} of at most {phase.get('max_epochs', '-')}{stopped} | "
+        lines.append(f"| {seed} | {run_epochs}{stopped} | "
                      f"{'-' if epoch is None else epoch} | {'-' if baseline is None else f'{baseline:.2f}'} "
                      f"| {'-' if pretrained is None else f'{pretrained:.2f}'} | {what} |")
     return lines
 
 
-def start_lines(runs: dict) -> list[str]:
+def start_lines(runs: Runs) -> list[str]:
     """Per size and over all sizes, the runs whose DRGA rows were read at co-training epoch 0; then the baseline's."""
     lines = [
         "| agent | runs | DRGA with agent = agent on the frozen network (co-training epoch 0) "
@@ -247,13 +263,14 @@ def start_lines(runs: dict) -> list[str]:
     ]
     total = StartCounts()
     for size in AGENT_SIZES:
-        count = start_counts(runs[size][seed] for seed in sorted(runs[size]))
+        # (selected_epochs.py reads a result file's content, as to_dict writes it)
+        count = start_counts(runs[size][seed].to_dict() for seed in sorted(runs[size]))
         total += count
         lines.append(f"| {size.replace('x', ' × ')} | {count.runs} | {fraction_text(count.with_agent, count.runs)} "
                      f"| {fraction_text(count.net_only, count.runs)} | {fraction_text(count.both, count.runs)} |")
     lines.append(f"| **all** | {total.runs} | {fraction_text(total.with_agent, total.runs)} | {fraction_text(total.net_only, total.runs)} "
                  f"| {fraction_text(total.both, total.runs)} |")
-    kept = [seed for seed, r in sorted(runs[BASELINE].items()) if selected_epoch(r, EQUAL_BUDGET, "net-only") == 0]
+    kept = [seed for seed, r in sorted(runs[BASELINE].items()) if selected_epoch(r, EQUAL_BUDGET, Mode.NET_ONLY) == 0]
     lines += ["", f"The equal-budget baseline kept the pretrained network (its epoch 0) in {len(kept)} of {len(runs[BASELINE])} "
                   f"seeds{' (' + ', '.join(map(str, kept)) + ')' if kept else ''}: every size's comparison in those seeds is "
                   "against the pretrained network itself."]

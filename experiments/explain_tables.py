@@ -28,6 +28,8 @@ from study_stats import holm_adjust, paired_comparison
 from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
 from drga.analysis.polarity import drop_overlapping_labels
 from drga.analysis.stats import mean_std_text, paired_effect_size
+from drga.names import Mode, PhaseName
+from drga.sweep.results import ResultFile, read_result_file
 
 ATTENTIONS = ("baseline", "drga-net-only", "drga-with-agent")
 ATTENTION_NAMES = {"baseline": "equal-budget baseline α", "drga-net-only": "DRGA net-only α", "drga-with-agent": "DRGA with-agent α*"}
@@ -287,24 +289,30 @@ def redraw_section(results: Path) -> list[str]:
     """How far the ERASER random reference moves over draws, from the replicate in ``results/explain-redraw/``:
     per data set, attention and measure, the AOPC of the first draw (the committed analyses' kind) and of the mean
     of the draws, the spread over draws, and whether the attention's side of the reference holds for every draw."""
-    def read(folder: Path) -> list[dict[str, Any]]:
+    def read_analyses(folder: Path) -> list[dict[str, Any]]:
+        """The per-run JSON of ``explain_study.py analyze``."""
         return [json.loads(f.read_text(encoding="utf-8")) for f in sorted(folder.glob("*.json"))]
 
+    def read_trained(folder: Path) -> dict[str, ResultFile]:
+        """The sweep's result files of the trained runs, by run name."""
+        return {result.name: result for result in map(read_result_file, sorted(folder.glob("*.json")))}
+
     by_dataset: dict[str, list[dict[str, Any]]] = {}
-    for run in read(results / REDRAW / "analysis"):
+    for run in read_analyses(results / REDRAW / "analysis"):
         by_dataset.setdefault(run["dataset"], []).append(run)
     if not by_dataset:
         return []
     by_dataset = dict(sorted(by_dataset.items(), key=lambda item: _dataset_order(item[0])))
-    trained = {run["name"]: run for run in read(results / REDRAW / "regime")}
-    committed = {run["name"]: run for run in read(results / "explain-regime")}
+    trained = read_trained(results / REDRAW / "regime")
+    committed = read_trained(results / "explain-regime")
     analyses = [run for runs in by_dataset.values() for run in runs]
     names = [run["run"] for run in analyses]
-    same = sum(trained[n]["pretrain_checksum"] == committed.get(n, {}).get("pretrain_checksum") for n in names if n in trained)
+    # (a run the study has no file of compares None with the retrained one's checksum)
+    same = sum(trained[n].pretrain_checksum == (committed[n].pretrain_checksum if n in committed else None) for n in names if n in trained)
     draws = sorted({int(run.get("random_draws", 1)) for run in analyses})
-    commits = sorted({str(trained[n]["commit"])[:7] for n in names if n in trained})
+    commits = sorted({str(trained[n].commit)[:7] for n in names if n in trained})
     analysed = sorted({str(run.get("cost", {}).get("commit", "?"))[:7] for run in analyses})
-    logdirs = sorted({str(((trained[n].get("config") or {}).get("run") or {}).get("logdir")) for n in names if n in trained})
+    logdirs = sorted({str((trained[n].config.get("run") or {}).get("logdir")) for n in names if n in trained})
     # the run folder as the training files record it (``run.logdir``; the analysis reads the runs from the same folder)
     logdir = logdirs[0] if len(logdirs) == 1 and logdirs[0] != "None" else "<the run folder>"
     cells = " and ".join(DATASETS.get(d, d) for d in by_dataset)
@@ -418,9 +426,9 @@ def same_network_note(runs: list[dict[str, Any]], regime: Path) -> list[str]:
     files = [regime / f"{run['run']}.json" for run in runs]
     if not all(file.exists() for file in files):
         return []
-    results = [json.loads(file.read_text(encoding="utf-8")) for file in files]
+    results = [read_result_file(file) for file in files]
     rows = (selected_epochs.BASELINE, selected_epochs.DRGA)
-    same = sum(all(selected_epochs.selected_epoch(r, row, "net-only") == 0 for row in rows) for r in results)
+    same = sum(all((cell := r.cell(row, Mode.NET_ONLY)) is not None and cell.epoch == 0 for row in rows) for r in results)
     if not same:
         return []
     return [f"In {same} of {len(runs)} seeds DRGA net-only and the equal-budget baseline are one network: both kept the "
@@ -431,9 +439,9 @@ def same_network_note(runs: list[dict[str, Any]], regime: Path) -> list[str]:
 def transformer_note(paper_regime: Path) -> list[str]:
     """Why the Transformer on SST-5 (3 seeds if its cost fits) is not on the page: its cost, read from the
     paper-regime study's result files of that cell (``paper_regime``), which record each run's wall time."""
-    results = [json.loads(f.read_text(encoding="utf-8")) for f in sorted(paper_regime.glob("sst-transformer-seed*.json"))]
+    results = [read_result_file(f) for f in sorted(paper_regime.glob("sst-transformer-seed*.json"))]
     # whole runs only: a run that adopted a pretrained network (train.init_from) did not pay for pretraining
-    seconds = [r["wall_seconds"] for r in results if r.get("wall_seconds") and "pretrain" in r.get("phases", {})]
+    seconds = [r.wall_seconds for r in results if r.wall_seconds and PhaseName.PRETRAIN in r.phases]
     if not seconds:
         return []
     return [

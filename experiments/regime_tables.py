@@ -26,10 +26,12 @@ run of the same seed replaces its pretrain-only file.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
@@ -37,12 +39,8 @@ from selected_epochs import start_counts_by_cell, start_table
 from study_stats import holm_adjust, paired_comparison, t_interval
 
 from drga.analysis.stats import mean_std_text
-from drga.names import Mode, PhaseName, ResultRow, history_key
-from drga.registry import report_metric_of_network
-from drga.sweep.results import ResultCell, read_result_file
-
-#: The epoch record's dev accuracy of the network alone (the pretraining and baseline curves).
-DEV_ACCURACY = history_key(Mode.NET_ONLY, "accuracy")
+from drga.names import Mode, PhaseName, ResultRow
+from drga.sweep.results import ResultFile, read_result_file
 
 PRETRAIN, BASELINE, AGENT, DRGA = ResultRow.PRETRAIN_ONLY, ResultRow.EQUAL_BUDGET, ResultRow.AGENT_ON_FROZEN, ResultRow.DRGA
 
@@ -65,8 +63,20 @@ PAPER = {
 }
 
 
-def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
-    """(net, dataset) → seed → result file content.
+@dataclass(frozen=True)
+class JoinedRun(ResultFile):
+    """A full run that started from a pretrain-only run's network (``train.init_from``), with that run's pretraining
+    added (:func:`with_pretraining_of`): ``pretrained_at`` is the commit the pretraining ran at."""
+
+    pretrained_at: str = "?"
+
+
+#: (net, dataset) → seed → the run's result file.
+Cells = dict[tuple[str, str], dict[int, ResultFile]]
+
+
+def load(folders: list[Path]) -> Cells:
+    """(net, dataset) → seed → result file.
 
     A seed may have a file in two folders: a pretrain-only run (``paper-regime-pretrain-only``)
     and the full run that repeats its pretraining, or that started from the pretrain-only run's
@@ -76,71 +86,74 @@ def load(folders: list[Path]) -> dict[tuple[str, str], dict[int, dict]]:
     ``pretrain_checksum``); a warning says when they do not (e.g. other thread counts), as the
     pretrain-only number shown before the full run existed then was not the full run's. Two files
     of a seed with the same rows are an error: nothing says which to keep."""
-    cells: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
+    cells: Cells = defaultdict(dict)
     for folder in folders:
         for path in sorted(folder.glob("*.json")):
-            result = read_result_file(path).to_dict()
-            runs, seed = cells[(result["net"], result["dataset"])], int(result["seed"])
+            result = read_result_file(path)
+            runs, seed = cells[(result.net, result.dataset)], result.seed
             if seed in runs:
                 kept = runs[seed]
-                if set(kept["rows"]) == set(result["rows"]):
-                    raise SystemExit(f"{path}: seed {seed} of {result['net']}/{result['dataset']} has two result files of the same kind")
-                if kept.get("pretrain_checksum") != result.get("pretrain_checksum"):
+                if set(kept.rows) == set(result.rows):
+                    raise SystemExit(f"{path}: seed {seed} of {result.net}/{result.dataset} has two result files of the same kind")
+                if kept.pretrain_checksum != result.pretrain_checksum:
                     print(f"warning: {path}: seed {seed}'s pretrain-only and full runs pretrained different networks; "
                           "the full run is used", file=sys.stderr)
-                full, pretrain_only = (kept, result) if len(kept["rows"]) >= len(result["rows"]) else (result, kept)
+                full, pretrain_only = (kept, result) if len(kept.rows) >= len(result.rows) else (result, kept)
                 result = with_pretraining_of(full, pretrain_only)
             runs[seed] = result
     return dict(cells)
 
 
-def with_pretraining_of(full: dict, pretrain_only: dict) -> dict:
+def with_pretraining_of(full: ResultFile, pretrain_only: ResultFile) -> ResultFile:
     """A full run that skipped pretraining (``train.init_from``) on the pretrain-only run's network,
     with that run's pretraining added: its epochs and dev curve, its wall time in the run's, its
-    commit in ``pretrained_at``. Any other full run is returned as it is."""
-    pretrain = (pretrain_only.get("phases") or {}).get("pretrain")
-    same_network = full.get("pretrain_checksum") == pretrain_only.get("pretrain_checksum")
-    if not pretrain or not same_network or (full.get("phases") or {}).get("pretrain"):
+    commit in ``pretrained_at`` (a :class:`JoinedRun`). Any other full run is returned as it is."""
+    pretrain = pretrain_only.phases.get(PhaseName.PRETRAIN)
+    same_network = full.pretrain_checksum == pretrain_only.pretrain_checksum
+    if not pretrain or not same_network or full.phases.get(PhaseName.PRETRAIN):
         return full
-    pretraining = [entry for entry in pretrain_only.get("history", []) if entry.get("phase") == "pretrain"]
-    return {
-        **full,
-        "phases": {"pretrain": pretrain, **full.get("phases", {})},
-        "history": pretraining + full.get("history", []),
-        "wall_seconds": (full.get("wall_seconds") or 0.0) + (pretrain_only.get("wall_seconds") or 0.0),
-        "pretrained_at": pretrain_only.get("commit", "?"),
-    }
+    pretraining = [record for record in pretrain_only.history if record.phase == PhaseName.PRETRAIN]
+    return JoinedRun(**{
+        **{field.name: getattr(full, field.name) for field in dataclasses.fields(ResultFile)},
+        "phases": {PhaseName.PRETRAIN: pretrain, **full.phases},
+        "history": pretraining + full.history,
+        "wall_seconds": (full.wall_seconds or 0.0) + (pretrain_only.wall_seconds or 0.0),
+        "pretrained_at": pretrain_only.commit or "?",
+    })
 
 
-def borrow_baselines(cells: dict, reference: dict) -> int:
+def borrow_baselines(cells: Cells, reference: Cells) -> int:
     """Fill the pretrain-only and equal-budget rows of runs that started from another run's pretrained
     network (``train.init_from``) with that run's, when both started from the same network (equal
     ``pretrain_checksum``); the number of runs filled. A run whose network differs is an error."""
     filled = 0
     for key, runs in cells.items():
-        for seed, result in runs.items():
-            if BASELINE in result["rows"]:
+        for seed, result in list(runs.items()):
+            if BASELINE in result.rows:
                 continue
             source = reference.get(key, {}).get(seed)
             if source is None:
                 continue
-            if not result.get("pretrain_checksum") or result.get("pretrain_checksum") != source.get("pretrain_checksum"):
-                raise SystemExit(f"{result['name']}: its pretrained network is not the reference run's; it cannot borrow its baselines")
-            result["rows"] = {**{row: source["rows"][row] for row in (PRETRAIN, BASELINE) if row in source["rows"]}, **result["rows"]}
-            result.setdefault("phases", {}).setdefault("pretrain", (source.get("phases") or {}).get("pretrain"))
+            if not result.pretrain_checksum or result.pretrain_checksum != source.pretrain_checksum:
+                raise SystemExit(f"{result.name}: its pretrained network is not the reference run's; it cannot borrow its baselines")
+            rows = {**{row: source.rows[row] for row in (PRETRAIN, BASELINE) if row in source.rows}, **result.rows}
+            # the reference's pretraining, after the run's own phases, where the run has none of its own
+            borrowed = source.phases.get(PhaseName.PRETRAIN)
+            phases = {**result.phases, PhaseName.PRETRAIN: borrowed} if borrowed and PhaseName.PRETRAIN not in result.phases \
+                else result.phases
+            runs[seed] = dataclasses.replace(result, rows=rows, phases=phases)
             filled += 1
     return filled
 
 
-def is_pretrain_only(result: dict) -> bool:
+def is_pretrain_only(result: ResultFile) -> bool:
     """A run of pretraining alone (the Transformer's SST-5 in ``paper-regime-pretrain-only``)."""
-    return set(result["rows"]) == {PRETRAIN}
+    return set(result.rows) == {PRETRAIN}
 
 
-def test_accuracy(result: dict, row: str, mode: str) -> float | None:
+def test_accuracy(result: ResultFile, row: str, mode: Mode | str) -> float | None:
     """The test accuracy (%) of a result file's ``row`` in ``mode``; None if the run has no such cell."""
-    cell = result["rows"].get(row, {}).get(mode)
-    score = None if cell is None else ResultCell.from_dict(cell).test_score(report_metric_of_network(result.get("net", "")))
+    score = result.test_score(row, mode)
     return None if score is None else 100.0 * score
 
 
@@ -151,7 +164,7 @@ def order(cells: dict) -> list[tuple[str, str]]:
     return sorted(cells, key=rank)
 
 
-def baseline_table(cells: dict) -> list[str]:
+def baseline_table(cells: Cells) -> list[str]:
     lines = [
         "| network | data set | seeds | majority class | pretrain-only test | target | paper | pretraining epochs (mean, range) "
         "| equal-budget baseline − pretrain-only (points) |",
@@ -159,17 +172,18 @@ def baseline_table(cells: dict) -> list[str]:
     ]
     for key in order(cells):
         runs = cells[key]
-        pretrain = [v for r in runs.values() if (v := test_accuracy(r, PRETRAIN, "net-only")) is not None]
+        pretrain = [v for r in runs.values() if (v := test_accuracy(r, PRETRAIN, Mode.NET_ONLY)) is not None]
         gains = [b - p for r in runs.values()
-                 if (p := test_accuracy(r, PRETRAIN, "net-only")) is not None and (b := test_accuracy(r, BASELINE, "net-only")) is not None]
-        epochs = [r["phases"]["pretrain"]["epochs"] for r in runs.values() if r.get("phases", {}).get("pretrain")]
-        best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in runs.values() if PRETRAIN in r["rows"]]
+                 if (p := test_accuracy(r, PRETRAIN, Mode.NET_ONLY)) is not None
+                 and (b := test_accuracy(r, BASELINE, Mode.NET_ONLY)) is not None]
+        epochs = [cost.epochs for r in runs.values() if (cost := r.phases.get(PhaseName.PRETRAIN))]
+        best = [r.rows[PRETRAIN][Mode.NET_ONLY].epoch for r in runs.values() if PRETRAIN in r.rows]
         target = TARGETS.get(key)
         met = "" if target is None or not pretrain else (" ✓" if statistics.mean(pretrain) >= target else " ✗")
         paper = PAPER.get(key, (None, None))[0]
         epoch_text = f"{statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}; best {min(best)}–{max(best)})" if epochs else "-"
         gain_text = f"{statistics.mean(gains):+.2f} ({mean_std_text(gains)})" if gains else "-"
-        majority = next((r["majority_class"]["test_accuracy"] for r in runs.values() if r.get("majority_class")), None)
+        majority = next((r.majority_class["test_accuracy"] for r in runs.values() if r.majority_class), None)
         majority_text = f"{100 * majority:.2f}" if majority is not None else "-"
         pretrain_only = sum(map(is_pretrain_only, runs.values()))
         seeds_text = f"{len(runs)} ({pretrain_only} pretrain-only)" if pretrain_only else f"{len(runs)}"
@@ -180,20 +194,20 @@ def baseline_table(cells: dict) -> list[str]:
     return lines
 
 
-def comparisons(cells: dict) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
+def comparisons(cells: Cells) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
     return [
-        ("DRGA with agent − equal-budget baseline", (DRGA, "with-agent"), (BASELINE, "net-only")),
-        ("DRGA net-only − equal-budget baseline", (DRGA, "net-only"), (BASELINE, "net-only")),
-        ("DRGA with agent − pretrain-only (the paper's comparison)", (DRGA, "with-agent"), (PRETRAIN, "net-only")),
+        ("DRGA with agent − equal-budget baseline", (DRGA, Mode.WITH_AGENT), (BASELINE, Mode.NET_ONLY)),
+        ("DRGA net-only − equal-budget baseline", (DRGA, Mode.NET_ONLY), (BASELINE, Mode.NET_ONLY)),
+        ("DRGA with agent − pretrain-only (the paper's comparison)", (DRGA, Mode.WITH_AGENT), (PRETRAIN, Mode.NET_ONLY)),
     ]
 
 
-def drga_keys(cells: dict) -> list[tuple[str, str]]:
+def drga_keys(cells: Cells) -> list[tuple[str, str]]:
     """The cells, in the tables' order, that have a run with DRGA's rows (not only pretrain-only runs)."""
-    return [key for key in order(cells) if any(DRGA in r["rows"] for r in cells[key].values())]
+    return [key for key in order(cells) if any(DRGA in r.rows for r in cells[key].values())]
 
 
-def comparison_stats(cells: dict) -> dict[str, list[dict]]:
+def comparison_stats(cells: Cells) -> dict[str, list[dict]]:
     """Per comparison (its title), per cell with DRGA's rows: the paired differences over seeds, p, the spread and
     Holm's p over the cells of that comparison (what :func:`comparison_lines` prints; experiments/answers.py reads it)."""
     keys = drga_keys(cells)
@@ -212,7 +226,7 @@ def comparison_stats(cells: dict) -> dict[str, list[dict]]:
     return stats
 
 
-def drga_table(cells: dict) -> list[str]:
+def drga_table(cells: Cells) -> list[str]:
     keys = drga_keys(cells)
     stats = comparison_stats(cells)
     header = (
@@ -220,16 +234,16 @@ def drga_table(cells: dict) -> list[str]:
     )
     lines = [header, "|---|---|---|---|---|---|---|---|"]
     for key in keys:
-        runs = [r for r in cells[key].values() if DRGA in r["rows"]]  # not the pretrain-only runs of the cell
+        runs = [r for r in cells[key].values() if DRGA in r.rows]  # not the pretrain-only runs of the cell
 
-        def column(row: str, mode: str, runs=runs) -> str:
+        def column(row: str, mode: Mode, runs=runs) -> str:
             return mean_std_text([v for r in runs if (v := test_accuracy(r, row, mode)) is not None])
 
         paper = PAPER.get(key)
         paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
         lines.append(
-            f"| {key[0]} | {key[1]} | {len(runs)} | {paper_text} | {column(PRETRAIN, 'net-only')} "
-            f"| {column(BASELINE, 'net-only')} | {column(DRGA, 'with-agent')} | {column(DRGA, 'net-only')} |"
+            f"| {key[0]} | {key[1]} | {len(runs)} | {paper_text} | {column(PRETRAIN, Mode.NET_ONLY)} "
+            f"| {column(BASELINE, Mode.NET_ONLY)} | {column(DRGA, Mode.WITH_AGENT)} | {column(DRGA, Mode.NET_ONLY)} |"
         )
     for title, entries in stats.items():
         lines += comparison_lines(title, entries)
@@ -261,9 +275,10 @@ def comparison_lines(title: str, entries: list[dict]) -> list[str]:
     return lines
 
 
-def selection_section(cells: dict) -> list[str]:
+def selection_section(cells: Cells) -> list[str]:
     """How often co-training (and the equal-budget baseline) kept its starting point; nothing when no run co-trained."""
-    counts = start_counts_by_cell({key: runs.values() for key, runs in cells.items()})
+    # (selected_epochs.py reads a result file's content, as to_dict writes it)
+    counts = start_counts_by_cell({key: [run.to_dict() for run in runs.values()] for key, runs in cells.items()})
     if not counts:
         return []
     return [
@@ -278,23 +293,23 @@ def selection_section(cells: dict) -> list[str]:
     ]
 
 
-def run_seconds(run: dict) -> float | None:
+def run_seconds(run: ResultFile) -> float | None:
     """A run's wall time: its ``wall_seconds``, but at least the sum of its phases' seconds.
 
     The phases' seconds are saved in every checkpoint and so survive a resume; the sweep's wall time
     lost the piece of a run that was killed outright until the sweep wrote it as the run went,
     and a result file from before then under-reports a resumed run."""
-    phases = sum(p.get("seconds") or 0.0 for p in (run.get("phases") or {}).values())
-    seconds = max(run.get("wall_seconds") or 0.0, phases)
+    phases = sum(cost.seconds or 0.0 for cost in run.phases.values())
+    seconds = max(run.wall_seconds or 0.0, phases)
     return seconds or None
 
 
-def runs_table(cells: dict) -> list[str]:
+def runs_table(cells: Cells) -> list[str]:
     lines = ["| network | data set | seeds | commits | mean wall time per run (s) |", "|---|---|---|---|---|"]
     for key in order(cells):
         runs = cells[key]
-        commits = sorted({r.get("commit", "?") for r in runs.values()}
-                         | {r["pretrained_at"] for r in runs.values() if "pretrained_at" in r})
+        commits = sorted({r.commit or "?" for r in runs.values()}
+                         | {r.pretrained_at for r in runs.values() if isinstance(r, JoinedRun)})
         timed = [(seconds, is_pretrain_only(r)) for r in runs.values() if (seconds := run_seconds(r))]
         whole = [seconds for seconds, only in timed if not only]
         pretrain_only = [seconds for seconds, only in timed if only]
@@ -304,7 +319,7 @@ def runs_table(cells: dict) -> list[str]:
     return lines
 
 
-def learning_curves(cells: dict, path: Path) -> None:
+def learning_curves(cells: Cells, path: Path) -> None:
     """Dev accuracy of every seed through pretraining and the equal-budget baseline, one panel per cell."""
     import matplotlib
 
@@ -317,9 +332,10 @@ def learning_curves(cells: dict, path: Path) -> None:
     figure, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.8 * rows), squeeze=False)
     for axis, key in zip(axes.flat, keys):
         for seed, result in sorted(cells[key].items()):
-            pretrain = [(h["epoch"], 100 * h[DEV_ACCURACY]) for h in result["history"] if h["phase"] == PhaseName.PRETRAIN]
+            pretrain = [(h.epoch, 100 * h.dev_number(Mode.NET_ONLY, "accuracy")) for h in result.history if h.phase == PhaseName.PRETRAIN]
             stop = pretrain[-1][0] if pretrain else 0
-            baseline = [(stop + h["epoch"], 100 * h[DEV_ACCURACY]) for h in result["history"] if h["phase"] == PhaseName.BASELINE]
+            baseline = [(stop + h.epoch, 100 * h.dev_number(Mode.NET_ONLY, "accuracy"))
+                        for h in result.history if h.phase == PhaseName.BASELINE]
             (line,) = axis.plot(*zip(*pretrain), marker=".", label=f"seed {seed}")
             if baseline:
                 axis.plot(*zip(*([pretrain[-1]] + baseline)), linestyle="--", color=line.get_color())

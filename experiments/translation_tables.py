@@ -45,8 +45,9 @@ import os
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import checkout  # noqa: F401  (first: this checkout's drga)
 from matplotlib.ticker import MaxNLocator
@@ -56,8 +57,7 @@ from drga.analysis.plots import DOC_WIDTH, new_figure, save_png, styled
 from drga.analysis.stats import mean_std_text
 from drga.errors import UserError
 from drga.names import Mode, PhaseName, ResultRow
-from drga.records import EpochRecord
-from drga.sweep.results import read_result_file
+from drga.sweep.results import ResultCell, ResultFile, read_result_file
 
 STUDY = "experiments/results/translation-regime"
 PAGE = "docs/results/nmt-regime.md"
@@ -132,18 +132,25 @@ class Measure:
     """One number of a row and mode's result, read from its compact result (``experiments/sweep.py``'s compact_row)."""
 
     title: str
-    read: Callable[[dict], float | None]
+    read: Callable[[ResultCell], float | None]
     digits: int = 2
     lower_is_better: bool = False
 
 
-def _field(search: str, key: str) -> Callable[[dict], float | None]:
-    return lambda cell: (cell.get(search) or {}).get(key)
+def test_scores(cell: ResultCell, search: str) -> dict[str, Any] | None:
+    """A translation cell's test scores of one search: greedy (``test``) or beam search (``test_beam``); None where
+    the cell has none."""
+    scores = cell.test_beam if search == "test_beam" else cell.test
+    return scores if isinstance(scores, dict) else None
 
 
-def _length_ratio(search: str) -> Callable[[dict], float | None]:
-    def read(cell: dict) -> float | None:
-        scores = cell.get(search) or {}
+def _field(search: str, key: str) -> Callable[[ResultCell], float | None]:
+    return lambda cell: (test_scores(cell, search) or {}).get(key)
+
+
+def _length_ratio(search: str) -> Callable[[ResultCell], float | None]:
+    def read(cell: ResultCell) -> float | None:
+        scores = test_scores(cell, search) or {}
         hypothesis, reference = scores.get("hypothesis_length"), scores.get("reference_length")
         return hypothesis / reference if hypothesis is not None and reference else None
 
@@ -171,82 +178,90 @@ TESTED = [BLEU_BEAM, BLEU_GREEDY, PERPLEXITY]
 # ---------------------------------------------------------------------------------------- reading
 
 
-def load(folder: Path, pretrained: dict[tuple[str, int], tuple[Path, dict]] | None = None) -> dict[str, dict[int, dict]]:
-    """net → seed → result file content, every file checked (:func:`check`) and given its stage 1 (:func:`with_pretraining`;
+#: net → seed → the run's result file.
+Runs = dict[str, dict[int, ResultFile]]
+#: (net, seed) → the stage-1 run's result file: its path and content.
+Pretrained = dict[tuple[str, int], tuple[Path, ResultFile]]
+
+
+def load(folder: Path, pretrained: Pretrained | None = None) -> Runs:
+    """net → seed → result file, every file checked (:func:`check`) and given its stage 1 (:func:`with_pretraining`;
     ``pretrained``: :func:`load_pretraining` of the study's ``pretrain/``, read here when not given)."""
     pretrained = load_pretraining(folder / PRETRAINING) if pretrained is None else pretrained
-    runs: dict[str, dict[int, dict]] = {}
+    runs: Runs = {}
     for path in sorted(folder.glob("*.json")):
         result = with_pretraining(check(path), pretrained, path)
-        seeds = runs.setdefault(result["net"], {})
-        if result["seed"] in seeds:
-            raise UserError(f"{path}: a second result file of {result['net']} seed {result['seed']}")
-        seeds[result["seed"]] = result
+        seeds = runs.setdefault(result.net, {})
+        if result.seed in seeds:
+            raise UserError(f"{path}: a second result file of {result.net} seed {result.seed}")
+        seeds[result.seed] = result
     return runs
 
 
-def load_pretraining(folder: Path) -> dict[tuple[str, int], tuple[Path, dict]]:
+def load_pretraining(folder: Path) -> Pretrained:
     """(net, seed) → the stage-1 run's result file and content: the network alone, pretrained to convergence."""
     pretrained = {}
     for path in sorted(folder.glob("*.json")):
-        result = read_result_file(path).to_dict()
+        result = read_result_file(path)
         check_name(path, result)
-        if not ((result.get("phases") or {}).get("pretrain") or {}).get("epochs"):
+        pretraining = result.phases.get(PhaseName.PRETRAIN)
+        if pretraining is None or not pretraining.epochs:
             raise UserError(f"{path}: no pretraining epochs: not a run of the study's first stage")
-        if BLEU_BEAM.read(((result.get("rows") or {}).get(PRETRAIN) or {}).get("net-only") or {}) is None:
+        pretrain_only = result.cell(PRETRAIN, Mode.NET_ONLY)
+        if pretrain_only is None or BLEU_BEAM.read(pretrain_only) is None:
             raise UserError(f"{path}: no pretrain-only test BLEU (beam): not a finished run of the study's first stage")
-        pretrained[(result["net"], result["seed"])] = (path, result)
+        pretrained[(result.net, result.seed)] = (path, result)
     return pretrained
 
 
-def with_pretraining(result: dict, pretrained: dict[tuple[str, int], tuple[Path, dict]], path: Path) -> dict:
+def with_pretraining(result: ResultFile, pretrained: Pretrained, path: Path) -> ResultFile:
     """A run that skipped pretraining (``train.init_from``) with its stage-1 run's pretraining phase and wall time;
     a run that pretrained its own network, or has no stage-1 file, as it is."""
-    if (result.get("phases") or {}).get("pretrain") or (result["net"], result["seed"]) not in pretrained:
+    if result.phases.get(PhaseName.PRETRAIN) or (result.net, result.seed) not in pretrained:
         return result
-    source, stage1 = pretrained[(result["net"], result["seed"])]
-    own, theirs = result.get("pretrain_checksum"), stage1.get("pretrain_checksum")
+    source, stage1 = pretrained[(result.net, result.seed)]
+    own, theirs = result.pretrain_checksum, stage1.pretrain_checksum
     if own and theirs and own != theirs:
         raise UserError(f"{path}: started from another network than {source} pretrained (checksum {own[:12]}, not {theirs[:12]})")
-    walls = [w for w in (result.get("wall_seconds"), stage1.get("wall_seconds")) if w is not None]
-    return {**result, "phases": {"pretrain": stage1["phases"]["pretrain"], **(result.get("phases") or {})},
-            "wall_seconds": sum(walls) if walls else None}
+    walls = [w for w in (result.wall_seconds, stage1.wall_seconds) if w is not None]
+    return replace(result, phases={PhaseName.PRETRAIN: stage1.phases[PhaseName.PRETRAIN], **result.phases},
+                   wall_seconds=sum(walls) if walls else None)
 
 
-def check_name(path: Path, result: dict) -> None:
+def check_name(path: Path, result: ResultFile) -> None:
     """Refuse a result file whose name is not ``<dataset>-<net>-seed<k>`` of the run it holds."""
-    if not isinstance(result["seed"], int) or path.stem != f"{DATASET}-{result['net']}-seed{result['seed']}":
-        raise UserError(f"{path}: its name does not match its run ({result['net']} seed {result['seed']})")
+    if path.stem != f"{DATASET}-{result.net}-seed{result.seed}":
+        raise UserError(f"{path}: its name does not match its run ({result.net} seed {result.seed})")
 
 
-def check(path: Path) -> dict:
-    """A result file's content if it is a finished run of this study with every number the tables need."""
-    result = read_result_file(path).to_dict()
-    if result["dataset"] != DATASET:
-        raise UserError(f"{path}: a run on {result['dataset']}, not {DATASET}: not a result of the translation study")
+def check(path: Path) -> ResultFile:
+    """A result file if it is a finished run of this study with every number the tables need."""
+    result = read_result_file(path)
+    if result.dataset != DATASET:
+        raise UserError(f"{path}: a run on {result.dataset}, not {DATASET}: not a result of the translation study")
     check_name(path, result)
     for row, mode in CELLS:
-        cell = (result["rows"].get(row) or {}).get(mode)  # the file's own dict: the tables read its fields
-        if not isinstance(cell, dict):
+        cell = result.cell(row, mode)
+        if cell is None:
             raise UserError(f"{path}: no {row} / {mode} scores (a run of the study reports every row)")
         for search in ("test", "test_beam"):
-            scores = cell.get(search)
+            scores = test_scores(cell, search)
             missing = [key for key in ("perplexity", "bleu", "chrf") if not isinstance((scores or {}).get(key), (int, float))]
             if missing:
                 raise UserError(f"{path}: {row} / {mode} has no {search} {', '.join(missing)}")
-        if not isinstance(cell.get("epoch"), int):
+        if not isinstance(cell.epoch, int):
             raise UserError(f"{path}: {row} / {mode} has no selected epoch")
     return result
 
 
-def values(runs: dict[int, dict], cell: tuple[str, str], measure: Measure) -> list[float]:
+def values(runs: dict[int, ResultFile], cell: tuple[str, str], measure: Measure) -> list[float]:
     """``measure`` of ``cell`` over the seeds in order, where the result holds it."""
     row, mode = cell
-    read = (measure.read(runs[seed]["rows"][row][mode]) for seed in sorted(runs))
+    read = (measure.read(runs[seed].rows[row][Mode(mode)]) for seed in sorted(runs))
     return [float(v) for v in read if v is not None]
 
 
-def order(runs: dict[str, dict[int, dict]]) -> list[str]:
+def order(runs: Runs) -> list[str]:
     return [net for net in NETWORKS if net in runs] + sorted(net for net in runs if net not in NETWORKS)
 
 
@@ -257,7 +272,7 @@ def seeds_text(seeds) -> str:
     return ", ".join(map(str, seeds)) or "-"
 
 
-def missing_seeds(net: str, runs: dict[int, dict]) -> list[int]:
+def missing_seeds(net: str, runs: dict[int, ResultFile]) -> list[int]:
     planned = NETWORKS[net].planned_seeds if net in NETWORKS else ()
     return [seed for seed in planned if seed not in runs]
 
@@ -265,7 +280,7 @@ def missing_seeds(net: str, runs: dict[int, dict]) -> list[int]:
 # ---------------------------------------------------------------------------------------- tables
 
 
-def seeds_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+def seeds_table(runs: Runs) -> list[str]:
     lines = ["| network | planned seeds | seeds present | missing | cell |", "|---|---|---|---|---|"]
     for net in [*NETWORKS, *(n for n in order(runs) if n not in NETWORKS)]:
         present = runs.get(net, {})
@@ -276,7 +291,7 @@ def seeds_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     return lines
 
 
-def status_line(runs: dict[str, dict[int, dict]]) -> str:
+def status_line(runs: Runs) -> str:
     short = [f"{net} {len(runs.get(net, {}))}/{len(spec.planned_seeds)}"
              for net, spec in NETWORKS.items() if missing_seeds(net, runs.get(net, {}))]
     if short:
@@ -290,7 +305,7 @@ def floor_verdict(net: str, pretrain_bleu_beam: list[float]) -> str:
     return "-" if floor is None else f"{floor:.1f} {'✓' if statistics.mean(pretrain_bleu_beam) >= floor else '✗'}"
 
 
-def convergence_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+def convergence_table(runs: Runs) -> list[str]:
     lines = [
         "| network | seeds | pretrain-only BLEU beam | floor (issue 61) | pretraining epochs (mean, range; best) "
         f"| equal-budget − pretrain-only, BLEU beam (under {CONVERGED_GAIN}: converged) |",
@@ -301,8 +316,8 @@ def convergence_table(runs: dict[str, dict[int, dict]]) -> list[str]:
         pretrain = values(seeds, (PRETRAIN, "net-only"), BLEU_BEAM)
         baseline = values(seeds, (BASELINE, "net-only"), BLEU_BEAM)
         floor_text = floor_verdict(net, pretrain)
-        epochs = [r["phases"]["pretrain"]["epochs"] for r in seeds.values() if (r.get("phases") or {}).get("pretrain")]
-        best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in seeds.values()]
+        epochs = [cost.epochs for r in seeds.values() if (cost := r.phases.get(PhaseName.PRETRAIN))]
+        best = [r.rows[PRETRAIN][Mode.NET_ONLY].epoch for r in seeds.values()]
         epoch_text = f"{statistics.mean(epochs):.1f} ({min(epochs)}–{max(epochs)}; best {min(best)}–{max(best)})" if epochs else "-"
         gains = [b - p for p, b in zip(pretrain, baseline)]
         gain = statistics.mean(gains)
@@ -311,7 +326,7 @@ def convergence_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     return lines
 
 
-def scores_table(seeds: dict[int, dict], measures: list[Measure]) -> list[str]:
+def scores_table(seeds: dict[int, ResultFile], measures: list[Measure]) -> list[str]:
     lines = ["| row | mode | seeds | " + " | ".join(m.title for m in measures) + " |", "|---|---|---|" + "---|" * len(measures)]
     for cell in CELLS:
         columns = [mean_std_text(values(seeds, cell, m), m.digits) for m in measures]
@@ -319,26 +334,27 @@ def scores_table(seeds: dict[int, dict], measures: list[Measure]) -> list[str]:
     return lines
 
 
-def reference_lengths(runs: dict[str, dict[int, dict]]) -> str:
+def reference_lengths(runs: Runs) -> str:
     lengths = {
         scores["reference_length"]
         for seeds in runs.values() for result in seeds.values() for row, mode in CELLS
-        for search in ("test", "test_beam") if (scores := result["rows"][row][mode].get(search) or {}).get("reference_length")
+        for search in ("test", "test_beam") if (scores := test_scores(result.rows[row][Mode(mode)], search) or {}).get("reference_length")
     }
     return ", ".join(f"{n:,}" for n in sorted(lengths)) or "-"
 
 
-def cells_of(result: dict) -> list[dict]:
+def cells_of(result: ResultFile) -> list[ResultCell]:
     """The (row, mode) scores a result file holds, in :data:`CELLS`' order (a stage-1 file: pretrain-only alone)."""
-    return [cell for row, mode in CELLS if (cell := (result["rows"].get(row) or {}).get(mode))]
+    return [cell for row, mode in CELLS if (cell := result.cell(row, mode)) is not None]
 
 
-def test_sentences(runs: dict[str, dict[int, dict]]) -> str:
-    counts = {cell["test"].get("sentences") for seeds in runs.values() for result in seeds.values() for cell in cells_of(result)}
+def test_sentences(runs: Runs) -> str:
+    counts = {(test_scores(cell, "test") or {}).get("sentences")
+              for seeds in runs.values() for result in seeds.values() for cell in cells_of(result)}
     return ", ".join(f"{n:,}" for n in sorted(counts - {None})) or "?"
 
 
-def epochs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+def epochs_table(runs: Runs) -> list[str]:
     lines = [
         "| network | row | mode | selected epoch per seed | at the phase's starting point (epoch 0) |",
         "|---|---|---|---|---|",
@@ -346,13 +362,13 @@ def epochs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     for net in order(runs):
         seeds = runs[net]
         for cell in [(BASELINE, "net-only"), (DRGA, "net-only"), (DRGA, "with-agent")]:
-            epochs = [seeds[seed]["rows"][cell[0]][cell[1]]["epoch"] for seed in sorted(seeds)]
+            epochs = [seeds[seed].rows[cell[0]][Mode(cell[1])].epoch for seed in sorted(seeds)]
             per_seed = ", ".join(f"{epoch} (seed {seed})" for seed, epoch in zip(sorted(seeds), epochs))
             lines.append(f"| {net} | {CELL_NAMES[cell]} | {cell[1]} | {per_seed} | {epochs.count(0)} of {len(epochs)} |")
     return lines
 
 
-def paper_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+def paper_table(runs: Runs) -> list[str]:
     lines = [
         "| network | paper (WMT14): BLEU | paper: ppl | ours: pretrain-only → DRGA with agent, BLEU beam "
         "| ours: equal-budget → DRGA with agent, BLEU beam | ours: pretrain-only → DRGA with agent, test ppl |",
@@ -375,7 +391,7 @@ def paper_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     return lines
 
 
-def paired_tests(runs: dict[str, dict[int, dict]], measure: Measure) -> list[dict]:
+def paired_tests(runs: Runs, measure: Measure) -> list[dict]:
     """Every (network, comparison) cell's paired test on ``measure``, with Holm's p over the cells that have a test."""
     entries = []
     for net in order(runs):
@@ -387,7 +403,7 @@ def paired_tests(runs: dict[str, dict[int, dict]], measure: Measure) -> list[dic
     return entries
 
 
-def tests_table(runs: dict[str, dict[int, dict]], measure: Measure) -> list[str]:
+def tests_table(runs: Runs, measure: Measure) -> list[str]:
     entries = paired_tests(runs, measure)
     tested = sum(not math.isnan(e["comparison"].p) for e in entries)
     better = "lower" if measure.lower_is_better else "higher"
@@ -419,14 +435,14 @@ def tests_table(runs: dict[str, dict[int, dict]], measure: Measure) -> list[str]
     return lines
 
 
-def run_hours(result: dict) -> float | None:
+def run_hours(result: ResultFile) -> float | None:
     """A run's wall time: its ``wall_seconds``, but at least its phases' seconds (which survive a resume)."""
-    phases = sum(p.get("seconds") or 0.0 for p in (result.get("phases") or {}).values())
-    seconds = max(result.get("wall_seconds") or 0.0, phases)
+    phases = sum(cost.seconds or 0.0 for cost in result.phases.values())
+    seconds = max(result.wall_seconds or 0.0, phases)
     return seconds / 3600 if seconds else None
 
 
-def runs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
+def runs_table(runs: Runs) -> list[str]:
     phases = ("pretrain", "baseline", "agent", "cotrain")
     lines = [
         "| network | seeds | commits | mean wall time per run (h) | epochs run (mean: " + ", ".join(phases) + ") |",
@@ -434,10 +450,10 @@ def runs_table(runs: dict[str, dict[int, dict]]) -> list[str]:
     ]
     for net in order(runs):
         seeds = runs[net]
-        commits = ", ".join(sorted({str(r.get("commit", "?")) for r in seeds.values()}))
+        commits = ", ".join(sorted({str(r.commit or "?") for r in seeds.values()}))
         hours = [h for r in seeds.values() if (h := run_hours(r)) is not None]
         epochs = [
-            [((r.get("phases") or {}).get(phase) or {}).get("epochs") for r in seeds.values()] for phase in phases
+            [cost.epochs if (cost := r.phases.get(phase)) else None for r in seeds.values()] for phase in phases
         ]
         epoch_text = ", ".join(f"{statistics.mean(e):.1f}" if all(x is not None for x in e) else "-" for e in epochs)
         lines.append(f"| {net} | {seeds_text(seeds)} | {commits} | {f'{statistics.mean(hours):.1f}' if hours else '-'} | {epoch_text} |")
@@ -472,22 +488,21 @@ def units_table(units: list[dict]) -> list[str]:
     return lines
 
 
-def pretraining_history(result: dict) -> list[tuple[int, float]]:
+def pretraining_history(result: ResultFile) -> list[tuple[int, float]]:
     """(epoch, dev BLEU greedy, net-only) of every pretraining epoch a result file recorded."""
-    records = [EpochRecord.from_dict(entry) for entry in result.get("history") or []]
-    return [(record.epoch, record.dev_number(Mode.NET_ONLY, "bleu")) for record in records
+    return [(record.epoch, record.dev_number(Mode.NET_ONLY, "bleu")) for record in result.history
             if record.phase == PhaseName.PRETRAIN and record.dev_number(Mode.NET_ONLY, "bleu") is not None]
 
 
-def stage_one(pretrained: dict[tuple[str, int], tuple[Path, dict]]) -> dict[str, dict[int, dict]]:
-    """net → seed → the stage-1 result file's content."""
-    nets: dict[str, dict[int, dict]] = {}
+def stage_one(pretrained: Pretrained) -> Runs:
+    """net → seed → the stage-1 result file."""
+    nets: Runs = {}
     for (net, seed), (_, result) in sorted(pretrained.items()):
         nets.setdefault(net, {})[seed] = result
     return nets
 
 
-def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
+def stage_one_table(stage1: Runs) -> list[str]:
     lines = [
         "| network | seeds pretrained | pretraining epochs (mean, range) | selected epoch | best dev BLEU greedy "
         "| pretrain-only test BLEU beam | floor (issue 61, mean of the seeds) | ended on its dev plateau |",
@@ -495,8 +510,8 @@ def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
     ]
     for net in order(stage1):
         seeds = stage1[net]
-        epochs = [r["phases"]["pretrain"]["epochs"] for r in seeds.values()]
-        selected = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in seeds.values()]
+        epochs = [r.phases[PhaseName.PRETRAIN].epochs for r in seeds.values()]
+        selected = [r.rows[PRETRAIN][Mode.NET_ONLY].epoch for r in seeds.values()]
         best_dev = [max(bleu for _, bleu in history) for r in seeds.values() if (history := pretraining_history(r))]
         test = values(seeds, (PRETRAIN, "net-only"), BLEU_BEAM)
         floor_text = floor_verdict(net, test)
@@ -506,35 +521,40 @@ def stage_one_table(stage1: dict[str, dict[int, dict]]) -> list[str]:
     return lines
 
 
-def on_plateau(result: dict) -> bool:
+def stopped_early(result: ResultFile) -> bool:
+    """Whether early stopping ended the run's pretraining."""
+    pretraining = result.phases.get(PhaseName.PRETRAIN)
+    return pretraining is not None and pretraining.stopped_early
+
+
+def on_plateau(result: ResultFile) -> bool:
     """Pretraining ended on its dev plateau: early stopping ended it, or its last :data:`PLATEAU_EPOCHS` epochs lie
     within :data:`PLATEAU_BLEU` dev BLEU of its best (the cap ended it there)."""
-    if ((result.get("phases") or {}).get("pretrain") or {}).get("stopped_early"):
+    if stopped_early(result):
         return True
     curve = [bleu for _, bleu in pretraining_history(result)]
     return bool(curve) and max(curve) - min(curve[-PLATEAU_EPOCHS:]) <= PLATEAU_BLEU
 
 
-def plateau_text(seeds: dict[int, dict]) -> str:
+def plateau_text(seeds: dict[int, ResultFile]) -> str:
     """Per seed: stopped early, at the cap on its plateau, or at the cap still rising (a miss, shown in the curves)."""
-    def state(result: dict) -> str:
-        if ((result.get("phases") or {}).get("pretrain") or {}).get("stopped_early"):
+    def state(result: ResultFile) -> str:
+        if stopped_early(result):
             return "early stop"
         return "cap, on its plateau" if on_plateau(result) else "cap, **not** on its plateau"
 
     return "; ".join(f"seed {seed}: {state(result)}" for seed, result in sorted(seeds.items()))
 
 
-def after_pretraining(result: dict, phases: tuple[str, ...], mode: str) -> list[tuple[int, float]]:
+def after_pretraining(result: ResultFile, phases: tuple[str, ...], mode: str) -> list[tuple[int, float]]:
     """Dev BLEU (greedy, ``mode``) per epoch of ``phases`` in order, counted on from 1 after pretraining."""
-    records = [EpochRecord.from_dict(entry) for entry in result.get("history") or []]
-    points = [record.dev_number(mode, "bleu") for phase in phases for record in records
+    points = [record.dev_number(mode, "bleu") for phase in phases for record in result.history
               if record.phase == phase and record.dev_number(mode, "bleu") is not None]
     return list(enumerate(points, start=1))
 
 
 @styled
-def dev_curves(stage1: dict[str, dict[int, dict]], runs: dict[str, dict[int, dict]], path: Path) -> None:
+def dev_curves(stage1: Runs, runs: Runs, path: Path) -> None:
     """Per network: dev BLEU per pretraining epoch of every seed (left) and, where stage 2 ran, per epoch after
     pretraining from the selected pretraining epoch's (right): the equal-budget baseline and DRGA with the agent."""
     nets = order({**stage1, **runs})
@@ -552,7 +572,8 @@ def dev_curves(stage1: dict[str, dict[int, dict]], runs: dict[str, dict[int, dic
             if seed not in runs.get(net, {}) or not history:
                 continue
             # the pretrained network every stage-2 row starts from: the selected pretraining epoch's
-            selected = ((source["rows"].get(PRETRAIN) or {}).get("net-only") or {}).get("epoch")
+            pretrain_only = source.cell(PRETRAIN, Mode.NET_ONLY)
+            selected = None if pretrain_only is None else pretrain_only.epoch
             start = dict(history).get(selected, max(bleu for _, bleu in history))
             for points, style, label in ((after_pretraining(runs[net][seed], ("baseline",), "net-only"), "-", "equal-budget baseline"),
                                          (after_pretraining(runs[net][seed], ("agent", "cotrain"), "with-agent"), "--",
@@ -584,7 +605,7 @@ def read_lines(path: Path) -> list[str]:
     return text[:-1].split("\n") if text else []
 
 
-def check_translations(folder: Path, runs: dict[str, dict[int, dict]], stage1: dict[str, dict[int, dict]]) -> int | None:
+def check_translations(folder: Path, runs: Runs, stage1: Runs) -> int | None:
     """Every test score the tables print (BLEU, chrF, the brevity penalty and lengths), recomputed with sacrebleu from the
     committed translations and compared with the run's own; the number of translation files checked, None where no
     translations are committed. A file missing, or a score that differs, is refused naming it."""
@@ -600,18 +621,20 @@ def check_translations(folder: Path, runs: dict[str, dict[int, dict]], stage1: d
     for prefix, files in (("", runs), (f"{PRETRAINING}/", stage1)):
         for net, seeds in files.items():
             for seed, result in seeds.items():
-                beam = ((result.get("config") or {}).get("nmt") or {}).get("beam_size")
-                for row, cells in result["rows"].items():
+                beam = (result.config.get("nmt") or {}).get("beam_size")
+                for row, cells in result.rows.items():
                     for mode, cell in cells.items():
                         for key, search in (("test", "greedy"), ("test_beam", f"beam{beam}")):
-                            if not cell.get(key):
+                            scores_of_file = test_scores(cell, key)
+                            if not scores_of_file:
                                 continue
                             path = root / f"{prefix}{DATASET}-{net}-seed{seed}" / f"test.{ROW_PHASES[row]}.{mode}.{search}.de.gz"
                             if not path.is_file():
                                 raise UserError(f"{path}: missing: the translations of {net} seed {seed}, {row} / {mode}, {search}")
                             scores = score_translations(read_lines(path), references).as_dict()
-                            differ = [f"{name} {cell[key].get(name)} in the result file, {scores[name]} recomputed" for name in RECOMPUTED
-                                      if cell[key].get(name) is not None and not math.isclose(cell[key][name], scores[name], abs_tol=1e-9)]
+                            differ = [f"{name} {scores_of_file.get(name)} in the result file, {scores[name]} recomputed"
+                                      for name in RECOMPUTED if scores_of_file.get(name) is not None
+                                      and not math.isclose(scores_of_file[name], scores[name], abs_tol=1e-9)]
                             if differ:
                                 raise UserError(f"{path}: its scores are not the run's: {'; '.join(differ)}")
                             checked += 1
@@ -644,19 +667,19 @@ def provenance_line(folder: Path, units: list[dict]) -> str:
     return f"The runs: `bash experiments/translation_gpu.sh` in {len(manifests)} call(s) ({calls})."
 
 
-def settings_line(runs: dict[str, dict[int, dict]]) -> str:
+def settings_line(runs: Runs) -> str:
     """The decoding settings and sacrebleu signatures the files record (several if the runs differ)."""
-    beams = sorted({(r.get("config") or {}).get("nmt", {}).get("beam_size") for s in runs.values() for r in s.values()} - {None})
-    penalties = sorted({(r.get("config") or {}).get("nmt", {}).get("length_penalty") for s in runs.values() for r in s.values()} - {None})
+    beams = sorted({r.config.get("nmt", {}).get("beam_size") for s in runs.values() for r in s.values()} - {None})
+    penalties = sorted({r.config.get("nmt", {}).get("length_penalty") for s in runs.values() for r in s.values()} - {None})
     signatures = sorted({
-        f"BLEU {c['signatures'].get('bleu_signature', '?')}; chrF {c['signatures'].get('chrf_signature', '?')}"
-        for s in runs.values() for r in s.values() for c in cells_of(r) if c.get("signatures")
+        f"BLEU {c.signatures.get('bleu_signature', '?')}; chrF {c.signatures.get('chrf_signature', '?')}"
+        for s in runs.values() for r in s.values() for c in cells_of(r) if c.signatures
     })
     beam_text = f"beam search of {', '.join(map(str, beams)) or '?'} (length penalty {', '.join(map(str, penalties)) or '?'})"
     return f"Beam: {beam_text}. sacrebleu: {' | '.join(f'`{s}`' for s in signatures) or '-'}."
 
 
-def stage_one_lines(stage1: dict[str, dict[int, dict]], curves: str) -> list[str]:
+def stage_one_lines(stage1: Runs, curves: str) -> list[str]:
     """The page's section on the networks pretrained alone, and the dev curves (``curves``: the PNG's path from the page)."""
     lines = ["## Stage 1: the networks pretrained alone", ""]
     if stage1:
@@ -676,7 +699,7 @@ def units_lines(units: list[dict]) -> list[str]:
             "it started (from the throughput probe, later from the finished units).", "", *units_table(units), ""]
 
 
-def page(runs: dict[str, dict[int, dict]], stage1: dict[str, dict[int, dict]], command: str, curves: str,
+def page(runs: Runs, stage1: Runs, command: str, curves: str,
          provenance: str = "The runs: `bash experiments/translation_regime.sh`.", translations: str = "",
          units: list[dict] | None = None) -> str:
     everything = {**stage1, **runs}

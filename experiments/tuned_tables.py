@@ -32,6 +32,7 @@ and, for the untuned numbers, the main study's ``paper-regime/``; writes:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -48,6 +49,9 @@ from study_stats import holm_adjust, paired_comparison
 
 from drga.analysis.plots import DOC_WIDTH, legend_below, new_figure, save_png, styled
 from drga.analysis.stats import equal_weight_interval, mean_std_text
+from drga.names import Mode, PhaseName
+from drga.records import EpochRecord
+from drga.sweep.results import ResultFile, read_result_file
 
 ROOT = checkout.ROOT
 ARMS = ("drga", "baseline")
@@ -82,13 +86,13 @@ def load_studies(search: Path) -> dict[tuple[tuple[str, str], str], Any]:
     return studies
 
 
-def load_runs(regime_folder: Path) -> dict[str, dict[tuple[str, str], dict[int, dict]]]:
+def load_runs(regime_folder: Path) -> dict[str, dict[tuple[str, str], dict[int, ResultFile]]]:
     """kind → cell → seed → result file."""
-    runs: dict[str, dict[tuple[str, str], dict[int, dict]]] = {kind: defaultdict(dict) for kind in KINDS}
+    runs: dict[str, dict[tuple[str, str], dict[int, ResultFile]]] = {kind: defaultdict(dict) for kind in KINDS}
     for kind in KINDS:
         for path in sorted((regime_folder / kind).glob("*.json")):
-            result = json.loads(path.read_text(encoding="utf-8"))
-            runs[kind][(result["net"], result["dataset"])][int(result["seed"])] = result
+            result = read_result_file(path)
+            runs[kind][(result.net, result.dataset)][result.seed] = result
     return runs
 
 
@@ -118,7 +122,7 @@ def value_text(value: Any) -> str:
 
 def start_accuracies(runs: dict) -> dict[tuple[str, str], float]:
     """Per cell, the dev accuracy of the pretrained network every trial started from (seed 0's pretrain run)."""
-    return {cell: seeds[0]["rows"][PRETRAIN]["net-only"]["dev"] for cell, seeds in runs["pretrain"].items() if 0 in seeds}
+    return {cell: seeds[0].rows[PRETRAIN][Mode.NET_ONLY].dev for cell, seeds in runs["pretrain"].items() if 0 in seeds}
 
 
 def beat_start(trial: Any, start: float) -> bool:
@@ -307,24 +311,31 @@ def dev_curves(studies: dict, starts: dict[tuple[str, str], float], path: Path) 
     save_png(figure, path, reproducible=True)
 
 
-def test_accuracy(result: dict | None, row: str, mode: str) -> float | None:
-    return None if result is None else regime.test_accuracy(result, row, mode)
+def test_accuracy(result: ResultFile | None, row: str, mode: Mode) -> float | None:
+    """The test accuracy (%) of a run's ``row`` in ``mode``; None where there is no run or no such cell."""
+    score = None if result is None else result.test_score(row, mode)
+    return None if score is None else 100.0 * score
+
+
+def pretrain_checksum_of(result: ResultFile | None) -> str | None:
+    """The checksum of the network a run started from; None where the run, or its record of it, is missing."""
+    return None if result is None else result.pretrain_checksum
 
 
 #: The test's comparisons: (title, (kind, row, mode) compared, (kind, row, mode) it is compared against).
 COMPARISONS = (
-    ("tuned DRGA with agent − tuned baseline", ("drga", DRGA, "with-agent"), ("baseline", BASELINE, "net-only")),
-    ("tuned DRGA net-only − tuned baseline", ("drga", DRGA, "net-only"), ("baseline", BASELINE, "net-only")),
-    ("tuned DRGA with agent − time-matched baseline", ("drga", DRGA, "with-agent"), ("time-matched", BASELINE, "net-only")),
-    ("tuned DRGA with agent − untuned DRGA with agent (the main study, same network)", ("drga", DRGA, "with-agent"),
-     ("untuned", DRGA, "with-agent")),
+    ("tuned DRGA with agent − tuned baseline", ("drga", DRGA, Mode.WITH_AGENT), ("baseline", BASELINE, Mode.NET_ONLY)),
+    ("tuned DRGA net-only − tuned baseline", ("drga", DRGA, Mode.NET_ONLY), ("baseline", BASELINE, Mode.NET_ONLY)),
+    ("tuned DRGA with agent − time-matched baseline", ("drga", DRGA, Mode.WITH_AGENT), ("time-matched", BASELINE, Mode.NET_ONLY)),
+    ("tuned DRGA with agent − untuned DRGA with agent (the main study, same network)", ("drga", DRGA, Mode.WITH_AGENT),
+     ("untuned", DRGA, Mode.WITH_AGENT)),
 )
 
 
 def same_network(runs: dict, cell: tuple[str, str], seed: int) -> bool:
     """Whether the main study's run of this seed started from the network the tuned runs did."""
     untuned, pretrained = runs["untuned"].get(cell, {}).get(seed), runs["pretrain"].get(cell, {}).get(seed)
-    return bool(untuned and pretrained and untuned.get("pretrain_checksum") == pretrained.get("pretrain_checksum"))
+    return untuned is not None and pretrained is not None and untuned.pretrain_checksum == pretrained.pretrain_checksum
 
 
 def test_tables(runs: dict) -> list[str]:
@@ -338,12 +349,12 @@ def test_tables(runs: dict) -> list[str]:
     for cell in cells:
         seeds = sorted(runs["drga"][cell])
 
-        def column(kind: str, row: str, mode: str, seeds: list[int] = seeds, cell: tuple[str, str] = cell) -> str:
+        def column(kind: str, row: str, mode: Mode, seeds: list[int] = seeds, cell: tuple[str, str] = cell) -> str:
             return mean_std_text([v for s in seeds if (v := test_accuracy(runs[kind].get(cell, {}).get(s), row, mode)) is not None])
 
         def untuned(chosen: list[int], count: str, column=column) -> str:
             """The main study's equal-budget baseline and DRGA with the agent over ``chosen`` seeds."""
-            return (f"{column('untuned', BASELINE, 'net-only', chosen)}, {column('untuned', DRGA, 'with-agent', chosen)} "
+            return (f"{column('untuned', BASELINE, Mode.NET_ONLY, chosen)}, {column('untuned', DRGA, Mode.WITH_AGENT, chosen)} "
                     f"({count} seeds)") if chosen else "-"
 
         matched = [s for s in seeds if same_network(runs, cell, s)]
@@ -352,9 +363,9 @@ def test_tables(runs: dict) -> list[str]:
         paper = regime.PAPER.get(cell)
         paper_text = f"{paper[0]} → {paper[1]} ({paper[1] - paper[0]:+.1f})" if paper else "-"
         lines.append(f"| {cell[0]} | {cell[1]} | {len(seeds)} | {paper_text} | {main_study} | {same_networks} "
-                     f"| {column('baseline', BASELINE, 'net-only')} "
-                     f"| {column('drga', DRGA, 'with-agent')} | {column('drga', DRGA, 'net-only')} "
-                     f"| {column('time-matched', BASELINE, 'net-only')} |")
+                     f"| {column('baseline', BASELINE, Mode.NET_ONLY)} "
+                     f"| {column('drga', DRGA, Mode.WITH_AGENT)} | {column('drga', DRGA, Mode.NET_ONLY)} "
+                     f"| {column('time-matched', BASELINE, Mode.NET_ONLY)} |")
     for (title, entries), (_, _, reference) in zip(test_comparisons(runs), COMPARISONS):
         lines += regime.comparison_lines(title, entries)
         lines += over_the_cells([entry["diff"] for entry in entries])
@@ -424,16 +435,16 @@ def seed_zero_note(runs: dict, studies: dict, recorded: dict) -> list[str]:
     if not cells:
         return []
     same_network = [cell for cell in cells if (recorded.get(f"{cell[1]}-{cell[0]}") or {}).get("checksum")
-                    == (runs["pretrain"].get(cell, {}).get(0) or {}).get("pretrain_checksum")]
+                    == pretrain_checksum_of(runs["pretrain"].get(cell, {}).get(0))]
     repeated, compared = 0, 0
     for cell in cells:
-        for arm, row, mode in (("drga", DRGA, "with-agent"), ("baseline", BASELINE, "net-only")):
+        for arm, row, mode in (("drga", DRGA, Mode.WITH_AGENT), ("baseline", BASELINE, Mode.NET_ONLY)):
             best, result = best_of(studies[(cell, arm)]) if (cell, arm) in studies else None, runs[arm].get(cell, {}).get(0)
-            if best is None or result is None or row not in result["rows"]:
+            if best is None or result is None or row not in result.rows:
                 continue
             compared += 1
-            chosen = result["rows"][row][mode]
-            repeated += chosen["dev"] == best.value and chosen["epoch"] == best.user_attrs.get("epoch")
+            chosen = result.rows[row][mode]
+            repeated += chosen.dev == best.value and chosen.epoch == best.user_attrs.get("epoch")
     return [
         f"**Seed 0 is the search's own.** Test seed 0 is the seed every trial ran at, and its pretrained network is the one "
         f"every trial started from (the checksum `tuned-search/pretrained.json` records) in {len(same_network)} of "
@@ -448,14 +459,14 @@ def code_table(runs: dict) -> list[str]:
     """Per cell the code each study's result files name (seeds per commit), and per seed whether the main study's
     pretrained network is the tuned study's: the same checksum, or another one whose pretraining history (every
     recorded number of every pretraining epoch but its seconds) is the same."""
-    def pretraining(result: dict) -> list[dict]:
-        return [{k: v for k, v in entry.items() if k != "seconds"} for entry in result.get("history", [])
-                if entry.get("phase") == "pretrain"]
+    def pretraining(result: ResultFile) -> list[EpochRecord]:
+        """Its pretraining epochs without their wall time, which differs between two runs of the same numbers."""
+        return [dataclasses.replace(record, seconds=None) for record in result.history if record.phase == PhaseName.PRETRAIN]
 
-    def commits(seeds: dict[int, dict]) -> str:
+    def commits(seeds: dict[int, ResultFile]) -> str:
         by_commit: dict[str, list[int]] = defaultdict(list)
         for seed, result in seeds.items():
-            by_commit[str(result.get("commit", "?"))[:7]].append(seed)
+            by_commit[(result.commit or "?")[:7]].append(seed)
         return "; ".join(f"{commit} ({seed_ranges(found)})" for commit, found in sorted(by_commit.items(), key=lambda c: min(c[1])))
 
     lines = [
@@ -484,11 +495,13 @@ def time_table(runs: dict) -> list[str]:
     for cell in regime.order(sorted(runs["time-matched"])):
         seeds = sorted(runs["time-matched"][cell])
 
-        def phase(kind: str, name: str, key: str, digits: int, seeds: list[int] = seeds, cell: tuple[str, str] = cell) -> str:
-            values = [(r.get("phases") or {}).get(name, {}).get(key, 0.0) for s in seeds if (r := runs[kind].get(cell, {}).get(s))]
-            return mean_std_text(values, digits)
+        def phase(kind: str, name: str, measure: str, digits: int, seeds: list[int] = seeds, cell: tuple[str, str] = cell) -> str:
+            """Mean ± std over the seeds' runs of ``kind`` of phase ``name``'s ``measure`` (a PhaseCost field: seconds,
+            epochs); 0 for a run without the phase."""
+            costs = [r.phases.get(name) for s in seeds if (r := runs[kind].get(cell, {}).get(s))]
+            return mean_std_text([0.0 if cost is None else getattr(cost, measure) for cost in costs], digits)
 
-        given = [r["config"]["train"]["baseline_seconds"] for s in seeds if (r := runs["time-matched"][cell][s]).get("config")]
+        given = [r.config["train"]["baseline_seconds"] for s in seeds if (r := runs["time-matched"][cell][s]).config]
         lines.append(
             f"| {cell[0]} | {cell[1]} | {len(seeds)} | {mean_std_text(given, 0)} | {phase('time-matched', 'baseline', 'seconds', 0)} "
             f"| {phase('time-matched', 'baseline', 'epochs', 1)} | {phase('baseline', 'baseline', 'epochs', 1)} "
@@ -497,12 +510,14 @@ def time_table(runs: dict) -> list[str]:
     return lines
 
 
-def merged_runs(runs: dict) -> dict[tuple[str, str], list[dict]]:
+def merged_runs(runs: dict) -> dict[tuple[str, str], list[ResultFile]]:
     """Per cell, each seed's tuned rows in one result: the baseline arm's equal-budget row beside the DRGA arm's rows."""
     merged = {}
     for cell, seeds in runs["drga"].items():
-        merged[cell] = [{"rows": {**(runs["baseline"].get(cell, {}).get(seed) or {}).get("rows", {}), **result["rows"]}}
-                        for seed, result in sorted(seeds.items())]
+        merged[cell] = []
+        for seed, result in sorted(seeds.items()):
+            baseline = runs["baseline"].get(cell, {}).get(seed)
+            merged[cell].append(dataclasses.replace(result, rows={**(baseline.rows if baseline else {}), **result.rows}))
     return merged
 
 
@@ -550,7 +565,8 @@ def page(results: Path, out: Path, figures: Path, command: str) -> str:
                   "they differ.", "", *code_table(runs), ""]
     if runs["time-matched"]:
         lines += ["### Time: the time-matched baseline", "", *time_table(runs), ""]
-    counts = start_counts_by_cell(merged_runs(runs))
+    # (selected_epochs.py reads a result file's content, as to_dict writes it)
+    counts = start_counts_by_cell({cell: [result.to_dict() for result in merged] for cell, merged in merged_runs(runs).items()})
     if counts:
         lines += ["### Selected epochs of the tuned runs", "", *start_table(counts, regime.order(sorted(counts))), ""]
     return "\n".join(lines)

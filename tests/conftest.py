@@ -14,9 +14,15 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import settings
 
 from drga.data.locate import candidate_roots
 from tests.scripts import ROOT, data_root
+
+# No per-example deadline in the property tests: on a loaded machine an example's first call (an import, a kernel's first run)
+# can take longer than hypothesis's 200 ms, which says nothing of the property tested.
+settings.register_profile("drga", deadline=None)
+settings.load_profile("drga")
 
 
 def require_data(subdir: str) -> Path:

@@ -111,7 +111,7 @@ def test_an_epoch_recounts_the_step_from_the_epochs_done():
     assert_rates([group["lr"] for group in made.optimizer.param_groups], 6 / 8)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     shape=st.sampled_from(["constant", "warmup-linear"]),
     warmup_fraction=st.sampled_from([0.0, 0.1, 0.3]),

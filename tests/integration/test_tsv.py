@@ -82,7 +82,7 @@ labels = st.sampled_from(["pos", "neg", "neu", "0", "1", "2"])
 texts = st.lists(st.text(alphabet="abc xyz.,!", min_size=1, max_size=12).filter(str.strip), min_size=6, max_size=40)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=texts, chosen=st.lists(labels, min_size=6, max_size=40), bom=st.booleans(), header=st.booleans())
 def test_any_well_formed_file_loads_every_row_with_its_own_labels(tmp_path_factory, texts, chosen, bom, header):
     n = min(len(texts), len(chosen))

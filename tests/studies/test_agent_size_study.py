@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from drga.sweep.results import ResultFile
 from tests.scripts import ROOT, load_script
 
 
@@ -51,7 +52,7 @@ def hand_made_study(results: Path, study, tables) -> None:
                   history=curve if seed < 2 else [{**curve[0], "task_loss": 0.4}])
         # seed 1's baseline kept its epoch 0 (the pretrained network), after 3 of at most 8 epochs
         write_run(results, "baseline", seed, {tables.EQUAL_BUDGET: {"net-only": (base, 0 if seed == 1 else 4)}},
-                  phases={"baseline": {"epochs": 3 if seed == 1 else 8, "max_epochs": 8, "stopped_early": seed == 1}})
+                  phases={"baseline": {"epochs": 3 if seed == 1 else 8, "max_epochs": 8, "seconds": 60.0, "stopped_early": seed == 1}})
         for size in study.AGENT_SIZES:
             agent = {"2x300": (91.0, 93.0, 92.0)[seed]}.get(size, base)
             # 1x100's seed 0 kept co-training's start in both modes
@@ -90,7 +91,9 @@ def test_the_page_from_a_hand_made_study(study, tables, tmp_path):
     assert "in 2 of 3 seeds every epoch's training loss and dev accuracy are equal to that study's, and in 1 the checkpoint's" in text
     assert "The files do not say why the checksums differ" in text
     assert "The files record no thread count: no `run.threads` in 36 of 36 files." in text
-    assert tables.threads_text({"a": {0: {"config": {"run": {"threads": 0}}}, 1: {"config": {"run": {"threads": 2}}}}}) == (
+    files = {seed: ResultFile("subj-lstm-sa", "lstm-sa", "subj", seed, {}, config={"run": {"threads": threads}})
+             for seed, threads in ((0, 0), (1, 2))}
+    assert tables.threads_text({"a": files}) == (
         "`run.threads` is 0 in 1 of 2 files (torch's default); `run.threads` is 2 in 1 of 2 files")
     # the baseline per seed (the hand-made tests need not equal the pretrained network's where the epoch is 0)
     each = text.split("## The baseline in each seed")[1]

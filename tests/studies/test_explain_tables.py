@@ -90,9 +90,10 @@ def test_the_page_counts_the_seeds_whose_net_only_network_is_the_baseline(tables
     shutil.copytree(FIXTURE, analyses)
     regime.mkdir()
     for seed, (baseline_epoch, net_only_epoch) in enumerate([(0, 0), (0, 2)]):
-        rows = {"baseline (equal budget)": {"net-only": {"epoch": baseline_epoch}},
-                "DRGA (co-trained)": {"net-only": {"epoch": net_only_epoch}, "with-agent": {"epoch": 1}}}
-        (regime / f"mr-lstm-sa-seed{seed}.json").write_text(json.dumps({"rows": rows}))
+        rows = {"baseline (equal budget)": {"net-only": {"epoch": baseline_epoch, "test": 0.8}},
+                "DRGA (co-trained)": {"net-only": {"epoch": net_only_epoch, "test": 0.8}, "with-agent": {"epoch": 1, "test": 0.8}}}
+        result = {"name": f"mr-lstm-sa-seed{seed}", "net": "lstm-sa", "dataset": "mr", "seed": seed, "rows": rows}
+        (regime / f"mr-lstm-sa-seed{seed}.json").write_text(json.dumps(result))
     text = tables.write_page(analyses, tmp_path / "EXPLAINABILITY.md", tmp_path / "explainability")
     assert "In 1 of 2 seeds DRGA net-only and the equal-budget baseline are one network" in text
     (regime / "mr-lstm-sa-seed1.json").unlink()  # a result file missing: no count rather than a wrong one
@@ -105,7 +106,9 @@ def test_the_transformer_note_takes_its_cost_from_whole_paper_regime_runs_only(t
     assert tables.transformer_note(regime) == []  # no such runs: no note rather than a made-up cost
     runs = [(5000, {"baseline": 1.0, "agent": 1.0}), (6120, {"pretrain": 1.0, "agent": 1.0}), (7200, {"pretrain": 1.0})]
     for seed, (seconds, phases) in enumerate(runs):
-        (regime / f"sst-transformer-seed{seed}.json").write_text(json.dumps({"wall_seconds": seconds, "phases": phases}))
+        result = {"name": f"sst-transformer-seed{seed}", "net": "transformer", "dataset": "sst", "seed": seed, "rows": {},
+                  "wall_seconds": seconds, "phases": {phase: {"epochs": 1, "seconds": took} for phase, took in phases.items()}}
+        (regime / f"sst-transformer-seed{seed}.json").write_text(json.dumps(result))
     note = tables.transformer_note(regime)[0]
     # seed 0 adopted a pretrained network (no pretrain phase): left out; 6120 s = 1.7 h, 7200 s = 2.0 h;
     # 3 seeds at their mean, 3 · 6660 s = 5.55 h → "about 6"
@@ -183,10 +186,11 @@ def test_the_redraw_replicate_section_by_hand(tables, tmp_path):
                     "attentions": {a: {"faithfulness": faithfulness(own, draws)} for a in tables.ATTENTION_NAMES}}
         (results / "explain-redraw" / "analysis" / f"{name}.json").write_text(json.dumps(analysis))
         (results / "explain-redraw" / "regime" / f"{name}.json").write_text(
-            json.dumps({"name": name, "commit": "280acee7db", "pretrain_checksum": f"new{seed}",
-                        "config": {"run": {"logdir": "../elsewhere/runs-x"}}}))
-        (results / "explain-regime" / f"{name}.json").write_text(
-            json.dumps({"name": name, "pretrain_checksum": "new0" if seed == 0 else "old"}))
+            json.dumps({"name": name, "net": "lstm-sa", "dataset": "mr", "seed": seed, "rows": {}, "commit": "280acee7db",
+                        "pretrain_checksum": f"new{seed}", "config": {"run": {"logdir": "../elsewhere/runs-x"}}}))
+        (results / "explain-regime" / f"{name}.json").write_text(json.dumps(
+            {"name": name, "net": "lstm-sa", "dataset": "mr", "seed": seed, "rows": {},
+             "pretrain_checksum": "new0" if seed == 0 else "old"}))
     lines = tables.redraw_section(results)
     text = "\n".join(lines)
     assert "1 of 2 pretrained networks have the checksum the study recorded" in text and "a replicate on MR\n" in text + "\n"

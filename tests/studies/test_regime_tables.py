@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from drga.sweep.results import read_result_file
 from tests.scripts import ROOT, load_script
 
 
@@ -208,10 +209,10 @@ def test_a_full_run_started_from_a_pretrain_only_runs_network_takes_over_its_pre
     full_path.write_text(json.dumps(full))
     cells = regime.load([tmp_path / "pretrain", tmp_path / "study"])
     merged = cells[("lstm-sa", "subj")][0]
-    assert merged["rows"] == full["rows"]  # the full run's numbers, whole
-    assert merged["phases"]["pretrain"]["epochs"] == 10 and merged["phases"]["baseline"] == baseline_phase
-    assert [entry["phase"] for entry in merged["history"]] == ["pretrain", "baseline"]
-    assert merged["wall_seconds"] == 400.0 and merged["pretrained_at"] == "abc"
+    assert merged.rows == read_result_file(full_path).rows  # the full run's numbers, whole
+    assert merged.phases["pretrain"].epochs == 10 and merged.phases["baseline"].to_dict() == baseline_phase
+    assert [record.phase for record in merged.history] == ["pretrain", "baseline"]
+    assert merged.wall_seconds == 400.0 and merged.pretrained_at == "abc"
     assert regime.load([tmp_path / "study", tmp_path / "pretrain"]) == cells  # whichever folder comes first
     runs = regime.main([str(tmp_path / "pretrain"), str(tmp_path / "study"), "--out", str(tmp_path / "t.md")])
     assert runs == 0
@@ -221,7 +222,7 @@ def test_a_full_run_started_from_a_pretrain_only_runs_network_takes_over_its_pre
     # a full run that pretrained a different network keeps its own record
     full["pretrain_checksum"] = "other0"
     full_path.write_text(json.dumps(full))
-    assert "pretrained_at" not in regime.load([tmp_path / "pretrain", tmp_path / "study"])[("lstm-sa", "subj")][0]
+    assert not isinstance(regime.load([tmp_path / "pretrain", tmp_path / "study"])[("lstm-sa", "subj")][0], regime.JoinedRun)
 
 
 def test_a_resumed_runs_wall_time_is_at_least_its_phases_seconds(tmp_path):

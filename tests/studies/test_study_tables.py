@@ -150,7 +150,7 @@ def test_equal_weight_interval_by_hand():
 
 # Subnormals excluded: a library imported earlier on the same worker may set flush-to-zero, and hypothesis
 # then refuses to draw them (CI failed that way once).
-@settings(max_examples=60, deadline=None)  # the first example imports scipy
+@settings(max_examples=60)
 @given(
     st.lists(st.lists(st.floats(-5, 5, allow_subnormal=False), min_size=2, max_size=12), min_size=1, max_size=5),
     st.floats(-3, 3, allow_subnormal=False),

@@ -14,6 +14,8 @@ from types import SimpleNamespace
 import pytest
 from scipy import stats as scipy_stats
 
+from drga.records import EpochRecord, PhaseCost
+from drga.sweep.results import ResultFile
 from drga.tasks.translation.evaluation import TranslationEval
 from tests.scripts import load_script
 
@@ -300,8 +302,10 @@ def test_the_floors_and_the_plateau_by_hand(tables):
     assert tables.floor_verdict("transformer-nmt", [32.0, 33.8]) == "33.0 ✗"  # mean 32.9
 
     def run(curve, stopped_early=False):
-        history = [{"phase": "pretrain", "epoch": i + 1, "seconds": 1.0, "dev_net-only_bleu": b} for i, b in enumerate(curve)]
-        return {"phases": {"pretrain": {"stopped_early": stopped_early}}, "history": history}
+        history = [EpochRecord.from_dict({"phase": "pretrain", "epoch": i + 1, "seconds": 1.0, "dev_net-only_bleu": b})
+                   for i, b in enumerate(curve)]
+        pretraining = PhaseCost(len(curve), 40, float(len(curve)), stopped_early)
+        return ResultFile("run", "seq2seq-luong", DATASET, 0, {}, phases={"pretrain": pretraining}, history=history)
 
     assert tables.on_plateau(run([20.0, 30.0, 30.6, 30.2, 30.1]))  # best 30.6, last three ≥ 30.1
     assert not tables.on_plateau(run([20.0, 30.0, 30.6, 30.2, 30.0]))  # 30.0 is 0.6 under the best
@@ -311,7 +315,7 @@ def test_the_floors_and_the_plateau_by_hand(tables):
 
 
 def test_the_curves_after_pretraining_count_the_phases_in_order(tables):
-    run = {"history": HISTORY}
+    run = ResultFile("run", "seq2seq-luong", DATASET, 0, {}, history=[EpochRecord.from_dict(record) for record in HISTORY])
     assert tables.pretraining_history(run) == [(1, 20.0)]
     assert tables.after_pretraining(run, ("baseline",), "net-only") == [(1, 21.0)]
     # with the agent: the agent phase's epoch, then co-training's (its net-only score is not DRGA with the agent's)
@@ -344,8 +348,9 @@ def test_every_committed_score_is_sacrebleus_of_the_committed_translations(table
         pytest.skip(f"no translations committed in {tables.STUDY} yet (each CPU unit adds its seed's: experiments/translation_cpu.py)")
     pretrained = tables.load_pretraining(folder / tables.PRETRAINING)
     runs, stage1 = tables.load(folder, pretrained), tables.stage_one(pretrained)
-    searches = sum(bool(cell.get(key)) for files in (runs, stage1) for seeds in files.values() for result in seeds.values()
-                   for cells in result["rows"].values() for cell in cells.values() for key in ("test", "test_beam"))
+    searches = sum(bool(tables.test_scores(cell, key)) for files in (runs, stage1) for seeds in files.values()
+                   for result in seeds.values() for cells in result.rows.values() for cell in cells.values()
+                   for key in ("test", "test_beam"))
     assert tables.check_translations(folder, runs, stage1) == searches > 0
 
 

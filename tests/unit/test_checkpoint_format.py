@@ -58,7 +58,7 @@ payloads = st.recursive(plain | tensors, lambda inner: st.lists(inner, max_size=
                         | st.dictionaries(keys, inner, max_size=3), max_leaves=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(entries=st.dictionaries(st.text(min_size=1, max_size=6).filter(lambda k: k not in ("format", "tensor_checksum")),
                                payloads, max_size=4))
 def test_every_entry_comes_back_as_it_was_written(tmp_path_factory, entries):

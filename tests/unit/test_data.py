@@ -205,7 +205,7 @@ def test_holdout_split_without_groups_is_the_stratified_split():
     assert (kept, held_out) == (expected_kept, expected_held)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     groups=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 6)), min_size=1, max_size=40),
     fraction=st.floats(0.05, 0.45),

@@ -100,7 +100,7 @@ def test_fixed_bins_by_hand():
     assert means[3] == pytest.approx(7.0)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.lists(st.floats(0, 1, allow_subnormal=False), min_size=1, max_size=40))
 def test_fixed_bins_count_every_value_once(values):
     counts, _ = fixed_bins(values, values, [0.0, 0.25, 0.5, 1.0])

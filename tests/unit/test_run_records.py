@@ -63,6 +63,7 @@ def test_a_row_written_before_each_mode_had_its_epoch_reads_the_rows():
 @pytest.mark.parametrize("row, message", [
     ({"epoch": 1, "checkpoint": "x.pt", "test_net-only": {}}, "a report row without phase"),
     ({"phase": "cotrain", "epoch": 1, "checkpoint": "x.pt", "test_agent-only": {}}, "keys this version does not know: test_agent-only"),
+    (["cotrain", 1, "x.pt"], r"a report row that is not a JSON object \(list\)"),
 ])
 def test_a_row_that_is_not_one_is_refused_in_words(row, message):
     with pytest.raises(UserError, match=message):
@@ -77,6 +78,9 @@ def test_a_file_that_is_not_results_json_is_refused_in_one_line(tmp_path):
     path.write_text(json.dumps({"rows": {}}), encoding="utf-8")
     with pytest.raises(UserError, match="not a run's results.json"):
         RunResults.read(path)
+    for content in ({**WRITTEN, "results": []}, {**WRITTEN, "history": {}}, {**WRITTEN, "history": [3]}):
+        with pytest.raises(UserError, match="its results must be an object, its history a list of objects"):
+            RunResults.from_dict(content)
     with pytest.raises(UserError, match=r"no row 'DRGA \(co-trained\)' in its results \(it has: baseline \(pretrain only\)\)"):
         RunResults.from_dict({**WRITTEN, "results": {"baseline (pretrain only)": WRITTEN["results"]["baseline (pretrain only)"]}}).row(
             "DRGA (co-trained)")

@@ -134,7 +134,7 @@ def test_the_config_names_vectors_and_still_reads_the_old_key(tmp_path):
 words = st.text(alphabet="abcXYZé'-", min_size=1, max_size=6)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     table=st.dictionaries(
         words, st.lists(st.floats(-10, 10, width=32, allow_subnormal=False), min_size=3, max_size=3), min_size=1, max_size=12
