@@ -171,6 +171,8 @@ class ResultFile:
         """The typed view of a result file's content; a UserError naming ``source`` and what is wrong if it is not one."""
         if not isinstance(payload, dict) or not all(key in payload for key in ("name", "net", "dataset", "seed", "rows")):
             raise UserError(f"{source}: not a result file of drga sweep --results (it needs name, net, dataset, seed and rows)")
+        if not isinstance(payload["rows"], dict) or not all(isinstance(cells, dict) for cells in payload["rows"].values()):
+            raise UserError(f"{source}: its rows must be an object of rows, each an object of modes")
         rows: dict[str, dict[Mode, ResultCell]] = {}
         for label, cells in payload["rows"].items():
             unknown = sorted(set(cells) - set(MODES))

@@ -17,10 +17,11 @@ import torch
 
 import drga.baselines as baselines
 from drga.checkpoint_format import CheckpointPayload, load_checkpoint, save_atomic, tensor_checksum
+from drga.errors import UserError
 from drga.names import MODES, Mode, PhaseName, ResultRow, best_checkpoint, best_checkpoint_name, history_key
 from drga.records import EpochRecord
 from drga.runner.phases import BY_NAME, PHASES
-from drga.sweep.results import read_result_file
+from drga.sweep.results import ResultFile, read_result_file
 from drga.trainer import Trainer, TranslationTrainer
 from tests.integration.test_trainer import tiny_config
 from tests.nmt_helpers import tiny_translation_config
@@ -193,3 +194,9 @@ def test_a_payload_reads_as_the_mapping_it_wraps_and_saves_the_same_entries(tmp_
     assert again.epoch == 3 and torch.equal(again.network_state["w"], torch.ones(2))
     save_atomic(again, tmp_path / "d.pt")  # a payload is what save_atomic writes
     assert load_checkpoint(tmp_path / "d.pt")["tensor_checksum"] == again.tensor_checksum
+
+
+@pytest.mark.parametrize("rows", [[], {"DRGA (co-trained)": ["net-only"]}])
+def test_a_result_file_whose_rows_are_of_the_wrong_kind_is_refused_in_one_line(rows):
+    with pytest.raises(UserError, match="x.json: its rows must be an object of rows, each an object of modes"):
+        ResultFile.from_dict({"name": "n", "net": "lstm-sa", "dataset": "subj", "seed": 0, "rows": rows}, "x.json")
