@@ -313,8 +313,7 @@ def dev_curves(studies: dict, starts: dict[tuple[str, str], float], path: Path) 
 
 def test_accuracy(result: ResultFile | None, row: str, mode: Mode) -> float | None:
     """The test accuracy (%) of a run's ``row`` in ``mode``; None where there is no run or no such cell."""
-    score = None if result is None else result.test_score(row, mode)
-    return None if score is None else 100.0 * score
+    return None if result is None else regime.test_accuracy(result, row, mode)
 
 
 def pretrain_checksum_of(result: ResultFile | None) -> str | None:

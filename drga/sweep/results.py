@@ -171,6 +171,8 @@ class ResultFile:
         """The typed view of a result file's content; a UserError naming ``source`` and what is wrong if it is not one."""
         if not isinstance(payload, dict) or not all(key in payload for key in ("name", "net", "dataset", "seed", "rows")):
             raise UserError(f"{source}: not a result file of drga sweep --results (it needs name, net, dataset, seed and rows)")
+        if not isinstance(payload["seed"], int) or isinstance(payload["seed"], bool):
+            raise UserError(f"{source}: its seed must be an integer, not {payload['seed']!r}")
         if not isinstance(payload["rows"], dict) or not all(isinstance(cells, dict) for cells in payload["rows"].values()):
             raise UserError(f"{source}: its rows must be an object of rows, each an object of modes")
         rows: dict[str, dict[Mode, ResultCell]] = {}
@@ -183,7 +185,7 @@ class ResultFile:
                     raise UserError(f"{source}: row {label!r}, {mode}: no test scores")
             rows[label] = {Mode(mode): ResultCell.from_dict(cell) for mode, cell in cells.items()}
         return cls(
-            payload["name"], payload["net"], payload["dataset"], int(payload["seed"]), rows,
+            payload["name"], payload["net"], payload["dataset"], payload["seed"], rows,
             commit=payload.get("commit"), data_checksum=payload.get("data_checksum"), wall_seconds=payload.get("wall_seconds"),
             phases=phase_costs_from_dict(payload.get("phases"), source), majority_class=payload.get("majority_class"),
             pretrain_checksum=payload.get("pretrain_checksum"), config=dict(payload.get("config") or {}),

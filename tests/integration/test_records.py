@@ -200,3 +200,9 @@ def test_a_payload_reads_as_the_mapping_it_wraps_and_saves_the_same_entries(tmp_
 def test_a_result_file_whose_rows_are_of_the_wrong_kind_is_refused_in_one_line(rows):
     with pytest.raises(UserError, match="x.json: its rows must be an object of rows, each an object of modes"):
         ResultFile.from_dict({"name": "n", "net": "lstm-sa", "dataset": "subj", "seed": 0, "rows": rows}, "x.json")
+
+
+@pytest.mark.parametrize("seed", ["one", 1.5, True])
+def test_a_result_file_whose_seed_is_not_an_integer_is_refused_in_one_line(seed):
+    with pytest.raises(UserError, match="x.json: its seed must be an integer"):
+        ResultFile.from_dict({"name": "n", "net": "lstm-sa", "dataset": "subj", "seed": seed, "rows": {}}, "x.json")
