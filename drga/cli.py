@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 
 from drga import __version__
 from drga.config import (
@@ -19,7 +20,7 @@ from drga.config import (
     tsv_implies_dataset,
 )
 from drga.data import DATASETS
-from drga.errors import UserError, report_command_failure
+from drga.errors import UserError, quiet_thread_io_failures, report_command_failure
 from drga.registry import task_classes, task_of_checkpoint
 from drga.runner.task import Task
 from drga.runtime.allocator import keep_freed_memory
@@ -328,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     refuse_empty_values(parser, args)
     configure_logging(args.quiet, args.verbose)
+    threading.excepthook = quiet_thread_io_failures  # a writer thread's full disk: said once, by the command
     keep_freed_memory()  # CPU training: freed tensors stay mapped for the next step (drga/runtime/allocator.py)
     handler = HANDLERS[args.command]
     previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None

@@ -9,17 +9,20 @@ An :class:`OSError` met while a command reads or writes its files (a full disk, 
 cannot be written, a path that is a file, a file that vanished) is no bug either: the command line
 prints :func:`fault_message` (the path, the cause in words, what was kept) and exits with
 :func:`fault_status`. Files are written whole or not at all (``drga/files.py``), so what a fault
-leaves is what was finished before it.
+leaves is what was finished before it. Libraries that wrap an I/O failure in their own exception type
+(safetensors' ``SafetensorError``, torch's ``RuntimeError`` of its zip writer, sqlite's and SQLAlchemy's
+``OperationalError`` under Optuna's storage) are recognised by :func:`io_failure` and said the same way.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from pathlib import Path
 
-__all__ = ["UserError", "fault_message", "fault_status", "FAULT_CAUSES", "report_command_failure"]
+__all__ = ["UserError", "fault_message", "fault_status", "io_failure", "quiet_thread_io_failures", "FAULT_CAUSES", "report_command_failure"]
 
 
 class UserError(Exception):
@@ -39,17 +42,97 @@ FAULT_CAUSES: dict[int, str] = {
     errno.EEXIST: "it already exists",
     errno.ENOTEMPTY: "the folder is not empty",
     errno.EIO: "an input/output error of the device",
+    errno.EFBIG: "the file is larger than this process may write (the file-size limit, ulimit -f)",
     errno.ENAMETOOLONG: "the name is too long",
     errno.EMFILE: "too many open files",
     errno.ENFILE: "too many open files on the system",
 }
 #: Faults of the machine, not of what the user gave (exit status 1); every other OSError names a path the user can
 #: correct (exit status 2, as a mistake).
-MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 #: Files a command keeps when a fault stops it: finished checkpoints, results, the resolved configuration.
 KEPT_PATTERNS = ("*.pt", "*.json", "config.toml", "*.md", "*.csv")
 #: Kept files named in the message (then "and N more").
 SHOWN_KEPT = 8
+
+
+#: How libraries that do not raise OSError word an errno: Rust's io::Error (safetensors), Python's own text inside
+#: another exception's message.
+ERRNO_IN_MESSAGE = (re.compile(r"\(os error (\d+)\)"), re.compile(r"\[Errno (\d+)\]"))
+#: The words of an I/O failure in a library's message that carries no errno → that errno. sqlite says "database or disk
+#: is full" and "disk I/O error"; torch's zip writer only "file write failed" (its cause: :func:`cause_of_failed_write`).
+WORDS_OF_FAULTS: tuple[tuple[str, int | None], ...] = (
+    ("no space left on device", errno.ENOSPC),
+    ("database or disk is full", errno.ENOSPC),
+    ("disk quota exceeded", errno.EDQUOT),
+    ("file too large", errno.EFBIG),
+    ("read-only file system", errno.EROFS),
+    ("disk i/o error", errno.EIO),
+    ("input/output error", errno.EIO),
+    ("file write failed", None),
+    ("failed writing file", None),
+)
+
+
+def io_failure(error: BaseException, path: str | os.PathLike | None = None) -> OSError | None:
+    """The OSError behind ``error``, or None when it is no failure to read or write a file: ``error`` itself, an OSError
+    it was raised from, or a library's own exception whose message says an I/O failure (:data:`ERRNO_IN_MESSAGE`,
+    :data:`WORDS_OF_FAULTS`). ``path`` is the file being written, named where the OSError names none."""
+    chain: list[BaseException] = []
+    link: BaseException | None = error
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__  # an explicit `raise ... from`: a bug raised while handling an OSError stays a bug
+    for link in chain:
+        if isinstance(link, OSError) and link.errno is not None:
+            if link.filename is None and path is not None:
+                return OSError(link.errno, link.strerror or os.strerror(link.errno), os.fspath(path))
+            return link
+    for link in chain:
+        if isinstance(link, (UserError, OSError)):
+            continue
+        found = errno_in_message(str(link), path)
+        if found is not None:
+            filename = os.fspath(path) if path is not None else None
+            return OSError(found, os.strerror(found), filename) if filename else OSError(found, os.strerror(found))
+    return None
+
+
+def errno_in_message(message: str, path: str | os.PathLike | None = None) -> int | None:
+    """The errno a library's message gives in number or in words; None if it says no I/O failure."""
+    for pattern in ERRNO_IN_MESSAGE:
+        match = pattern.search(message)
+        if match:
+            return int(match.group(1))
+    lowered = message.lower()
+    for words, number in WORDS_OF_FAULTS:
+        if words in lowered:
+            return number if number is not None else cause_of_failed_write(path)
+    return None
+
+
+#: Free space below which a write that failed without saying why is taken for a full disk.
+NEARLY_FULL_BYTES = 1 << 20
+
+
+def cause_of_failed_write(path: str | os.PathLike | None) -> int:
+    """The errno of a write that failed without one (torch's "file write failed"), read from the machine: a full file
+    system where ``path`` lies, else a file-size limit of this process, else an input/output error."""
+    import resource
+
+    folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
+    while folder and not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    if folder:
+        try:
+            stats = os.statvfs(folder)
+            if stats.f_bavail * stats.f_frsize < NEARLY_FULL_BYTES:
+                return errno.ENOSPC
+        except OSError:
+            pass
+    if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+        return errno.EFBIG
+    return errno.EIO
 
 
 def fault_status(error: OSError) -> int:
@@ -105,9 +188,23 @@ def command_failure(error: BaseException) -> tuple[str, int] | None:
         return str(error), 2
     if isinstance(error, ModuleNotFoundError) and error.name and error.name.partition(".")[0] not in OWN_PACKAGES:
         return missing_module_message(error.name), 2
-    if isinstance(error, OSError):
+    fault = io_failure(error)
+    if fault is not None:
+        return fault_message(fault), fault_status(fault)
+    if isinstance(error, OSError):  # one the toolkit raised with its own words (no errno)
         return fault_message(error), fault_status(error)
     return None
+
+
+def quiet_thread_io_failures(args) -> None:
+    """A ``threading.excepthook`` that keeps quiet about a worker thread's failure to write (TensorBoard's event writer
+    raises it in its own thread, then again in the thread that writes next, whose command says it in one line); any other
+    exception of a thread is printed as Python does."""
+    if isinstance(args.exc_value, Exception) and io_failure(args.exc_value) is not None:
+        return
+    import threading
+
+    threading.__excepthook__(args)
 
 
 def report_command_failure(error: BaseException, prefix: str, debug: bool = False) -> int:

@@ -9,6 +9,11 @@ none, and never a truncated one; the temporary file is removed. What a fault the
 
 Files that grow line by line (``train.log``, ``metrics.csv``, TensorBoard's event files) are appended
 and flushed instead: a fault there loses at most the line being written.
+
+Every write, whole or appended, happens inside :func:`writing`: whichever library fails to write
+(Python's ``open``, safetensors, torch, TensorBoard's event writer, sqlite under Optuna), the failure
+leaves the block as one :class:`OSError` naming the file and its errno, which the command line says
+in one line (:func:`drga.errors.io_failure`, :func:`drga.errors.fault_message`).
 """
 
 from __future__ import annotations
@@ -16,12 +21,47 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_path", "open_atomic", "write_text_atomic", "write_bytes_atomic"]
+from drga.errors import io_failure
+
+__all__ = ["writing", "writing_stdout", "atomic_path", "open_atomic", "write_text_atomic", "write_bytes_atomic"]
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike) -> Iterator[None]:
+    """A block that writes ``path``: a failure to write it, whatever library raised it, leaves the block as an
+    :class:`OSError` with its errno and ``path`` (where the library named none); any other exception passes as it is."""
+    try:
+        yield
+    except Exception as error:
+        fault = io_failure(error, path)
+        if fault is None or fault is error:
+            raise
+        raise fault from error
+
+
+@contextlib.contextmanager
+def writing_stdout() -> Iterator[None]:
+    """A block that prints a command's output: :func:`writing` the file standard output is redirected to (its name read
+    from the system where it can be), and flushed before the block ends, so that a full disk is met here and not in
+    Python's flush at exit. A reader that went away (``| head``) is the caller's ``BrokenPipeError``, as before."""
+    with writing(stdout_name()):
+        yield
+        sys.stdout.flush()
+
+
+def stdout_name() -> str:
+    """The file standard output goes to (``/proc/self/fd/1``'s target on Linux), else "the standard output"."""
+    try:
+        target = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+    except (OSError, ValueError, AttributeError):  # no /proc, or a stdout without a descriptor (a test's capture)
+        return "the standard output"
+    return target if target.startswith("/") else "the standard output"
 
 
 @contextlib.contextmanager
@@ -38,7 +78,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(handle)
     try:
-        yield Path(temporary)
+        with writing(path):
+            yield Path(temporary)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

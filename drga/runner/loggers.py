@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from drga.files import open_atomic
+from drga.files import open_atomic, writing
 from drga.names import history_key
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, Image, RunEnd, RunStart, TrainingLog
 from drga.runner.tensorboard import ARMS, PhaseWriters
@@ -122,8 +122,9 @@ class CSVLogger(Callback):
         if self._writer is None:
             self._open()
         assert self._writer is not None and self._handle is not None
-        self._writer.writerow(row)
-        self._handle.flush()
+        with writing(self.path):
+            self._writer.writerow(row)
+            self._handle.flush()
 
     def _rewrite(self) -> None:
         """The file anew: the header and every row (atomic: a reader never sees it half written)."""
@@ -136,13 +137,15 @@ class CSVLogger(Callback):
 
     def _open(self) -> None:
         assert self.path is not None
-        self._handle = self.path.open("a", newline="", encoding="utf-8")
+        with writing(self.path):
+            self._handle = self.path.open("a", newline="", encoding="utf-8")
         self._writer = csv.DictWriter(self._handle, self.columns, restval="")
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-        self._handle, self._writer = None, None
+        handle, self._handle, self._writer = self._handle, None, None
+        if handle is not None:
+            with writing(handle.name):
+                handle.close()
 
 
 def _dev_columns(scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

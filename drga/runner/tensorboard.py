@@ -25,6 +25,7 @@ from typing import Any
 
 from torch.utils.tensorboard import SummaryWriter
 
+from drga.files import writing
 from drga.names import PhaseName
 
 #: The TensorBoard run (sub-folder of ``tb/``) of each phase, looked up by its :class:`PhaseName` or plain string.
@@ -46,6 +47,12 @@ def train_tag(key: str) -> str:
     return f"agent/{key}" if key in AGENT_SIGNALS else f"train/{key}"
 
 
+def event_file(writer: SummaryWriter) -> str:
+    """The event file ``writer`` appends to (its folder where torch's writer does not say)."""
+    events = getattr(writer.file_writer, "event_writer", None)
+    return getattr(events, "_file_name", None) or writer.get_logdir()
+
+
 class PhaseWriters:
     """One ``SummaryWriter`` per arm under ``folder``, opened when first written to."""
 
@@ -57,16 +64,24 @@ class PhaseWriters:
     def writer(self, phase: str) -> SummaryWriter:
         arm = ARMS.get(phase, phase)
         if arm not in self._writers:
-            self._writers[arm] = SummaryWriter(str(self.folder / arm), purge_step=self.purge.get(arm))
+            with writing(self.folder / arm):
+                self._writers[arm] = SummaryWriter(str(self.folder / arm), purge_step=self.purge.get(arm))
         return self._writers[arm]
 
     def scalars(self, phase: str, values: Mapping[str, Any], step: int, tag=train_tag) -> None:
         """Every finite number of ``values`` under ``tag(key)``."""
         writer = self.writer(phase)
-        for key, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                continue
-            writer.add_scalar(tag(key), value, step)
+        with self.writing(phase):
+            for key, value in values.items():
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    continue
+                writer.add_scalar(tag(key), value, step)
+
+    def writing(self, phase: str):
+        """:func:`drga.files.writing` of the arm's event file (the event writer reports a failed write on its next call)."""
+        arm = ARMS.get(phase, phase)
+        writer = self._writers.get(arm)
+        return writing(event_file(writer) if writer is not None else self.folder / arm)
 
     def dev(self, phase: str, scores: Mapping[str, Mapping[str, Any]], step: int, skip: tuple[str, ...] = ()) -> None:
         """Every mode's dev numbers as ``dev/<key>_<mode>``."""
@@ -74,21 +89,29 @@ class PhaseWriters:
             self.scalars(phase, {k: v for k, v in numbers.items() if k not in skip}, step, tag=lambda key, m=mode: dev_tag(m, key))
 
     def image(self, phase: str, tag: str, image, step: int) -> None:
-        self.writer(phase).add_image(tag, image, step, dataformats="HWC")
+        writer = self.writer(phase)
+        with self.writing(phase):
+            writer.add_image(tag, image, step, dataformats="HWC")
 
     def text(self, phase: str, tag: str, text: str) -> None:
-        self.writer(phase).add_text(tag, text)
+        writer = self.writer(phase)
+        with self.writing(phase):
+            writer.add_text(tag, text)
 
     def hparams(self, phase: str, hparams: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
         """The arm's row of the HParams tab: the configuration and its final numbers."""
         values = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in hparams.items()}
-        self.writer(phase).add_hparams(values, dict(metrics), run_name=".")
+        writer = self.writer(phase)
+        with self.writing(phase):  # add_hparams writes an event file of its own beside the arm's
+            writer.add_hparams(values, dict(metrics), run_name=".")
 
     def flush(self) -> None:
-        for writer in self._writers.values():
-            writer.flush()
+        for arm, writer in self._writers.items():
+            with self.writing(arm):
+                writer.flush()
 
     def close(self) -> None:
-        for writer in self._writers.values():
-            writer.close()
-        self._writers.clear()
+        writers, self._writers = dict(self._writers), {}
+        for writer in writers.values():
+            with writing(event_file(writer)):
+                writer.close()

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from drga.files import write_text_atomic
+from drga.files import write_text_atomic, writing
 
 #: Seconds a run gets to save and exit after SIGINT before it is killed.
 STOP_GRACE_SECONDS = 30.0
@@ -76,7 +76,7 @@ def train_to_end(folder: Path, command: list[str], threads: int, stop: threading
     for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         environment[variable] = str(threads)
     started = [command[0], "-m", "drga.sweep.child", str(os.getpid()), *command] if die_with_parent else command
-    with open(folder / "train.log", "a", encoding="utf-8") as log:
+    with writing(folder / "train.log"), open(folder / "train.log", "a", encoding="utf-8") as log:
         log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}{f'  [{where}]' if where else ''}\n")
         log.flush()
         process = subprocess.Popen(started, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=cwd,

@@ -94,8 +94,16 @@ class LocalExecutor:
         stop = threading.Event()
         running: set[str] = set()
         tally = Tally(len(todo))
+        failures: list[Exception] = []  # what stopped a job slot (a result file on a full disk): raised in the main thread
 
         def work() -> None:
+            try:
+                take_runs()
+            except Exception as error:
+                failures.append(error)
+                stop.set()  # the other slots' runs stop as on Ctrl-C: the same command resumes them
+
+        def take_runs() -> None:
             while not stop.is_set():
                 try:
                     run = waiting.get_nowait()
@@ -123,4 +131,6 @@ class LocalExecutor:
             for worker in workers:
                 worker.join()
             return False
+        if failures:
+            raise failures[0]
         return True

@@ -29,7 +29,7 @@ from typing import Any
 
 from drga.config import data_difference, fingerprinted
 from drga.errors import UserError
-from drga.files import write_text_atomic
+from drga.files import write_text_atomic, writing
 from drga.names import Split, counted
 from drga.records import RunResults
 from drga.registry import task_of_config
@@ -68,6 +68,12 @@ class TuneSettings:
     @property
     def storage_url(self) -> str:
         return self.storage or f"sqlite:///{(self.folder / 'study.db').resolve()}"
+
+    @property
+    def storage_file(self) -> str:
+        """The file a SQLite storage writes (what a full disk under it is said about), else the storage's URL."""
+        url = self.storage_url
+        return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
 
     @property
     def best_file(self) -> Path:
@@ -133,7 +139,7 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 
         def log(line: str) -> None:  # the trial's lines into its train.log (reopened: a fresh run empties its folder first)
             folder.mkdir(parents=True, exist_ok=True)
-            with open(folder / "train.log", "a", encoding="utf-8") as handle:
+            with writing(folder / "train.log"), open(folder / "train.log", "a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
 
         wall, cpu = time.perf_counter(), time.process_time()
@@ -319,7 +325,8 @@ def _dimension_text(item: dict[str, Any] | None) -> str:
 def tune(settings: TuneSettings) -> Any:
     """Run the study until it has ``settings.trials`` finished trials (the grid may end it sooner); return it."""
     optuna = optuna_module()
-    study = open_study(settings)
+    with writing(settings.storage_file):  # the storage's own failure to write (sqlite's "disk is full"), said of its file
+        study = open_study(settings)
     check_study(settings, study)
     done = len(finished_trials(study))
     left = settings.trials - done
@@ -337,7 +344,8 @@ def tune(settings: TuneSettings) -> Any:
 
     if left > 0:
         stop_at = optuna.study.MaxTrialsCallback(settings.trials, states=(optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED))
-        study.optimize(objective(settings), n_trials=left, callbacks=[stop_at, after_trial])
+        with writing(settings.storage_file):  # a trial's own files name themselves (drga.files · atomic_path)
+            study.optimize(objective(settings), n_trials=left, callbacks=[stop_at, after_trial])
     if best is not None:
         write_best_config(settings, study, best)
     return study

@@ -75,7 +75,9 @@ def test_the_projection_follows_the_beams_and_refuses_another_layer():
     moved = map_tensors(source, lambda x: x.index_select(0, order))
     assert moved.layer is linear and torch.equal(moved.tokens, source.tokens[order])
     expected = project_source(words[order], hidden[order], mask[order], linear, norm)
-    assert torch.allclose(moved.summary, expected.summary) and torch.allclose(moved.summary_moments, expected.summary_moments)
+    # the same rows through a matmul of another batch: the kernel may block (and so add) them in another order
+    torch.testing.assert_close(moved.summary, expected.summary, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(moved.summary_moments, expected.summary_moments, rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match="another layer"):
         source_state(site, source).project(nn.Linear(linear.in_features, 9), norm)
     assert GaussianPolicy(agent_state_size(5, 6, 4), hidden_sizes=()).first_layer() is None

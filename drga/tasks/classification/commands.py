@@ -15,6 +15,7 @@ from typing import Any
 
 from drga.config import refuse_option, refuse_unread_data_dir, tsv_implies_dataset
 from drga.errors import UserError
+from drga.files import writing_stdout
 from drga.names import MODES, Mode, counted
 
 #: Where each option of ``drga predict`` is read (see ``drga.cli.OPTION_SCOPES``).
@@ -94,13 +95,14 @@ def predict_lines(args: argparse.Namespace) -> int:
     except EmptyTextError as error:
         what = "is empty" if not texts[error.position].strip() else f"holds no token ({texts[error.position]!r})"
         raise UserError(f"line {error.position + 1} of {source} {what}: predict reads one text per line; remove it") from None
-    for prediction in predictions:
-        if args.json:
-            print(json.dumps(prediction.as_dict(digits=6), ensure_ascii=False))
-        elif args.probabilities:
-            print("\t".join([prediction.label, *(f"{name}={p:.4f}" for name, p in prediction.probabilities.items())]))
-        else:
-            print(prediction.label)
+    with writing_stdout():
+        for prediction in predictions:
+            if args.json:
+                print(json.dumps(prediction.as_dict(digits=6), ensure_ascii=False))
+            elif args.probabilities:
+                print("\t".join([prediction.label, *(f"{name}={p:.4f}" for name, p in prediction.probabilities.items())]))
+            else:
+                print(prediction.label)
     tokens = sum(len(prediction.tokens) for prediction in predictions)
     unknown = sum(len(prediction.unknown) for prediction in predictions)
     cut = sum(prediction.cut for prediction in predictions)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from drga.config import ConfigError, refuse_option
-from drga.files import write_text_atomic
+from drga.files import write_text_atomic, writing_stdout
 from drga.names import MODES, Mode, checked_mode, counted
 
 if TYPE_CHECKING:
@@ -85,7 +85,8 @@ def translate_lines(args: argparse.Namespace) -> int:
     if args.output:
         write_text_atomic(args.output, text)
     else:
-        sys.stdout.write(text)
+        with writing_stdout():
+            sys.stdout.write(text)
     search = "greedy" if beam == 1 else f"beam {beam}"
     print(f"drga translate: {counted(len(sources), 'line')}, {model.network.net_name} ({model.phase}), {mode}, {search}", file=sys.stderr)
     if args.reference:
