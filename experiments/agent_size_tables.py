@@ -217,8 +217,9 @@ def provenance(runs: Runs, parameters: dict[str, Any], tuned: dict[int, ResultFi
         f"{mean_std_text(pretrain_only)} over {len(pretrain_only)} seed{'s' if len(pretrain_only) != 1 else ''}.",
         "",
         f"Iterations are updates of batch {parameters.get('batch_size', '-')}: {parameters.get('steps_per_epoch', '-')} per epoch "
-        f"({parameters.get('train_examples', '-')} training sentences). The paper does not say how it counts them; ours count the "
-        "agent phase to its selected epoch and co-training to the epoch the with-agent model was selected at (0: the agent "
+        f"({parameters.get('train_examples', '-')} training sentences; these counts are `agent-size/parameters.json`'s"
+        f"{', which records no commit' if not parameters.get('commit') else ''}). The paper does not say how it counts them; "
+        "ours count the agent phase to its selected epoch and co-training to the epoch the with-agent model was selected at (0: the agent "
         "phase's model was kept); the baseline's are the network's updates beyond pretraining to its selected epoch.",
     ]
 

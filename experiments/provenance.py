@@ -5,7 +5,8 @@
 Per folder of ``experiments/results/``: its files, the code they name (each file's ``commit``, or ``cost.commit``
 for an explainability analysis, with how many files name each; a file that records none is counted as such), the
 page its numbers are on, and the command that rebuilds that page (or prints the table) from the committed files
-alone. The machine a run ran on is in no result file; docs/RESULTS.md says it in words beside this table.
+alone. Under the table, one line names every file that records no commit. The machine a run ran on is in no result
+file; docs/RESULTS.md says it in words beside this table.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ PAGES = {
     "reward-tuning-repro": ("distributed.md (the grids reproduced)", "(the same command; subj likewise)"),
     "brevity": ("results/nmt.md (brevity of the pilot's reproduction)", "python experiments/brevity_probe.py "
                 "--history experiments/results/brevity/pilot-repro-seed0.json"),
+    "translation-regime": ("results/nmt-regime.md (the translation study on two CPU cores: each seed's result file; "
+                           "`pretrain/` stage 1's; `units/` each unit's record; `logs/` the runs' train logs, `logs/tries/` an "
+                           "interrupted try's; `hypotheses/` "
+                           "the decoded test translations and their references; `probes/` the throughput probes)",
+                           "python experiments/translation_tables.py"),
 }
 
 
@@ -69,16 +75,37 @@ def folder_rows(results: Path) -> list[dict[str, Any]]:
     for folder in sorted(p for p in results.iterdir() if p.is_dir()):
         files = sorted(folder.rglob("*.json"))
         named: Counter[str] = Counter()
-        unnamed = 0
+        unnamed = []
         for path in files:
             found = commits(json.loads(path.read_text(encoding="utf-8")))
             named.update(found)
-            unnamed += not found
+            if not found:
+                unnamed.append(path.relative_to(results).as_posix())
         others = sorted(p.name for p in folder.rglob("*") if p.is_file() and p.suffix != ".json")
         page, command = PAGES.get(folder.name, ("-", "-"))
-        rows.append({"folder": folder.name, "files": len(files), "others": others, "commits": named, "unnamed": unnamed,
-                     "page": page, "command": command})
+        rows.append({"folder": folder.name, "files": len(files), "others": others, "commits": named, "unnamed": len(unnamed),
+                     "unnamed_files": unnamed, "page": page, "command": command})
     return rows
+
+
+def unrecorded(rows: list[dict[str, Any]]) -> str:
+    """The line under the table naming every result file that records no commit ("none recorded" in the table), by page."""
+    groups = [(row["unnamed_files"], row["page"].split(" (")[0]) for row in rows if row["unnamed_files"]]
+    count = sum(len(files) for files, _ in groups)
+    if not count:
+        return "Every result file records the commit of the code that made it."
+    return (f"{count} result file{'s' if count != 1 else ''} record{'' if count != 1 else 's'} no commit: no file names the "
+            "code that made them, only the history, by the commit that added each (`git log --diff-filter=A -- "
+            "experiments/results/<file>`): "
+            + "; ".join(", ".join(f"`{name}`" for name in files) + f" ({page})" for files, page in groups) + ".")
+
+
+def others(names: list[str]) -> str:
+    """A folder's files other than JSON: their names, or, more than 3, how many of each kind (``72 .gz, 13 .log``)."""
+    if len(names) <= 3:
+        return ", ".join(names)
+    kinds = Counter("".join(Path(name).suffixes[-2:]) if name.endswith(".gz") else Path(name).suffix for name in names)
+    return ", ".join(f"{count} {kind or 'without suffix'}" for kind, count in sorted(kinds.items(), key=lambda k: (-k[1], k[0])))
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -87,8 +114,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         code = ", ".join(f"{commit}: {count}" for commit, count in sorted(row["commits"].items(), key=lambda c: (-c[1], c[0])))
         if row["unnamed"]:
             code += (", " if code else "") + f"none recorded: {row['unnamed']}"
-        files = f"{row['files']} JSON" + (f" + {len(row['others'])} other ({', '.join(row['others'][:3])}"
-                                           f"{', …' if len(row['others']) > 3 else ''})" if row["others"] else "")
+        files = f"{row['files']} JSON" + (f" + {len(row['others'])} other ({others(row['others'])})" if row["others"] else "")
         command = row["command"] if row["command"].startswith(("(", "-")) else f"`{row['command']}`"
         lines.append(f"| `{row['folder']}/` | {files} | {code or '-'} | {row['page']} | {command} |")
     return "\n".join(lines)
@@ -98,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=ROOT / "experiments" / "results")
     args = parser.parse_args(argv)
-    print(table(folder_rows(args.results)))
+    rows = folder_rows(args.results)
+    print(table(rows) + "\n\n" + unrecorded(rows))
     return 0
 
 

@@ -1,6 +1,7 @@
-"""The translation study on this project's two CPU cores, one seed at a time (issue 61).
+"""The translation study on two CPU cores, one seed at a time (issue 61).
 
-One unit is one seed's whole pipeline, sized to finish within one stretch of work:
+One unit is one seed's whole pipeline, sized to finish within a wall-clock budget of 2 h 15 min (``--deadline``
+or ``--budget-min``), and resumed where it stopped by the same command:
 
     bash experiments/translation_cpu.sh luong 0 [--deadline 10:05 | --budget-min 135] [--dry-run]
     python experiments/translation_cpu.py run luong 0 ...        # the same
@@ -21,9 +22,9 @@ Before it starts, the unit prints its plan and its projected finish: from the un
 already recorded in ``units/`` (their stages' measured seconds, the slowest of them), else from the
 throughput probe of ``probes/`` (training seconds only, plus the allowances it names). Given a deadline,
 it refuses (exit 2) a unit, or a stage, that would not finish before it; stage 1's files are then ready
-to commit and the next stretch does stage 2, where stage 1's run folder survived. A killed unit resumes
-where its run folders survived: a stage whose result file exists is skipped, an interrupted run resumes
-from its last epoch (sweep). SIGINT or SIGTERM stops the running stage in order (the run keeps its last
+to commit, and the same command run again later does stage 2, where stage 1's run folder survived. A
+killed unit resumes where its run folders survived: a stage whose result file exists is skipped, an
+interrupted run resumes from its last epoch (sweep). SIGINT or SIGTERM stops the running stage in order (the run keeps its last
 epoch's ``last.pt``).
 """
 
@@ -43,6 +44,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import checkout  # noqa: F401  (first: this checkout's drga)
+from portable_result_files import portable_log as portable_log_text
 from translation_gpu import (
     DATASET,
     NETWORKS,
@@ -157,12 +159,25 @@ def read_config(path: Path) -> dict:
         return tomllib.load(handle)
 
 
+def settings_sha256(path: Path) -> str:
+    """The digest of a config's settings, its comments left out: a unit of the same settings projects the next, whatever
+    the config's comments came to say since."""
+    return sha256(json.dumps(read_config(path), sort_keys=True, default=str).encode("utf-8"))
+
+
+def same_config(record: dict, config: Path) -> bool:
+    """Whether a unit record ran ``config``'s settings: its settings digest, or (a record without one) the file's bytes."""
+    if "config_settings_sha256" in record:
+        return record["config_settings_sha256"] == settings_sha256(config)
+    return record.get("config_sha256") == sha256(config.read_bytes())
+
+
 def projection(unit: Unit) -> tuple[dict[str, float], str]:
     """Projected seconds of each stage, and where the projection comes from."""
     recorded = []
     for path in sorted((unit.study / "units").glob(f"{DATASET}-{unit.net}-seed*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        if record.get("config_sha256") == sha256(unit.config.read_bytes()) and record.get("finished"):
+        if same_config(record, unit.config) and record.get("finished"):
             recorded.append(record["stage_seconds"])
     if recorded:
         stages = {stage: max(r[stage] for r in recorded) for stage in STAGES}
@@ -240,8 +255,9 @@ def collect(unit: Unit, stage: str) -> list[Path]:
 
 
 def portable_log(text: str) -> str:
-    """A log as committed: this machine's absolute paths as paths relative to the checkout."""
-    return text.replace(str(ROOT) + "/", "").replace(str(ROOT), ".")
+    """A log as committed: every absolute path in it portable, from this checkout (portable_result_files.portable_log:
+    ``.venv/bin/python``, ``../shared/data/multi30k/train.en.gz``), every other byte as the run wrote it."""
+    return portable_log_text(text, ROOT)
 
 
 def write_references(study: Path, data_root: Path | None) -> None:
@@ -404,6 +420,7 @@ def run_unit(args: argparse.Namespace) -> int:
         "seed": unit.seed,
         "config": CONFIGS[net],
         "config_sha256": sha256(unit.config.read_bytes()),
+        "config_settings_sha256": settings_sha256(unit.config),
         "source": running_source(ROOT / ".gpu"),
         "threads": args.threads,
         "cpus": len(os.sched_getaffinity(0)),
@@ -413,7 +430,7 @@ def run_unit(args: argparse.Namespace) -> int:
         "projected_from": source,
         "finished": False,
     }
-    if unit.record_file().is_file():  # a resumed unit keeps what its earlier stretch measured
+    if unit.record_file().is_file():  # a resumed unit keeps what its earlier call measured
         earlier = json.loads(unit.record_file().read_text(encoding="utf-8"))
         record["earlier"] = {k: earlier.get(k) for k in ("started", "stage_seconds", "source")}
     record["stage_seconds"] = dict((record.get("earlier") or {}).get("stage_seconds") or {})
@@ -423,7 +440,7 @@ def run_unit(args: argparse.Namespace) -> int:
             write_record(unit, record)
             raise Refused(
                 f"stage 2 would end at {clock(begun + projected[stage])}, after the deadline {clock(deadline)}: not started; "
-                "commit stage 1's files and run the unit again in the next stretch"
+                "commit stage 1's files and run the same command again with the time stage 2 needs"
             )
         print(f"[stage] {stage}: started {clock(begun)}", flush=True)
         code = run_stage(unit.command(stage, args.python, args.threads), unit.work / f"sweep-{stage}-{unit.name}.log", environment)
@@ -441,7 +458,7 @@ def run_unit(args: argparse.Namespace) -> int:
         write_record(unit, record)
     record.update({"finished": True, "ended": now(), "seconds": round(sum(record["stage_seconds"].values()))})
     write_record(unit, record)
-    print(f"[end] {unit.name}: {duration(time.time() - started)} this stretch; commit {portable_path(str(unit.study), ROOT)}")
+    print(f"[end] {unit.name}: {duration(time.time() - started)} this call; commit {portable_path(str(unit.study), ROOT)}")
     if args.tables:
         return subprocess.call([args.python, str(ROOT / "experiments" / "translation_tables.py"), str(unit.study), "--out", "-"], cwd=ROOT)
     return 0

@@ -1,8 +1,10 @@
 """The translation study (issue 39) on one GPU in one command, packed to travel back (issue 53).
 
-A lent GPU here comes for minutes, bare, with no network: one command runs at most 10 minutes, the
-tree it runs in travels in (64 MiB with what it carries), and at most 8 files of 16 MiB come back.
-This script is that command and what surrounds it:
+For a GPU machine you have for a short wall-clock budget, bare and without a network: the whole study
+runs in one command that stops itself in time (``--budget``), from a copy of the tree that travels to the
+machine with the data and wheels it needs (``prepare`` measures it against ``TRAVEL_LIMIT``, 64 MiB), and
+comes back as one archive to bring home (its size checked against ``ARCHIVE_LIMIT``, 16 MiB) that the
+CPU side checks and unpacks. This script is that command and what surrounds it:
 
 ``run NETS`` (what ``bash experiments/translation_gpu.sh NETS`` calls; NETS: luong, transformer or both)
     Every seed of each network at once (Luong 0-4, the Transformer 0-2), under the CUDA MPS daemon where
@@ -464,7 +466,7 @@ def pack(study: Study, chains: list[Chain], out: Path, manifest: dict, scored: t
 
 
 def summary(manifest: dict, study: Study) -> list[str]:
-    """Every run's epochs and seconds per epoch by phase, the numbers the first GPU session learns the study's cost from."""
+    """Every run's epochs and seconds per epoch by phase, the numbers the first GPU call learns the study's cost from."""
     lines = ["", "| run | stage | finished | epochs (phase: n, median s) | wall s | pretrain-only BLEU beam | DRGA with agent BLEU beam |",
              "|---|---|---|---|---|---|---|"]
     for name, entry in manifest["runs"].items():
@@ -624,6 +626,15 @@ def check_commit(archive: Archive, force: bool) -> str:
     raise Refused(f"{archive.path}: {problem}; --force to unpack it anyway")
 
 
+def portable_log_bytes(content: bytes) -> bytes:
+    """An archived log as committed: the GPU machine's absolute paths in it portable (its tree's own from the tree on,
+    ``experiments/configs/...``, ``.gpu/data/...``), every other byte as the run wrote it. (Imported here: the unpacking
+    is the CPU side's, and the GPU run imports no more of experiments/ than it needs.)"""
+    from portable_result_files import portable_log
+
+    return portable_log(content.decode("utf-8", errors="surrogateescape"), ROOT).encode("utf-8", errors="surrogateescape")
+
+
 def unpack(args: argparse.Namespace) -> int:
     archives = [read_archive(Path(path)) for path in args.archives]
     into = Path(args.into) if args.into else ROOT / STUDY
@@ -651,8 +662,8 @@ def unpack(args: argparse.Namespace) -> int:
         for member, content in archive.members.items():
             if member.startswith(f"hypotheses/{name}/"):
                 writes[into / "hypotheses" / name / (Path(member).name + ".gz")] = gzip.compress(content, mtime=0)
-        if f"logs/{name}.log" in archive.members:
-            writes[into / "logs" / f"{name}.log"] = archive.members[f"logs/{name}.log"]
+        if f"logs/{name}.log" in archive.members:  # the GPU tree's absolute paths made portable (portable_result_files)
+            writes[into / "logs" / f"{name}.log"] = portable_log_bytes(archive.members[f"logs/{name}.log"])
     for name in latest:  # a stage-2 run and the stage-1 run it started from must be of one network
         if not name.startswith("pretrain/") and f"pretrain/{name}" in latest:
             stage2 = json.loads(writes[into / f"{name}.json"])
@@ -665,7 +676,7 @@ def unpack(args: argparse.Namespace) -> int:
         stem = archive.path.name.removesuffix(".tar.gz")
         writes[into / "manifests" / f"{stem}.json"] = archive.members["manifest.json"]
         if "logs/translation_gpu.log" in archive.members:
-            writes[into / "logs" / f"{stem}.log"] = archive.members["logs/translation_gpu.log"]
+            writes[into / "logs" / f"{stem}.log"] = portable_log_bytes(archive.members["logs/translation_gpu.log"])
     clashes = [path for path, content in writes.items() if path.suffix == ".json" and path.parent.name != "manifests"
                and path.is_file() and path.read_bytes() != content]
     if clashes and not args.force:

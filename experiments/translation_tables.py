@@ -100,7 +100,7 @@ CONVERGED_GAIN = 0.5
 PLATEAU_EPOCHS, PLATEAU_BLEU = 3, 0.5
 #: The CPU units' records (experiments/translation_cpu.py), inside the study's folder.
 UNITS = "units"
-#: A unit is sized to finish within one stretch of work: 2 h 15 min of wall clock (issue 61).
+#: A unit is sized to finish within a wall-clock budget of 2 h 15 min (issue 61; translation_cpu.py --budget-min 135).
 UNIT_LIMIT_SECONDS = 2.25 * 3600
 
 
@@ -123,7 +123,7 @@ class Network:
 
 NETWORKS = {
     "seq2seq-luong": Network("Luong attention seq2seq", (0, 1, 2, 3, 4), 30.0, PaperTableV((23.0, 25.6), (6.3, 5.2))),
-    "transformer-nmt": Network("Transformer encoder-decoder", (0, 1, 2), 33.0, PaperTableV((28.4, 29.8), (4.3, 3.7))),
+    "transformer-nmt": Network("Transformer encoder-decoder", (0, 1, 2, 3, 4, 5, 6), 33.0, PaperTableV((28.4, 29.8), (4.3, 3.7))),
 }
 
 
@@ -356,15 +356,18 @@ def test_sentences(runs: Runs) -> str:
 
 def epochs_table(runs: Runs) -> list[str]:
     lines = [
-        "| network | row | mode | selected epoch per seed | at the phase's starting point (epoch 0) |",
-        "|---|---|---|---|---|",
+        "| network | row | mode | selected epoch per seed | trained in its phase (epoch ≥ 1) "
+        "| its starting point, chosen by dev (epoch 0) |",
+        "|---|---|---|---|---|---|",
     ]
     for net in order(runs):
         seeds = runs[net]
         for cell in [(BASELINE, "net-only"), (DRGA, "net-only"), (DRGA, "with-agent")]:
             epochs = [seeds[seed].rows[cell[0]][Mode(cell[1])].epoch for seed in sorted(seeds)]
             per_seed = ", ".join(f"{epoch} (seed {seed})" for seed, epoch in zip(sorted(seeds), epochs))
-            lines.append(f"| {net} | {CELL_NAMES[cell]} | {cell[1]} | {per_seed} | {epochs.count(0)} of {len(epochs)} |")
+            trained = len(epochs) - epochs.count(0)
+            lines.append(f"| {net} | {CELL_NAMES[cell]} | {cell[1]} | {per_seed} | {trained} of {len(epochs)} "
+                         f"| {epochs.count(0)} of {len(epochs)} |")
     return lines
 
 
@@ -466,7 +469,7 @@ def read_units(folder: Path) -> list[dict]:
 
 
 def units_table(units: list[dict]) -> list[str]:
-    """Per CPU unit: its commit and threads, each stage's projected and measured wall clock, and whether it fit the stretch."""
+    """Per CPU unit: its commit and threads, each stage's projected and measured wall clock, and whether it fit its budget."""
     def hours(seconds: float | None) -> str:
         return "-" if seconds is None else f"{seconds / 3600:.2f}"
 
@@ -541,7 +544,9 @@ def plateau_text(seeds: dict[int, ResultFile]) -> str:
     def state(result: ResultFile) -> str:
         if stopped_early(result):
             return "early stop"
-        return "cap, on its plateau" if on_plateau(result) else "cap, **not** on its plateau"
+        pretraining = result.phases.get(PhaseName.PRETRAIN)
+        cap = f"at its {pretraining.max_epochs}-epoch cap" if pretraining is not None else "at its cap"
+        return f"{cap}, on its plateau" if on_plateau(result) else f"{cap}, dev BLEU **still rising**"
 
     return "; ".join(f"seed {seed}: {state(result)}" for seed, result in sorted(seeds.items()))
 
@@ -694,9 +699,10 @@ def units_lines(units: list[dict]) -> list[str]:
     """The section on the CPU units (`bash experiments/translation_cpu.sh NET SEED`), where the study ran that way."""
     if not units:
         return []
-    return ["## The units: one seed's whole pipeline per stretch of work", "",
+    return ["## The units: one seed's whole pipeline within a wall-clock budget", "",
             "Each unit ran `bash experiments/translation_cpu.sh NET SEED` on two CPU cores; projected: what the unit printed before "
-            "it started (from the throughput probe, later from the finished units).", "", *units_table(units), ""]
+            "it started (from the throughput probe, `probes/`, whose files record no commit; later from the finished units).", "",
+            *units_table(units), ""]
 
 
 def page(runs: Runs, stage1: Runs, command: str, curves: str,

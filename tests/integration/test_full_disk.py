@@ -75,7 +75,8 @@ def small_disk(tmp_path) -> Iterator[SmallDisk]:
         subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
-def test_train_with_the_disk_full_in_the_baseline_phase_keeps_the_checkpoint_and_resumes_once_freed(trained, small_disk, monkeypatch, capsys):
+def test_train_with_the_disk_full_in_the_baseline_phase_keeps_its_checkpoints_and_resumes_once_freed(
+    trained, small_disk, monkeypatch, capsys):
     _, good = trained
     folder = small_disk.path / "runs" / "full"
     with_callback(monkeypatch, At(small_disk.fill, phase="baseline"))

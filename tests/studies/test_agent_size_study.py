@@ -87,7 +87,7 @@ def test_the_page_from_a_hand_made_study(study, tables, tmp_path):
     net_only = row_of(text.split("DRGA net-only − the equal-budget baseline")[1], "| 2 × 300 |")
     assert net_only[1:3] == ["3", "+0.50 (no spread)"]
     assert "test 90.00 ± 1.00 over 3 seeds" in text  # the pretrained network alone
-    assert "125 per epoch (8000 training sentences)" in text
+    assert "125 per epoch (8000 training sentences; these counts are `agent-size/parameters.json`'s, which records no commit)" in text
     assert "in 2 of 3 seeds every epoch's training loss and dev accuracy are equal to that study's, and in 1 the checkpoint's" in text
     assert "The files do not say why the checksums differ" in text
     assert "The files record no thread count: no `run.threads` in 36 of 36 files." in text

@@ -56,20 +56,52 @@ def test_the_verdict_words_by_hand(answers):
     low, high = cell.interval
     assert (round(low, 2), round(high, 2)) == (-0.48, 4.48)
     assert cell.verdict == "tie; cannot tell"
+    # sd 1 over 3 seeds could detect 3.07 (below): the paper's 5 lies beyond the interval and is detectable
     assert make(answers, [1.0, 2.0, 3.0], paper=5.0).relation == "no effect as large as the paper's"
-    # a negative Δ of the paper: an interval above it has no effect as large; one below it (-2.5 ± 1.24) a larger one
-    assert make(answers, [1.0, 2.0, 3.0], paper=-1.0).relation == "no effect as large as the paper's"
-    assert make(answers, [-3.0, -2.5, -2.0], paper=-1.0).relation == "larger than the paper's"
+    # a paper's Δ of 4.6 lies above the interval too, but these seeds could not detect it: the interval's place alone
+    assert make(answers, [1.0, 2.0, 3.0], paper=4.6, family=3).detectable > 4.6
+    assert make(answers, [1.0, 2.0, 3.0], paper=4.6, family=3).relation == answers.OUTSIDE_UNDETECTABLE
+    # a negative Δ of the paper: an interval above it (-1 is 1 beyond it, under the 3.07 these seeds detect)
+    assert make(answers, [1.0, 2.0, 3.0], paper=-1.0).relation == answers.OUTSIDE_UNDETECTABLE
+    # one below it (-2.5 ± 1.24): larger than the paper's where Holm finds the effect, else only the interval's place
+    assert make(answers, [-3.0, -2.5, -2.0], paper=-1.0, holm=0.01).relation == "larger than the paper's"
+    assert make(answers, [-3.0, -2.5, -2.0], paper=-1.0).relation == answers.INTERVAL_BEYOND
     assert make(answers, [-1.0, -2.0, -3.0], paper=-5.0).relation == "no effect as large as the paper's"
-    assert make(answers, [-10.0, -20.0, -15.0], paper=-2.0, better=-1).relation == "larger than the paper's"
+    assert make(answers, [-10.0, -20.0, -15.0], paper=-2.0, better=-1, holm=0.01).relation == "larger than the paper's"
     # Holm's verdict, in the direction that is better for the measure
     assert make(answers, [1.0, 2.0, 3.0], holm=0.01).holm_word == "better"
     assert make(answers, [1.0, 2.0, 3.0], holm=0.01, better=-1).holm_word == "worse"
     assert make(answers, [1.0, 1.0, 1.0], holm=math.nan).verdict == "no test (no spread)"
     assert make(answers, [1.0]).verdict == "too few seeds"
-    assert make(answers, [], planned=5).verdict == "running"
+    assert make(answers, [], planned=5).verdict == "incomplete"
     # no paper Δ: the Holm verdict alone
     assert make(answers, [1.0, 2.0, 3.0]).verdict == "tie"
+
+
+def test_every_committed_verdict_follows_the_could_detect_column(answers, committed):
+    """"No effect as large as the paper's" only where the design could detect the paper's Δ; "larger than the paper's"
+    only where Holm finds the effect; every other position of the paper's Δ is said as the interval's, uncorrected."""
+    cells, _ = committed
+    seen = set()
+    for cell in cells:
+        if cell.paper is None or cell.n < 2 or not cell.relation:
+            continue
+        low, high = cell.interval
+        seen.add(cell.relation)
+        if cell.relation == answers.CANNOT_TELL:
+            assert low <= cell.paper <= high, cell
+        elif cell.relation == answers.NOT_AS_LARGE:
+            assert not low <= cell.paper <= high and cell.detectable <= abs(cell.paper), cell
+        elif cell.relation == answers.OUTSIDE_UNDETECTABLE:
+            assert not low <= cell.paper <= high and not cell.detectable <= abs(cell.paper), cell
+        elif cell.relation == answers.LARGER:
+            assert cell.holm_word in ("better", "worse") and not low <= cell.paper <= high, cell
+        else:
+            assert cell.relation == answers.INTERVAL_BEYOND and cell.holm_word == "tie", cell
+    assert {answers.NOT_AS_LARGE, answers.OUTSIDE_UNDETECTABLE, answers.CANNOT_TELL} <= seen
+    # Table VIII MR has one reading: a tie after Holm, its interval beyond the paper's Δ uncorrected
+    table_viii_mr = [c for c in cells if c.group == "focus" and c.label == "MR"]
+    assert [c.verdict for c in table_viii_mr] == [f"tie; {answers.INTERVAL_BEYOND}"]
 
 
 def test_the_detectable_effect_of_a_cell_is_in_its_units(answers):
@@ -94,25 +126,25 @@ def test_a_summary_row_counts_its_cells(answers):
     assert row[7] == "no effect as large as the paper's in 2 of 3; cannot tell in 1 of 3 (x)"
 
 
-def test_the_translation_row_says_running_then_fills_in(answers, tmp_path):
+def test_the_translation_row_says_incomplete_then_fills_in(answers, tmp_path):
     from tests.studies.test_translation_tables import write_study
 
     folder = tmp_path / "results" / "translation-regime"
     folder.mkdir(parents=True)
     luong, transformer = answers.translation_cells(tmp_path / "results")
-    assert (luong.n, luong.planned, luong.verdict) == (0, 5, "running")
-    assert luong.status == "stage 1: 0 of 5 seeds pretrained" and transformer.planned == 3
+    assert (luong.n, luong.planned, luong.verdict) == (0, 5, "incomplete")
+    assert luong.status == "stage 1: 0 of 5 seeds pretrained" and transformer.planned == 7
     row = answers.summary_row(answers.GROUP["translation"], [luong, transformer], {}, "")
-    assert "running: Luong 0 of 5 seeds (stage 1: 0 of 5 seeds pretrained); Transformer 0 of 3 seeds" in row
+    assert "incomplete: Luong 0 of 5 planned seeds (stage 1: 0 of 5 seeds pretrained); Transformer 0 of 7 planned seeds" in row
     # one seed of Luong: its difference, and no test
     write_study(folder, {"seq2seq-luong": [0]}, tmp_path)
     luong, transformer = answers.translation_cells(tmp_path / "results")
     row = answers.summary_row(answers.GROUP["translation"], [luong, transformer], {}, "")
-    assert "running: Luong 1 of 5 seeds" in row and "so far Luong +1.00 (one seed: no test)" in row
+    assert "incomplete: Luong 1 of 5 planned seeds" in row and "with those seeds Luong +1.00 (one seed: no test)" in row
     # seeds 0-2 of both: Luong +1, +2, +3 beam BLEU over the baseline, the Transformer +1, -1, +3 (test_translation_tables)
     write_study(folder, {"seq2seq-luong": [0, 1, 2], "transformer-nmt": [0, 1, 2]}, tmp_path)
     luong, transformer = answers.translation_cells(tmp_path / "results")
-    assert luong.differences == pytest.approx((1.0, 2.0, 3.0)) and luong.running and transformer.n == 3 and not transformer.running
+    assert luong.differences == pytest.approx((1.0, 2.0, 3.0)) and luong.running and transformer.n == 3 and transformer.running
     # 4 tests of beam BLEU (net-only has no spread): Luong's against the baseline (+1, +2, +3: t = 3.464, p = 0.074) and
     # against pretrain-only (+2, +3, +4: t = 5.196, p = 0.035), the Transformer's two (p 0.478 and 0.225); Holm: the
     # second smallest, 3 × 0.074
@@ -120,7 +152,8 @@ def test_the_translation_row_says_running_then_fills_in(answers, tmp_path):
     # Luong [-0.48, +4.48] holds the paper's +2.6; the Transformer's 1 ± 4.303 · 2/√3 = [-3.97, +5.97] its +1.4
     assert luong.verdict == transformer.verdict == "tie; cannot tell"
     row = answers.summary_row(answers.GROUP["translation"], [luong, transformer], {}, "")
-    assert "running: Luong 3 of 5 seeds" in row and "so far Luong +2.00 [-0.48, +4.48]; Transformer +1.00 [-3.97, +5.97]" in row
+    assert "incomplete: Luong 3 of 5 planned seeds" in row
+    assert "with those seeds Luong +2.00 [-0.48, +4.48]; Transformer +1.00 [-3.97, +5.97]" in row
 
 
 # ---------------------------------------------------------------------------------------- the committed answers

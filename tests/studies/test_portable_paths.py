@@ -10,7 +10,8 @@ marked examples:
 - a placeholder under ``/path/to/``;
 - a system path every POSIX machine has (``/usr/bin/time``, ``/bin/bash``, ``/dev/null``).
 
-Committed result files (experiments/results/, the SQLite files of the tuned search included) allow none.
+Committed result files (experiments/results/, the SQLite files of the tuned search and the runs' ``.log`` files
+included) allow none; experiments/portable_result_files.py rewrites them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from drga.sweep.results import portable_path, portable_paths
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments" / "results"
@@ -39,7 +41,7 @@ def doc_files() -> list[Path]:
 
 
 def result_files() -> list[Path]:
-    return sorted(p for p in RESULTS.rglob("*") if p.is_file() and p.suffix in {".json", ".md", ".csv", ".txt", ".db"})
+    return sorted(p for p in RESULTS.rglob("*") if p.is_file() and p.suffix in {".json", ".md", ".csv", ".txt", ".db", ".log"})
 
 
 def in_code(line: str, start: int) -> bool:
@@ -144,3 +146,47 @@ def test_the_sweeps_result_file_holds_no_absolute_path(tmp_path, monkeypatch):
     assert config["run"]["logdir"] == "runs/study"
     assert config["train"]["init_from"] == "runs/pretrain/mr-lstm-sa-seed0/pretrain_best.pt"
 
+
+
+def test_a_logs_absolute_paths_are_rewritten_and_nothing_else(tmp_path):
+    rewrite = load_script("experiments/portable_result_files.py")
+    repo = tmp_path / "main"
+    log = "\n".join([
+        f"=== 2026-11-29 09:24:28 {repo}/.venv/bin/python -m drga.cli train --logdir {repo}/runs/translation-cpu/ "
+        f"--set train.init_from={repo}/runs/x/pretrain_best.pt",
+        "data  train: 29000 pairs from /work/shared/data/multi30k/train.en.gz + /work/shared/data/multi30k/train.de.gz",
+        "--config /work/frozen/experiments/configs/nmt_cpu_luong.toml --logdir /work/frozen/runs/translation-cpu/pretrain",
+        '  File "/opt/python/lib/python3.11/weakref.py", line 666, in _exitfunc',
+        "kept: https://nlp.stanford.edu/data/glove.6B.zip, ../shared/data/x, runs/a/b, and/or, a ratio 3/4, \x00 \u00e9",
+    ]) + "\n"
+    new = rewrite.portable_log(log, repo)
+    assert new.splitlines()[0] == ("=== 2026-11-29 09:24:28 .venv/bin/python -m drga.cli train --logdir runs/translation-cpu/ "
+                                   "--set train.init_from=runs/x/pretrain_best.pt")
+    assert new.splitlines()[2] == "--config experiments/configs/nmt_cpu_luong.toml --logdir runs/translation-cpu/pretrain"
+    assert new.splitlines()[4] == log.splitlines()[4]  # no absolute path in it: as it was
+    assert not result_violations(new)
+    assert rewrite.portable_log(new, repo) == new  # a second rewrite changes nothing
+    pieces, position = rewrite.LOG_PATH.split(log), 0  # every byte but the paths as it was:
+    for between, path in zip(pieces[::2], [*pieces[1::2], ""]):  # the text between them, in order, each path rewritten
+        assert new.startswith(between, position)
+        position += len(between)
+        assert new.startswith(rewrite.log_path(path, repo), position) if path else position == len(new)
+        position += len(rewrite.log_path(path, repo)) if path else 0
+    assert rewrite.log_path("/work/shared/data/multi30k/train.en.gz", "/work/main") == "../shared/data/multi30k/train.en.gz"
+    assert rewrite.log_path("/work/shared/data/multi30k/train.en.gz", "/work/main") == \
+        portable_path("/work/shared/data/multi30k/train.en.gz", "/work/main")  # as a result file writes it
+    assert rewrite.log_path("/work/frozen/.venv/bin/python", "/work/main") == ".venv/bin/python"  # another checkout
+
+
+def test_the_rewrite_command_fixes_a_logs_paths_and_check_names_it(tmp_path, capsys):
+    rewrite = load_script("experiments/portable_result_files.py")
+    folder = tmp_path / "results" / "logs"
+    folder.mkdir(parents=True)
+    log = folder / "run.log"
+    log.write_text(f"=== {rewrite.ROOT}/.venv/bin/python -m drga.cli train\nepoch 1: dev BLEU 1.79 *\n", encoding="utf-8")
+    assert rewrite.main(["--check", str(tmp_path / "results")]) == 1
+    assert "run.log" in capsys.readouterr().out
+    assert log.read_text(encoding="utf-8").startswith(f"=== {rewrite.ROOT}/")  # --check writes nothing
+    assert rewrite.main([str(tmp_path / "results")]) == 0
+    assert log.read_text(encoding="utf-8") == "=== .venv/bin/python -m drga.cli train\nepoch 1: dev BLEU 1.79 *\n"
+    assert rewrite.main(["--check", str(tmp_path / "results")]) == 0

@@ -26,6 +26,7 @@ from drga.analysis.stats import mean_std_text
 from drga.tasks.translation.metrics import corpus_bleu
 from tests.conftest import require_data
 from tests.scripts import load_script
+from tests.studies.test_portable_paths import result_violations
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The Python packages of the GPU machine's image as the device notes listed them on 2026-11-17 (torch 2.11, Python 3.12),
@@ -183,6 +184,9 @@ def test_it_unpacks_and_the_tables_print_the_bleu_recomputed_from_its_translatio
     study = tmp_path / "study"
     assert gpu.main(["unpack", str(archive), "--into", str(study)]) == 0
     assert "unpack: 8 result files and 48 translation files" in capsys.readouterr().out
+    logs = sorted((study / "logs").rglob("*.log"))
+    assert logs and not [(log.name, result_violations(log.read_text(encoding="utf-8"))[:2]) for log in logs
+                         if result_violations(log.read_text(encoding="utf-8"))]  # the GPU tree's absolute paths made portable
     tables = load_script("experiments/translation_tables.py", "translation_tables_for_gpu_tests")
     out = tmp_path / "page.md"
     assert tables.main([str(study), "--out", str(out), "--figures", str(tmp_path / "figures")]) == 0
