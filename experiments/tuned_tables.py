@@ -36,6 +36,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import sqlite3
 import sys
 from collections import defaultdict
@@ -171,6 +172,12 @@ def last_heartbeats(path: Path) -> dict[int, Any]:
         return {number: datetime.datetime.fromisoformat(beat) for number, beat in rows.fetchall()}
 
 
+def paraphrased_note(note: str) -> str:
+    """A note written by hand into the study's file, its words about the machine's own working time ("session 5 ended")
+    said as what happened to the run: the machine it ran on was taken back."""
+    return re.sub(r"session \d+ ended", "the machine it ran on was taken back", note)
+
+
 def failure_of(trial: Any, study: Any) -> str:
     """What the study records of why ``trial`` ended in FAIL."""
     if trial.user_attrs.get("stopped"):
@@ -178,7 +185,7 @@ def failure_of(trial: Any, study: Any) -> str:
         same = [t for t in study.get_trials(deepcopy=False) if t.number > trial.number and t.params == trial.params]
         later = (f"trial {same[0].number} ({same[0].state.name.lower()}) ran the same {len(trial.params)} parameters, "
                  "which the file does not record as a retry") if same else "no later trial ran its parameters"
-        return f"marked FAIL by hand: \"{trial.user_attrs['stopped']}\"; {later}"
+        return f"marked FAIL by hand, its note (in other words): {paraphrased_note(trial.user_attrs['stopped'])}; {later}"
     retries = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == trial.number]
     if retries:
         retry = retries[0]
