@@ -164,7 +164,7 @@ def test_the_page_from_a_hand_made_study(tables, tmp_path):
     failed = "| network | data set | arm | trial | started |"
     drga_failure, baseline_failure = row_of(text, failed, "| lstm-sa | mr | drga |"), row_of(text, failed, "| lstm-sa | mr | baseline |")
     assert drga_failure[3] == "6" and drga_failure[6] == "-"
-    assert drga_failure[7] == 'marked FAIL by hand: "killed with the session"; no later trial ran its parameters'
+    assert drga_failure[7] == "marked FAIL by hand, its note (in other words): killed with the session; no later trial ran its parameters"
     assert baseline_failure[3] == "4" and baseline_failure[6] == "-"
     assert baseline_failure[7].endswith("retried its parameters as trial 5 (pruned)")
     assert row_of(text, "### The best configurations", "| lstm-sa | mr | drga |")[3:] == ["1", "reward.gamma = 0.5, variant = closeness"]
@@ -211,8 +211,11 @@ def test_a_trial_failed_by_hand_whose_parameters_a_later_trial_ran(tables):
     trials = [trial(11, dict(failed.params)), failed, trial(14, {"reward.gamma": 0.3, "variant": "paper"}),
               trial(15, dict(failed.params))]
     study = SimpleNamespace(get_trials=lambda deepcopy=False: trials)
-    assert tables.failure_of(failed, study) == ('marked FAIL by hand: "killed"; trial 15 (complete) ran the same 2 parameters, '
-                                                "which the file does not record as a retry")
+    assert tables.failure_of(failed, study) == ("marked FAIL by hand, its note (in other words): killed; trial 15 (complete) "
+                                                "ran the same 2 parameters, which the file does not record as a retry")
+    # a note about the machine's own working time is said as what happened to the run
+    assert tables.paraphrased_note("killed (session 5 ended / sqlite readonly error)") == (
+        "killed (the machine it ran on was taken back / sqlite readonly error)")
 
 
 def test_the_average_over_the_cells(tables):
