@@ -18,8 +18,9 @@ on by default: ``run.report_to``).
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,20 +69,21 @@ class PhaseWriters:
                 self._writers[arm] = SummaryWriter(str(self.folder / arm), purge_step=self.purge.get(arm))
         return self._writers[arm]
 
+    @contextlib.contextmanager
+    def events(self, phase: str) -> Iterator[SummaryWriter]:
+        """The arm's writer, in :func:`drga.files.writing` of its event file (the event writer reports a failed write on
+        its next call)."""
+        writer = self.writer(phase)
+        with writing(event_file(writer)):
+            yield writer
+
     def scalars(self, phase: str, values: Mapping[str, Any], step: int, tag=train_tag) -> None:
         """Every finite number of ``values`` under ``tag(key)``."""
-        writer = self.writer(phase)
-        with self.writing(phase):
+        with self.events(phase) as writer:
             for key, value in values.items():
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                     continue
                 writer.add_scalar(tag(key), value, step)
-
-    def writing(self, phase: str):
-        """:func:`drga.files.writing` of the arm's event file (the event writer reports a failed write on its next call)."""
-        arm = ARMS.get(phase, phase)
-        writer = self._writers.get(arm)
-        return writing(event_file(writer) if writer is not None else self.folder / arm)
 
     def dev(self, phase: str, scores: Mapping[str, Mapping[str, Any]], step: int, skip: tuple[str, ...] = ()) -> None:
         """Every mode's dev numbers as ``dev/<key>_<mode>``."""
@@ -89,25 +91,22 @@ class PhaseWriters:
             self.scalars(phase, {k: v for k, v in numbers.items() if k not in skip}, step, tag=lambda key, m=mode: dev_tag(m, key))
 
     def image(self, phase: str, tag: str, image, step: int) -> None:
-        writer = self.writer(phase)
-        with self.writing(phase):
+        with self.events(phase) as writer:
             writer.add_image(tag, image, step, dataformats="HWC")
 
     def text(self, phase: str, tag: str, text: str) -> None:
-        writer = self.writer(phase)
-        with self.writing(phase):
+        with self.events(phase) as writer:
             writer.add_text(tag, text)
 
     def hparams(self, phase: str, hparams: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
         """The arm's row of the HParams tab: the configuration and its final numbers."""
         values = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in hparams.items()}
-        writer = self.writer(phase)
-        with self.writing(phase):  # add_hparams writes an event file of its own beside the arm's
+        with self.events(phase) as writer:  # add_hparams writes an event file of its own beside the arm's
             writer.add_hparams(values, dict(metrics), run_name=".")
 
     def flush(self) -> None:
-        for arm, writer in self._writers.items():
-            with self.writing(arm):
+        for writer in self._writers.values():
+            with writing(event_file(writer)):
                 writer.flush()
 
     def close(self) -> None:
