@@ -41,7 +41,8 @@ the other way round.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -260,6 +261,36 @@ class AttentionNetwork(nn.Module):
     multi_dimensional: bool = False
     #: The id its labels or tokens are padded with (a translation network's target padding; hf-encoder's model's own).
     pad_id: int = 0
+    #: What ``encode`` passes its encoding through before returning it: a positive control's degraded attention
+    #: (``drga.core.degradation.AttentionDegradation``, the ``[control]`` settings); None: the encoding as computed.
+    attention_degradation: Callable[[NetworkEncoding, Collection[str] | None], NetworkEncoding] | None = None
+    #: The sites (by name) that a degradation reaches; None: every site. A network whose prediction does not read a
+    #: site's array as given (the Transformer's heads, a view of its attention matrices) leaves that site out.
+    degradable_sites: Collection[str] | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every subclass's own ``encode`` is wrapped, so that a degradation reaches each way a network is read (training,
+        # evaluation, the env, the analyses) without any of them knowing of it; a nested call (``super().encode``) is not
+        # degraded twice.
+        super().__init_subclass__(**kwargs)
+        encode = cls.__dict__.get("encode")
+        if encode is None or getattr(encode, "_degradable", False):
+            return
+
+        @functools.wraps(encode)
+        def degradable_encode(self: AttentionNetwork, batch: Batch) -> NetworkEncoding:
+            degradation = self.__dict__.get("attention_degradation")
+            if degradation is None or self.__dict__.get("_encoding_depth", 0):
+                return encode(self, batch)
+            self.__dict__["_encoding_depth"] = 1
+            try:
+                encoding = encode(self, batch)
+            finally:
+                self.__dict__["_encoding_depth"] = 0
+            return degradation(encoding, self.degradable_sites)
+
+        degradable_encode._degradable = True  # type: ignore[attr-defined]
+        cls.encode = degradable_encode  # type: ignore[method-assign]
 
     def word_embedding(self) -> nn.Embedding | None:
         """Its table of word vectors (``network.freeze_embeddings`` freezes it; the analyses' gradient saliency

@@ -177,6 +177,9 @@ class TransformerClassifier(AttentionNetwork):
     """Transformer encoder (multi-head, multi-layer, sinusoidal positions) with attention pooling."""
 
     net_name = "transformer"
+    #: A positive control degrades the pooling only: the heads site is a view of the attention matrices, which
+    #: ``predict`` revises in proportion and never reads as given (drga/core/degradation.py).
+    degradable_sites = ("pooling",)
 
     def __init__(
         self,
@@ -225,6 +228,8 @@ class TransformerClassifier(AttentionNetwork):
     def forward(self, batch: Batch) -> Tensor:
         """Plain training and ``net-only`` evaluation: the network with its own attention, without
         building the agent's sites (the same output as ``predict(encode(batch), own attention)``)."""
+        if self.attention_degradation is not None:  # a positive control's degraded pooling: through encode, which applies it
+            return super().forward(batch)
         _, x = self._embed(batch)
         for layer in self.layers:
             x = layer.mix(x, layer.weights(x, batch.mask), batch.mask, layer.dropout_masks(x))

@@ -322,6 +322,24 @@ class AdjustConfig:
 
 
 @dataclass
+class ControlConfig:
+    """``[control]``: a positive control's handicap, off by default (docs/controls.md). The network's attention α becomes
+    (1 − strength)·α + strength·target everywhere it is read: its own prediction, the agent's state, the adjustment and the
+    reward (drga/core/degradation.py)."""
+
+    attention: Literal["learned", "uniform", "random"] = "learned"
+    """The target attention: learned (no degradation), uniform (1/L on each real token) or random (a fixed peaked attention of each
+    position and sentence length, unrelated to the words).
+    """
+    strength: float = 1.0
+    """The target's share of the attention, 0 to 1 (1: the network's own attention is not used at all)."""
+    freeze_scorer: bool = False
+    """The network's loss does not train its attention scorer (its attention enters detached): at strength < 1 its share stays
+    what the untrained scorer gives.
+    """
+
+
+@dataclass
 class TrainConfig:
     pretrain_epochs: int = 10
     """Phase 1: epochs of network pretraining."""
@@ -431,6 +449,7 @@ class ExperimentConfig:
     agent: AgentConfig = field(default_factory=AgentConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     adjust: AdjustConfig = field(default_factory=AdjustConfig)
+    control: ControlConfig = field(default_factory=ControlConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
@@ -438,6 +457,9 @@ class ExperimentConfig:
         values = dataclasses.asdict(self)
         for section in PLUGIN_SECTIONS:  # the name, the toolkit's fields and the plug-in's settings, flat: their saved form
             values[section] = getattr(self, section).to_dict()
+        for section, default in SAVED_WHEN_SET.items():  # a configuration without them saves as it did before they existed
+            if getattr(self, section) == default():
+                del values[section]
         return values
 
     def flat(self) -> dict[str, Any]:
@@ -455,11 +477,17 @@ class ExperimentConfig:
             *_agent_problems(self.agent),
             *_reward_problems(self.reward),
             *_adjust_problems(self.adjust),
+            *_control_problems(self.control),
             *_train_problems(self.train),
             *_run_problems(self.run),
         ]
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+
+
+#: Sections saved (``to_dict``, config.toml, result files) only where a setting differs from its default: those added
+#: since configurations were first saved, and off by default.
+SAVED_WHEN_SET: dict[str, Callable[[], Any]] = {"control": ControlConfig}
 
 
 def _must_be_positive(values: dict[str, float]) -> list[str]:
@@ -544,6 +572,15 @@ def _adjust_problems(adjust: AdjustConfig) -> list[str]:
 
 #: The devices a run, an evaluation or a prediction runs on: cpu, cuda, cuda:N, or auto (cuda when there is one).
 DEVICE_PATTERN = re.compile(r"cpu|cuda(:\d+)?|auto")
+
+
+def _control_problems(control: ControlConfig) -> list[str]:
+    problems = []
+    if not 0.0 <= control.strength <= 1.0:
+        problems.append(f"control.strength must be between 0 and 1, got {control.strength}")
+    if control.attention not in ("learned", "uniform", "random"):
+        problems.append(f"control.attention must be learned, uniform or random, got '{control.attention}'")
+    return problems
 
 
 def device_problem(name: str, where: str = "run.device") -> str | None:

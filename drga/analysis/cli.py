@@ -11,13 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 #: The analyses ``drga analyze`` runs, in order (``--only`` picks some).
-ANALYSES = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity", "faithfulness")
+ANALYSES = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity", "faithfulness", "cue-mass")
 #: ``drga analyze`` options read by some analyses only: option → those analyses (given while ``--only`` leaves all of them out,
 #: the option is refused). Their defaults are :data:`DEFAULTS`; the parser's are None, so that a given option is told apart.
 ANALYSIS_OPTIONS: dict[str, tuple[str, ...]] = {
     "examples": ("maps",), "num_examples": ("maps",), "seed": ("maps", "explainability", "saliency", "faithfulness"),
     "top_k": ("modified-words",), "min_count": ("modified-words",), "saliency_examples": ("saliency",),
     "faithfulness_examples": ("faithfulness",), "ig_steps": ("faithfulness",), "reference": ("highlighted",),
+    "cue_words": ("cue-mass",),
     "site": ("maps", "highlighted", "modified-words", "explainability", "saliency", "faithfulness"),
 }
 #: The values of the options left out.
@@ -56,6 +57,15 @@ def _analyses(text: str) -> list[str]:
     return names
 
 
+def _cue_words(text: str) -> list[str]:
+    from drga.analysis.cue_mass import cue_words
+
+    try:
+        return cue_words(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add the ``analyze`` and ``compare`` subcommands; return their handlers."""
     analyze = commands.add_parser(
@@ -85,6 +95,10 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     analyze.add_argument("--site", help="restrict the token view to one attention site by name (default: every site spanning the sentence)")
     analyze.add_argument(
         "--reference", help="highlighted tokens: also count them for this checkpoint's attention (e.g. the run's baseline_best.pt)"
+    )
+    analyze.add_argument(
+        "--cue-words", type=_cue_words, metavar="WORDS",
+        help="cue mass: the attention mass on these words (comma-separated, or @FILE with one per line), before and after the agent",
     )
     analyze.add_argument("--allow-other-dataset", action="store_true", help="analyse on a data set other than the one trained on")
     analyze.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -135,6 +149,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         ig_steps=args.ig_steps,
         site=args.site,
         reference=args.reference,
+        cue_words=args.cue_words,
         progress=not args.no_progress and sys.stderr.isatty(),
         command=command,
     )
@@ -153,13 +168,15 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 def refuse_unread_options(args: argparse.Namespace) -> None:
     """Refuse an option that none of the analyses run (``--only``) reads, ``--num-examples`` beside ``--examples``, and
     ``--allow-other-dataset`` without another data set; ``--tsv`` implies ``--dataset tsv``."""
-    from drga.config import refuse_option, tsv_implies_dataset
+    from drga.config import ConfigError, refuse_option, tsv_implies_dataset
 
     chosen = args.only or list(ANALYSES)
     for name, analyses in ANALYSIS_OPTIONS.items():
         if getattr(args, name, None) is not None and not set(analyses) & set(chosen):
             raise refuse_option(name, _ANALYZE_SCOPED[name],
                                 f"--only {','.join(chosen)} runs none of them; add one to --only, or drop the option")
+    if args.only and "cue-mass" in args.only and args.cue_words is None:
+        raise ConfigError("--only cue-mass needs --cue-words: the words whose attention mass it measures (e.g. --cue-words not,never)")
     if args.examples is not None and args.num_examples is not None:
         raise refuse_option("num_examples", "random sentences, and --examples chooses them", "drop one of the two")
     if args.allow_other_dataset and args.dataset is None and args.tsv is None:
@@ -194,6 +211,7 @@ def _command_line(args: argparse.Namespace) -> str:
         "ig_steps",
         "site",
         "reference",
+        "cue_words",
         "allow_other_dataset",
     ):
         value = getattr(args, name)

@@ -12,6 +12,7 @@ saliency.md/.csv/.png       Kendall τ of attention vs gradient and leave-one-ou
 polarity_snapshot.csv/.png  polarity vs attention scores of frequent tokens (Sun & Lu 2020)
 polarity_tracking.csv/.png  the same for 12 followed tokens over training (needs tracking)
 faithfulness.md/.csv/.jsonl ERASER comprehensiveness/sufficiency of attention vs random and IG; τ vs IG, LOO
+cue_mass.md/.csv            attention mass on the words of --cue-words, before and after the agent
 summary.md, summary.json    every table and number above, with the command that made them
 ==========================  ===================================================================
 """
@@ -36,7 +37,7 @@ POLARITY_DOCUMENTS = (
     "network (HAN) the sentence encoder still mixes in every other sentence, so no attention setting isolates one word"
 )
 
-ALL = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity", "faithfulness")
+ALL = ("maps", "transitions", "highlighted", "modified-words", "explainability", "saliency", "polarity", "faithfulness", "cue-mass")
 #: The analyses that also read a checkpoint without an agent (a baseline's): in net-only mode only.
 WITHOUT_AGENT = ("faithfulness",)
 
@@ -58,6 +59,7 @@ class AnalyzeOptions:
     ig_steps: int = 50
     site: str | None = None
     reference: str | None = None
+    cue_words: list[str] | None = None
     progress: bool = False
     command: str | None = None
 
@@ -138,7 +140,7 @@ def run_analyses(
         f"analysing {checkpoint}: {network.net_name} from phase '{model.phase}', {model.config.data.dataset} {options.split} "
         f"({len(inputs.examples)} {run.unit}), {_strength(model, beta)}"
     )
-    if {"maps", "highlighted", "modified-words"} & set(options.only):
+    if {"maps", "highlighted", "modified-words"} & set(options.only) or ("cue-mass" in options.only and options.cue_words):
         run.records = compute_records(network, inputs.examples, model.vocab, model.policy, beta, options.site,
                                       progress=options.progress)
     if {"transitions", "polarity"} & set(options.only):
@@ -306,6 +308,24 @@ def _faithfulness_section(run: AnalysisRun) -> None:
         )
 
 
+def _cue_mass_section(run: AnalysisRun) -> None:
+    from drga.analysis import cue_mass
+
+    words = run.options.cue_words
+    if not words:  # every analysis was asked for, and no words were named
+        return
+    vocab = run.inputs.model.vocab
+    result = cue_mass.write_cue_mass(run.records, words, getattr(vocab, "stoi", ()), run.out)
+    run.summary["cue_mass"] = {k: v for k, v in result.items() if k != "markdown"}
+    run.sections.append(f"## Attention mass on the cue words\n\n{result['markdown']}")
+    if result["sentences_with_cues"] and "mean_mass_revised" in result:
+        run.log(f"  cue mass: {result['mean_mass_original']:.3f} → {result['mean_mass_revised']:.3f} on {result['sentences_with_cues']} "
+                f"{run.unit} (uniform {result['mean_uniform_mass']:.3f}); accuracy there {result['mean_correct_original']:.4f} → "
+                f"{result['mean_correct_revised']:.4f}")
+    else:
+        run.log(f"  cue mass: {result['sentences_with_cues']} {run.unit} hold a cue word")
+
+
 #: The analyses in the order summary.md lists them: name (as ``--only`` takes it) → its section.
 SECTIONS: tuple[tuple[str, Callable[[AnalysisRun], None]], ...] = (
     ("maps", _maps_section),
@@ -316,6 +336,7 @@ SECTIONS: tuple[tuple[str, Callable[[AnalysisRun], None]], ...] = (
     ("saliency", _saliency_section),
     ("polarity", _polarity_section),
     ("faithfulness", _faithfulness_section),
+    ("cue-mass", _cue_mass_section),
 )
 
 

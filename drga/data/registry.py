@@ -7,6 +7,7 @@ from collections.abc import Callable
 from drga.data.aspects import load_semeval
 from drga.data.documents import load_movie_reviews
 from drga.data.news import load_ag_news
+from drga.data.planted import load_planted_mr, load_planted_subj
 from drga.data.text import DatasetSplits, load_mr, load_sst, load_subj, load_tsv
 
 LoaderFn = Callable[..., DatasetSplits]
@@ -47,6 +48,8 @@ DATASETS: dict[str, tuple[LoaderFn, dict[str, object]]] = {
     "semeval15-restaurant": _semeval_loader("semeval15-restaurant", "2015", "restaurant"),
     "semeval16-restaurant": _semeval_loader("semeval16-restaurant", "2016", "restaurant"),
     "movie-reviews": (_movie_reviews, {}),
+    "planted-subj": (load_planted_subj, {}),
+    "planted-mr": (load_planted_mr, {}),
 }
 
 

@@ -101,7 +101,7 @@ _SOURCE_LIST: tuple[DataSource, ...] = (
             ),
         ),
         produces=("rt-polarity.neg", "rt-polarity.pos"),
-        provides=("mr",),
+        provides=("mr", "planted-mr"),
     ),
     DataSource(
         name="subj",
@@ -119,7 +119,7 @@ _SOURCE_LIST: tuple[DataSource, ...] = (
             ),
         ),
         produces=("plot.tok.gt9.5000", "quote.tok.gt9.5000"),
-        provides=("subj",),
+        provides=("subj", "planted-subj"),
     ),
     DataSource(
         name="sst",

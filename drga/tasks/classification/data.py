@@ -14,6 +14,7 @@ import numpy as np
 from drga.baselines import NETWORK_INPUTS
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ConfigError, ExperimentConfig
+from drga.core.degradation import AttentionDegradation
 from drga.data import (
     BatchIterator,
     DatasetSplits,
@@ -154,9 +155,14 @@ def build_attention_network(
         log(f"data  {vectors.describe()}")
         arguments["embeddings"] = vectors.matrix
     try:
-        return spec.build(len(vocab), num_classes, **arguments)
+        network = spec.build(len(vocab), num_classes, **arguments)
     except ValueError as error:  # an impossible combination of [network] settings: say which
         raise ConfigError(f"network '{net.name}': {error}") from None
+    control = config.control
+    degradation = AttentionDegradation(control.attention, control.strength, control.freeze_scorer, seed=config.run.seed)
+    if degradation.active:
+        log(f"model {degradation.describe()} (control.*)")
+    return degradation.attach(network)
 
 
 

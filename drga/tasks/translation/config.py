@@ -146,6 +146,10 @@ class TranslationConfig:
             problems.append(f"nmt.label_smoothing must be in [0, 1), got {nmt.label_smoothing}")
         if nmt.beam_size < 1:
             problems.append(f"nmt.beam_size must be at least 1, got {nmt.beam_size}")
+        control = self.experiment.control
+        if control.attention != "learned" or control.freeze_scorer:
+            problems.append("control.attention and control.freeze_scorer degrade a classifier's attention; a translation network "
+                            "takes neither (leave them at learned and false)")
         if nmt.decode_length_ratio <= 0:
             problems.append(f"nmt.decode_length_ratio must be positive, got {nmt.decode_length_ratio}")
         if nmt.warmup_steps < 0 or nmt.dev_bleu_sentences < 0 or nmt.epoch_pairs < 0:

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Positive controls (docs/controls.md): the paper regime's networks with their attention degraded on purpose, so
+# that attention is what limits them, and DRGA's agent asked to repair it. experiments/configs/paper_regime.toml,
+# with the [control] settings below; each finished run leaves its result file (commit them as they come), a run
+# whose file exists is skipped, so the study resumes on a fresh machine.
+#
+#   bash experiments/controls.sh planted [SEEDS...]    # planted SUBJ (one cue word carries the label), LSTM+SA and
+#                                                      # CNN+SA, a fixed random attention at strengths 1, 0.8 and 0.6
+#   bash experiments/controls.sh uniform [SEEDS...]    # LSTM+SA on MR and SUBJ, uniform attention throughout: with
+#                                                      # experiments/results/paper-regime's learned attention, the ceiling
+#   bash experiments/controls.sh ... --dry-run         # the runs, without training
+#   RESULTS=DIR LOGDIR=DIR JOBS=N bash experiments/controls.sh ...   # elsewhere (a frozen worktree writing into your checkout)
+#
+# Default seeds: 0 1 2. On two cores, two runs at a time, one thread each; an MR or SUBJ run of LSTM+SA takes
+# about 8-10 minutes, CNN+SA about half.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
+if [ $# -lt 1 ] || { [ "$1" != planted ] && [ "$1" != uniform ]; }; then
+    echo "usage: bash experiments/controls.sh planted|uniform [SEEDS...] [--dry-run]" >&2
+    exit 2
+fi
+study=$1; shift
+DRY=()
+SEEDS=()
+for arg in "$@"; do
+    if [ "$arg" = --dry-run ]; then DRY=(--dry-run); else SEEDS+=("$arg"); fi
+done
+[ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0 1 2)
+RESULTS=${RESULTS:-experiments/results}
+LOGDIR=${LOGDIR:-runs/controls}
+STATUS=0
+sweep() {  # FOLDER then the sweep's own arguments; a failed cell does not stop the others
+    local folder=$1; shift
+    "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --logdir "$LOGDIR/$folder" \
+        --results "$RESULTS/$folder" --jobs "${JOBS:-2}" --threads-per-run 1 --seeds "${SEEDS[@]}" "${DRY[@]}" "$@" || STATUS=$?
+}
+if [ "$study" = planted ]; then
+    for strength in 1.0 0.8 0.6; do
+        sweep "control-planted/random-s$strength" --nets cnn-sa lstm-sa --datasets planted-subj \
+            --set control.attention=random --set "control.strength=$strength"
+    done
+else
+    sweep control-uniform --nets lstm-sa --datasets mr subj --set control.attention=uniform --set control.strength=1.0
+fi
+exit $STATUS
