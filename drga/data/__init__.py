@@ -11,7 +11,7 @@ _EXPORTS = {
     "BatchIterator": "drga.data.batching", "EncodedExample": "drga.data.batching", "EncodingReport": "drga.data.batching",
     "collate": "drga.data.batching", "encode_examples": "drga.data.batching",
     "VECTOR_SETS": "drga.data.embeddings", "PretrainedVectors": "drga.data.embeddings", "VectorFileError": "drga.data.embeddings",
-    "load_glove": "drga.data.embeddings", "load_vectors": "drga.data.embeddings",
+    "load_vectors": "drga.data.embeddings",
     "DataNotFoundError": "drga.data.locate", "candidate_roots": "drga.data.locate", "find_dataset_dir": "drga.data.locate",
     "DATASETS": "drga.data.registry", "DataFormatError": "drga.data.text", "DatasetSplits": "drga.data.text",
     "TextExample": "drga.data.text", "load_dataset": "drga.data.registry", "parse_tree": "drga.data.text",

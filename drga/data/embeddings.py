@@ -299,9 +299,3 @@ def _write_cache(cache_file: Path, vectors: PretrainedVectors) -> None:
             torch.save(saved, partial)
     except OSError:
         pass
-
-
-def load_glove(path: str | Path, vocab: Vocabulary, dim: int, seed: int = 0) -> tuple[torch.Tensor, int]:
-    """The matrix and the number of vocabulary words found (no cache): :func:`load_vectors` for one file."""
-    vectors = load_vectors(path, vocab, dim, seed=seed, cache=False)
-    return vectors.matrix, vectors.found

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from drga.errors import UserError
-
 #: A word with its inner apostrophes, hyphens or dots (``isn't``, ``e-mail``, ``5.99``), or one
 #: punctuation mark; what is between matches (whitespace) is dropped.
 TOKEN_PATTERN = r"[^\W_]+(?:['’.\-][^\W_]+)*|[^\w\s]"
@@ -44,10 +42,3 @@ def whitespace_tokens(text: str, lowercase: bool = True) -> list[str]:
 TOKENIZERS: dict[str, Callable[[str, bool], list[str]]] = {"raw-text": raw_text_tokens, "whitespace": whitespace_tokens}
 #: What a data set records when its texts were split by a tokenizer of the user's (the Python API's ``tokenizer=``).
 CUSTOM_TOKENIZER = "custom"
-
-
-def text_tokens(text: str, tokenizer: str, lowercase: bool) -> list[str]:
-    """``text`` split by the tokenizer named ``tokenizer`` (:data:`TOKENIZERS`), lowercased first when ``lowercase``."""
-    if tokenizer not in TOKENIZERS:
-        raise UserError(f"unknown tokenizer '{tokenizer}'; the toolkit's are: {', '.join(TOKENIZERS)}")
-    return TOKENIZERS[tokenizer](text, lowercase)

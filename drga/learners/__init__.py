@@ -11,12 +11,12 @@ and the loop alone steps the losses. The runner never imports stable-baselines3 
 
 from __future__ import annotations
 
-from drga.learners.context import AgentLearner, Learner
+from drga.learners.context import Learner
 from drga.learners.network import NetworkLearner
 from drga.learners.reinforce import AgentPhaseLearner, CoTrainingLearner
 from drga.names import Part
 
-__all__ = ["SB3_ALGORITHM_NAMES", "AgentLearner", "AgentPhaseLearner", "CoTrainingLearner", "Learner", "NetworkLearner",
+__all__ = ["SB3_ALGORITHM_NAMES", "AgentPhaseLearner", "CoTrainingLearner", "Learner", "NetworkLearner",
            "make_agent_learner", "make_learner"]
 
 #: ``agent.algorithm`` values learned by stable-baselines3 (``drga/learners/sb3.py``).

@@ -134,6 +134,3 @@ class Learner(Protocol):
         """Learn epoch ``epoch`` of ``epochs``."""
         ...
 
-
-#: The name learners of the agent phase had before every phase had one.
-AgentLearner = Learner

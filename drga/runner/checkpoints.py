@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
 from drga.core.policy import GaussianPolicy
-from drga.names import Part, Split, modules_by_part
+from drga.names import Split
 from drga.records import EpochRecord, ReportRow
 
 
@@ -32,11 +31,6 @@ class RetrofitModules:
     strength: AdjustmentStrength
     state_size: int
     action_size: int
-
-    def trained_by(self, parts: tuple[Part, ...]) -> list[nn.Module]:
-        """The modules behind a phase's ``trains`` (network, agent, β), in that order."""
-        by_part: dict[Part, nn.Module] = modules_by_part(self.network, self.policy, self.strength)
-        return [module for part, module in by_part.items() if part in parts]
 
 
 @dataclass

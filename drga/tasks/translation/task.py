@@ -237,26 +237,6 @@ class TranslationTask(Task):
     def evaluate(self, context: RunContext, split: str, mode: str) -> TranslationEval:
         return self.scores(context, split, mode)[0]
 
-    def translate_pairs(
-        self, context: RunContext, pairs: Sequence[EncodedPair], mode: str, beam_size: int = 1, description: str = "decode"
-    ) -> list[str]:
-        """Detokenized translations of ``pairs`` in their order."""
-        from drga.tasks.translation.evaluation import decode_pairs, decode_settings
-
-        return decode_pairs(
-            self.translation_network(context),
-            pairs,
-            self.data.target_tokenizer,
-            decode_settings(self.translation, beam_size),
-            mode,
-            context.policy,
-            context.strength().detach(),
-            context.device,
-            self.config.data.batch_size * 2,
-            context.show_progress,
-            description,
-        )
-
     def numbers(self, result: TranslationEval) -> dict[str, Any]:
         return result.numbers()
 
