@@ -9,6 +9,7 @@
 #   bash experiments/controls.sh uniform [SEEDS...]    # LSTM+SA on MR and SUBJ, uniform attention throughout: with
 #                                                      # experiments/results/paper-regime's learned attention, the ceiling
 #   bash experiments/controls.sh ... --dry-run         # the runs, without training
+# Planted runs also leave cue-mass/<run>-agent.json and -cotrain.json: drga analyze --cue-words on the test split.
 #   RESULTS=DIR LOGDIR=DIR JOBS=N bash experiments/controls.sh ...   # elsewhere (a frozen worktree writing into your checkout)
 #
 # Default seeds: 0 1 2. On two cores, two runs at a time, one thread each; an MR or SUBJ run of LSTM+SA takes
@@ -35,10 +36,29 @@ sweep() {  # FOLDER then the sweep's own arguments; a failed cell does not stop 
     "$PY" experiments/sweep.py --config experiments/configs/paper_regime.toml --logdir "$LOGDIR/$folder" \
         --results "$RESULTS/$folder" --jobs "${JOBS:-2}" --threads-per-run 1 --seeds "${SEEDS[@]}" "${DRY[@]}" "$@" || STATUS=$?
 }
+CUES=azure,crimson,amber,granite,basalt,marble   # drga/data/planted.py's CUE_WORDS
+cue_mass() {  # FOLDER: the test split's mass on the cue words of each finished run's agent and co-trained network
+    local folder=$1 run name phase
+    [ ${#DRY[@]} -eq 0 ] || return 0
+    for run in "$LOGDIR/$folder"/*/; do
+        name=$(basename "$run")
+        [ -e "$RESULTS/$folder/$name.json" ] || continue
+        for phase in agent cotrain; do
+            local file="$RESULTS/$folder/cue-mass/$name-$phase.json"
+            [ -e "$file" ] || [ ! -e "$run/${phase}_best.pt" ] && continue
+            "$PY" -m drga.cli analyze "$run/${phase}_best.pt" --only cue-mass --cue-words "$CUES" --split test \
+                --out "$run/cue-mass-$phase" --no-progress || { STATUS=1; continue; }
+            mkdir -p "$(dirname "$file")"
+            "$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); json.dump({k: s[k] for k in ("network", "phase", "dataset", "split", "beta", "cue_mass")}, open(sys.argv[2], "w"), indent=1)' \
+                "$run/cue-mass-$phase/summary.json" "$file.partial" && mv "$file.partial" "$file"
+        done
+    done
+}
 if [ "$study" = planted ]; then
     for strength in 1.0 0.8 0.6; do
         sweep "control-planted/random-s$strength" --nets cnn-sa lstm-sa --datasets planted-subj \
             --set control.attention=random --set "control.strength=$strength"
+        cue_mass "control-planted/random-s$strength"
     done
 else
     sweep control-uniform --nets lstm-sa --datasets mr subj --set control.attention=uniform --set control.strength=1.0
