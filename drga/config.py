@@ -327,12 +327,14 @@ class ControlConfig:
     (1 − strength)·α + strength·target everywhere it is read: its own prediction, the agent's state, the adjustment and the
     reward (drga/core/degradation.py)."""
 
-    attention: Literal["learned", "uniform", "random"] = "learned"
-    """The target attention: learned (no degradation), uniform (1/L on each real token) or random (a fixed peaked attention of each
-    position and sentence length, unrelated to the words).
+    attention: Literal["learned", "uniform", "random", "masked"] = "learned"
+    """learned (no degradation); uniform (1/L on each real token) or random (a fixed peaked attention of each position and sentence
+    length, unrelated to the words), mixed in at strength; masked (the network's attention with a fixed share strength of each
+    sentence's positions given no weight).
     """
     strength: float = 1.0
-    """The target's share of the attention, 0 to 1 (1: the network's own attention is not used at all)."""
+    """uniform, random: the target's share of the attention, 0 to 1 (1: the network's own attention is not used at all); masked: the
+    share of positions masked."""
     freeze_scorer: bool = False
     """The network's loss does not train its attention scorer (its attention enters detached): at strength < 1 its share stays
     what the untrained scorer gives.
@@ -578,8 +580,8 @@ def _control_problems(control: ControlConfig) -> list[str]:
     problems = []
     if not 0.0 <= control.strength <= 1.0:
         problems.append(f"control.strength must be between 0 and 1, got {control.strength}")
-    if control.attention not in ("learned", "uniform", "random"):
-        problems.append(f"control.attention must be learned, uniform or random, got '{control.attention}'")
+    if control.attention not in ("learned", "uniform", "random", "masked"):
+        problems.append(f"control.attention must be learned, uniform, random or masked, got '{control.attention}'")
     return problems
 
 

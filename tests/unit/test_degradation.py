@@ -67,7 +67,7 @@ def test_position_noise_is_in_unit_interval_and_seeded():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.floats(0, 1), st.sampled_from(["uniform", "random"]))
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.floats(0, 1), st.sampled_from(["uniform", "random", "masked"]))
 def test_degraded_attention_is_a_distribution_over_real_tokens(lengths, strength, kind):
     width = max(lengths) + 1
     mask = torch.tensor([[i < n for i in range(width)] for n in lengths]).unsqueeze(1)
@@ -142,7 +142,7 @@ def test_planting_inserts_one_cue_of_the_new_label_and_is_seeded():
         plant_cues(_splits(), {"only": ("w",)})
 
 
-@pytest.mark.parametrize("kind", ["uniform", "random"])
+@pytest.mark.parametrize("kind", ["uniform", "random", "masked"])
 def test_every_classification_family_reads_its_degraded_attention_at_every_site(kind):
     from tests.unit.test_families import BATCHES, CLASSIFIERS, make
 
@@ -158,3 +158,49 @@ def test_every_classification_family_reads_its_degraded_attention_at_every_site(
             torch.testing.assert_close(after.attention, expected, msg=f"{name}, site {after.name}")
         torch.testing.assert_close(network(batch), network.predict(degraded, degraded.attention), msg=name)
     assert make("transformer").degradable_sites == ("pooling",)  # the heads are a view of its matrices
+
+
+def test_masked_zeroes_a_fixed_share_of_positions_and_renormalises_the_rest():
+    alpha = t([[[0.1, 0.2, 0.3, 0.4, 0.0]]])
+    mask = t([[[1, 1, 1, 1, 0]]], torch.bool)
+    z = position_noise(torch.tensor([[4]]), 5, 0)[0, 0, :4]
+    keep = (z >= 0.5).float()
+    degraded = degraded_attention(alpha, mask, "masked", 0.5)
+    if keep.sum() > 0:
+        expected = alpha[0, 0, :4] * keep / (alpha[0, 0, :4] * keep).sum()
+    else:  # none kept: the token of the largest noise alone
+        expected = torch.nn.functional.one_hot(z.argmax(), 4).float()
+    torch.testing.assert_close(degraded[0, 0, :4], expected)
+    assert degraded[0, 0, 4] == 0
+    # at s = 1 only the token of the largest noise is left, whatever the network's attention
+    torch.testing.assert_close(degraded_attention(alpha, mask, "masked", 1.0)[0, 0, :4], torch.nn.functional.one_hot(z.argmax(), 4).float())
+    # at s = 0 nothing is masked
+    torch.testing.assert_close(degraded_attention(alpha, mask, "masked", 0.0), alpha)
+
+
+def test_masked_tokens_get_no_gradient_and_the_agent_can_give_them_weight_again():
+    from drga.core.adjust import adjust_attention
+
+    mask = torch.ones(1, 1, 8, dtype=torch.bool)
+    alpha = torch.full((1, 1, 8), 1 / 8, requires_grad=True)
+    degraded = degraded_attention(alpha, mask, "masked", 0.6)
+    masked = degraded[0, 0] == 0
+    assert masked.any() and not masked.all()
+    degraded[0, 0].mul(torch.arange(8.0)).sum().backward()
+    assert (alpha.grad[0, 0][masked] == 0).all()
+    raise_one = torch.zeros(1, 1, 8)
+    first = int(masked.nonzero()[0])
+    raise_one[0, 0, first] = 1.0
+    revised = adjust_attention(degraded.detach(), raise_one, 0.4, mask)  # eq. 3: α*_t = 0 + β·a_t
+    assert revised[0, 0, first] > 0
+
+
+def test_masked_attention_with_no_mass_left_is_uniform_over_the_kept_tokens():
+    mask = torch.ones(1, 1, 6, dtype=torch.bool)
+    z = position_noise(torch.tensor([[6]]), 6, 0)[0, 0]
+    keep = z >= 0.3
+    assert keep.any() and (~keep).any()  # the hash's numbers for this length: some tokens masked, some kept
+    alpha = (~keep).float().unsqueeze(0).unsqueeze(0)  # all of α on the tokens masked
+    alpha = alpha / alpha.sum()
+    degraded = degraded_attention(alpha, mask, "masked", 0.3)
+    torch.testing.assert_close(degraded[0, 0], keep.float() / keep.sum())
