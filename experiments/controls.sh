@@ -10,6 +10,7 @@
 #                                                      # experiments/results/paper-regime's learned attention, the ceiling
 #   bash experiments/controls.sh ... --dry-run         # the runs, without training
 # Planted runs also leave cue-mass/<run>-agent.json and -cotrain.json: drga analyze --cue-words on the test split.
+# The tables, from the committed files alone: python experiments/control_tables.py [--out docs/results/controls.md]
 #   RESULTS=DIR LOGDIR=DIR JOBS=N bash experiments/controls.sh ...   # elsewhere (a frozen worktree writing into your checkout)
 #
 # Default seeds: 0 1 2. On two cores, two runs at a time, one thread each; an MR or SUBJ run of LSTM+SA takes

@@ -1,0 +1,181 @@
+"""Tables of the positive controls (docs/controls.md, experiments/controls.sh), rebuilt from the committed result files alone.
+
+    python experiments/control_tables.py [--results experiments/results] [--out docs/results/controls.md]
+
+1. **Planted cues** (``control-planted/<kind>-s<strength>/``): per degradation and network, over seeds, the test
+   accuracy of the pretrained network, of the agent on the frozen network and of DRGA with the agent against the
+   equal-budget baseline; each difference with its 95% t interval, the paired t-test over seeds and Holm's
+   correction across every cell of its column; the attention mass on the cue words before and after the agent
+   (``cue-mass/<run>-agent.json``); and where pretraining's early stopping ended.
+2. **The uniform-attention ceiling** (``control-uniform/`` against ``paper-regime/``, LSTM+SA, the same seeds): the
+   gap learned − uniform of the pretrained networks, what the agent on the frozen uniform network recovers of it,
+   and the fraction recovered / gap (ratio of the means over seeds, its 95% interval from 10,000 paired bootstrap
+   resamples of the seeds, seed 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import checkout  # noqa: F401  (first: this checkout's drga)
+import numpy as np
+from study_stats import holm_adjust, paired_comparison, t_interval
+
+from drga.files import write_text_atomic
+from drga.names import ResultRow
+
+ROOT = Path(__file__).resolve().parents[1]
+PRETRAIN, BASELINE, AGENT, DRGA = ResultRow.PRETRAIN_ONLY, ResultRow.EQUAL_BUDGET, ResultRow.AGENT_ON_FROZEN, ResultRow.DRGA
+FOLDER = re.compile(r"(?P<kind>[a-z]+)-s(?P<strength>[0-9.]+)$")
+RUN = re.compile(r"(?P<dataset>.+)-(?P<net>[a-z0-9-]+?)-seed(?P<seed>\d+)$")
+#: Holm's level, and the resamples and seed of the ceiling's bootstrap.
+LEVEL, RESAMPLES, BOOTSTRAP_SEED = 0.05, 10_000, 0
+
+
+def read_runs(folder: Path) -> dict[tuple[str, str], dict[int, dict[str, Any]]]:
+    """(data set, network) → seed → result file, for the ``<dataset>-<net>-seed<k>.json`` of ``folder``."""
+    runs: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for path in sorted(folder.glob("*.json")):
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        runs.setdefault((payload["dataset"], payload["net"]), {})[int(payload["seed"])] = payload
+    return runs
+
+
+def test_accuracy(run: Mapping[str, Any], row: str, mode: str) -> float:
+    return 100.0 * float(run["rows"][row][mode]["test"])
+
+
+def verdict(delta: float, p_holm: float, seeds: int) -> str:
+    if seeds < 2:
+        return "too few seeds"
+    if math.isnan(p_holm):
+        return "no spread to test"
+    if p_holm < LEVEL:
+        return "better" if delta > 0 else "worse"
+    return "tie"
+
+
+def _interval(differences: Sequence[float]) -> str:
+    low, high = t_interval(differences)
+    return "-" if math.isnan(low) else f"[{low:+.2f}, {high:+.2f}]"
+
+
+def _p(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3g}"
+
+
+def planted_tables(results: Path) -> str:
+    cells = []
+    for folder in sorted((results / "control-planted").glob("*-s*")):
+        match = FOLDER.match(folder.name)
+        if match is None or not folder.is_dir():
+            continue
+        for (dataset, net), seeds in sorted(read_runs(folder).items()):
+            ordered = [seeds[seed] for seed in sorted(seeds)]
+            cue = [_cue_mass(folder, f"{dataset}-{net}-seed{seed}") for seed in sorted(seeds)]
+            cells.append({"kind": match["kind"], "strength": float(match["strength"]), "dataset": dataset, "net": net,
+                          "runs": ordered, "cue": [c for c in cue if c is not None]})
+    if not cells:
+        return "### Planted cues\n\nNo result files yet (`bash experiments/controls.sh planted`).\n"
+    comparisons = {
+        "agent on the frozen network − pretrained network": ((PRETRAIN, "net-only"), (AGENT, "with-agent")),
+        "DRGA with agent − equal-budget baseline": ((BASELINE, "net-only"), (DRGA, "with-agent")),
+    }
+    lines = ["### Planted cues (test accuracy %)", "",
+             "| degradation | network | data set | seeds | pretrained | agent on frozen | equal-budget baseline | DRGA with agent | "
+             "cue mass α → α′ (agent) | pretraining epochs (mean; best) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for cell in cells:
+        runs = cell["runs"]
+        cue = cell["cue"]
+        mass = (f"{np.mean([c['mean_mass_original'] for c in cue]):.3f} → {np.mean([c['mean_mass_revised'] for c in cue]):.3f} "
+                f"({len(cue)} seeds)") if cue else "-"
+        epochs, cap = [r["phases"]["pretrain"]["epochs"] for r in runs], runs[0]["phases"]["pretrain"]["max_epochs"]
+        best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in runs]
+        lines.append(f"| {cell['kind']} s = {cell['strength']:g} | {cell['net']} | {cell['dataset']} | {len(runs)} | "
+                     f"{_mean(runs, PRETRAIN, 'net-only'):.2f} | {_mean(runs, AGENT, 'with-agent'):.2f} | "
+                     f"{_mean(runs, BASELINE, 'net-only'):.2f} | {_mean(runs, DRGA, 'with-agent'):.2f} | {mass} | "
+                     f"{np.mean(epochs):.1f} of {cap}; {min(best)}–{max(best)} |")
+    for title, ((row_a, mode_a), (row_b, mode_b)) in comparisons.items():
+        tested = [paired_comparison([test_accuracy(r, row_a, mode_a) for r in c["runs"]],
+                                    [test_accuracy(r, row_b, mode_b) for r in c["runs"]]) for c in cells]
+        adjusted = holm_adjust([t.p for t in tested])
+        lines += ["", f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
+                      f"{sum(not math.isnan(t.p) for t in tested)} cells with a test):", "",
+                  "| degradation | network | seeds | Δ | 95% interval | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|"]
+        for cell, comparison, p_holm in zip(cells, tested, adjusted):
+            delta = float(np.mean(comparison.differences))
+            lines.append(f"| {cell['kind']} s = {cell['strength']:g} | {cell['net']} | {comparison.n} | {delta:+.2f} | "
+                         f"{_interval(comparison.differences)} | {_p(comparison.p)} | {_p(p_holm)} | "
+                         f"{verdict(delta, p_holm, comparison.n)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _mean(runs: Sequence[Mapping[str, Any]], row: str, mode: str) -> float:
+    return float(np.mean([test_accuracy(run, row, mode) for run in runs]))
+
+
+def _cue_mass(folder: Path, name: str) -> dict[str, Any] | None:
+    path = folder / "cue-mass" / f"{name}-agent.json"
+    return json.loads(path.read_text(encoding="utf-8"))["cue_mass"] if path.is_file() else None
+
+
+def ratio_interval(recovered: Sequence[float], gap: Sequence[float]) -> tuple[float, float]:
+    """The 95% paired-bootstrap interval of mean(recovered) / mean(gap) over the seeds (NaN with fewer than two)."""
+    recovered_a, gap_a = np.asarray(recovered, dtype=np.float64), np.asarray(gap, dtype=np.float64)
+    if len(gap_a) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    picks = rng.integers(0, len(gap_a), size=(RESAMPLES, len(gap_a)))
+    gaps = gap_a[picks].mean(axis=1)
+    ratios = recovered_a[picks].mean(axis=1) / np.where(gaps == 0, np.nan, gaps)
+    low, high = np.nanpercentile(ratios, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def ceiling_table(results: Path) -> str:
+    uniform, learned = read_runs(results / "control-uniform"), read_runs(results / "paper-regime")
+    if not uniform:
+        return "### The uniform-attention ceiling\n\nNo result files yet (`bash experiments/controls.sh uniform`).\n"
+    lines = ["### The uniform-attention ceiling (LSTM+SA, test accuracy %)", "",
+             "| data set | seeds | learned attention | uniform attention | gap (learned − uniform) | agent on the frozen uniform network | "
+             "recovered | fraction of the gap | 95% interval |", "|---|---|---|---|---|---|---|---|---|"]
+    for (dataset, net), seeds in sorted(uniform.items()):
+        paired = sorted(seed for seed in seeds if seed in learned.get((dataset, net), {}))
+        if not paired:
+            continue
+        own = [test_accuracy(learned[(dataset, net)][s], PRETRAIN, "net-only") for s in paired]
+        flat = [test_accuracy(seeds[s], PRETRAIN, "net-only") for s in paired]
+        agent = [test_accuracy(seeds[s], AGENT, "with-agent") for s in paired]
+        gap = [a - b for a, b in zip(own, flat)]
+        recovered = [a - b for a, b in zip(agent, flat)]
+        fraction = float(np.mean(recovered) / np.mean(gap)) if np.mean(gap) else float("nan")
+        low, high = ratio_interval(recovered, gap)
+        interval = "-" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
+        lines.append(f"| {dataset} | {len(paired)} | {np.mean(own):.2f} | {np.mean(flat):.2f} | {np.mean(gap):+.2f} {_interval(gap)} | "
+                     f"{np.mean(agent):.2f} | {np.mean(recovered):+.2f} {_interval(recovered)} | {fraction:.2f} | {interval} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", default=str(ROOT / "experiments" / "results"), help="the results folder (default: the committed one)")
+    parser.add_argument("--out", help="also write the page to this file")
+    args = parser.parse_args(argv)
+    results = Path(args.results)
+    command = "python experiments/control_tables.py" + (f" --out {args.out}" if args.out else "")
+    page = (f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->\n\n"
+            f"{planted_tables(results)}\n{ceiling_table(results)}")
+    print(page, end="")
+    if args.out:
+        write_text_atomic(args.out, page)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

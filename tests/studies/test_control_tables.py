@@ -1,0 +1,63 @@
+"""experiments/control_tables.py on hand-made result files, numbers worked out by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import load_script
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_script("experiments/control_tables.py")
+
+
+def _row(test: float, epoch: int = 1) -> dict:
+    return {"epoch": epoch, "dev": test, "test": test}
+
+
+def _write(folder: Path, dataset: str, net: str, seed: int, pretrain: float, baseline: float, agent: float, drga: float) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "dataset": dataset, "net": net, "seed": seed,
+        "phases": {"pretrain": {"epochs": 6 + seed, "max_epochs": 40, "stopped_early": True}},
+        "rows": {"baseline (pretrain only)": {"net-only": _row(pretrain, 2 + seed)},
+                 "baseline (equal budget)": {"net-only": _row(baseline)}, "agent on frozen network": {"with-agent": _row(agent)},
+                 "DRGA (co-trained)": {"with-agent": _row(drga)}},
+    }
+    (folder / f"{dataset}-{net}-seed{seed}.json").write_text(json.dumps(payload), encoding="utf-8")
+
+
+def test_planted_cells_report_the_agents_gain_with_holm_and_the_cue_mass(tables, tmp_path):
+    folder = tmp_path / "control-planted" / "masked-s0.9"
+    # agent − pretrained: +28, +30, +29 points → mean +29, sd 1, t(2) interval 29 ± 4.303·1/√3 = [26.52, 31.48]
+    for seed, (pretrain, agent) in enumerate([(0.70, 0.98), (0.71, 1.0), (0.69, 0.98)]):
+        _write(folder, "planted-subj", "cnn-sa", seed, pretrain, pretrain, agent, agent)
+    (folder / "cue-mass").mkdir()
+    for seed, (before, after) in enumerate([(0.09, 0.23), (0.1, 0.25), (0.08, 0.21)]):
+        summary = {"cue_mass": {"mean_mass_original": before, "mean_mass_revised": after}}
+        (folder / "cue-mass" / f"planted-subj-cnn-sa-seed{seed}-agent.json").write_text(json.dumps(summary), encoding="utf-8")
+    page = tables.planted_tables(tmp_path)
+    row = "| masked s = 0.9 | cnn-sa | planted-subj | 3 | 70.00 | 98.67 | 70.00 | 98.67 | 0.090 → 0.230 (3 seeds) | 7.0 of 40; 2–4 |"
+    assert row in page
+    assert "| masked s = 0.9 | cnn-sa | 3 | +28.67 |" in page
+    agent_rows = page.split("**agent on the frozen network − pretrained network**")[1].split("**DRGA")[0]
+    assert "better" in agent_rows and "Holm over the 1 cells with a test" in agent_rows
+
+
+def test_the_ceiling_is_the_share_of_the_learned_uniform_gap_the_agent_recovers(tables, tmp_path):
+    # learned 80, 81, 82; uniform 76, 77, 78: gap 4 each; the agent on the uniform network 78, 79, 80: 2 recovered, half the gap
+    for seed in range(3):
+        _write(tmp_path / "paper-regime", "mr", "lstm-sa", seed, 0.80 + seed / 100, 0.8, 0.8, 0.8)
+        _write(tmp_path / "control-uniform", "mr", "lstm-sa", seed, 0.76 + seed / 100, 0.76, 0.78 + seed / 100, 0.78)
+    page = tables.ceiling_table(tmp_path)
+    assert "| mr | 3 | 81.00 | 77.00 | +4.00 [+4.00, +4.00] | 79.00 | +2.00 [+2.00, +2.00] | 0.50 | [0.50, 0.50] |" in page
+    assert tables.ratio_interval([1.0], [2.0]) != tables.ratio_interval([1.0], [2.0])  # NaN with one seed
+
+
+def test_without_result_files_each_table_names_the_command_that_makes_them(tables, tmp_path):
+    assert "bash experiments/controls.sh planted" in tables.planted_tables(tmp_path)
+    assert "bash experiments/controls.sh uniform" in tables.ceiling_table(tmp_path)
