@@ -57,13 +57,16 @@ def _analyses(text: str) -> list[str]:
     return names
 
 
-def _cue_words(text: str) -> list[str]:
-    from drga.analysis.cue_mass import cue_words
+class _CueWords(argparse.Action):
+    """--cue-words: the words, parsed (drga.analysis.cue_mass.cue_words); a value naming none is refused here."""
 
-    try:
-        return cue_words(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        from drga.analysis.cue_mass import cue_words
+
+        try:
+            setattr(namespace, self.dest, cue_words(str(values)))
+        except ValueError as error:
+            raise argparse.ArgumentError(self, str(error)) from None
 
 
 def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -97,7 +100,7 @@ def register(commands: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
         "--reference", help="highlighted tokens: also count them for this checkpoint's attention (e.g. the run's baseline_best.pt)"
     )
     analyze.add_argument(
-        "--cue-words", type=_cue_words, metavar="WORDS",
+        "--cue-words", type=str, action=_CueWords, metavar="WORDS",
         help="cue mass: the attention mass on these words (comma-separated, or @FILE with one per line), before and after the agent",
     )
     analyze.add_argument("--allow-other-dataset", action="store_true", help="analyse on a data set other than the one trained on")
