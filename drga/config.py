@@ -277,6 +277,15 @@ class AgentConfig:
     """SB3 PPO: minibatch size (capped at sb3_n_steps × sb3_n_envs)."""
     sb3_action_limit: float = 8.0
     """SB3: its action u ∈ [-1, 1] is eq. 2's pre-squash x = limit·u, so |a| ≤ 2·sigmoid(limit) − 1."""
+    policy: Literal["gaussian", "binary"] = "gaussian"
+    """gaussian: eq. 2's Gaussian over a pre-squash action; binary: the authors' code's choice per token, lower its weight (a = −1) or
+    raise it (a = +1), with their procedure's settings below and adjust.multiplicative (docs/controls.md). REINFORCE only."""
+    flipped_sampling: float = 0.0
+    """binary: the share of the training samples' choices drawn from the flipped probabilities, log π read under the unflipped ones (the
+    authors' code: 0.8; 0: as the policy gives them)."""
+    raised_penalty: float = 0.0
+    """The agent's objective also loses this × (raised tokens / real tokens)² per sample, a token being raised where its action is
+    positive (the authors' code: 0.15 with a binary policy; 0: none). REINFORCE only; the reported reward is unchanged."""
 
 
 @dataclass(init=False, eq=False)
@@ -319,6 +328,8 @@ class AdjustConfig:
     """β's schedule halves every this many co-training epochs (0: no decay)."""
     trainable_beta: bool = True
     """Learn a factor β̃ = exp(ρ) of β through the co-training task loss (eq. 12), starting at 1 and capped so that β ≤ 1."""
+    multiplicative: bool = False
+    """The agent's actions revise the attention as α·(1 + β·a), renormalised (the authors' code), not as eq. 3's α + β·a."""
 
 
 @dataclass
@@ -462,6 +473,9 @@ class ExperimentConfig:
         for section, default in SAVED_WHEN_SET.items():  # a configuration without them saves as it did before they existed
             if getattr(self, section) == default():
                 del values[section]
+        for (section, key), value in FIELDS_SAVED_WHEN_SET.items():
+            if values[section][key] == value:
+                del values[section][key]
         return values
 
     def flat(self) -> dict[str, Any]:
@@ -479,6 +493,8 @@ class ExperimentConfig:
             *_agent_problems(self.agent),
             *_reward_problems(self.reward),
             *_adjust_problems(self.adjust),
+            *(["adjust.multiplicative works with agent.algorithm = reinforce only"]
+              if self.adjust.multiplicative and self.agent.algorithm != "reinforce" else []),
             *_control_problems(self.control),
             *_train_problems(self.train),
             *_run_problems(self.run),
@@ -490,6 +506,11 @@ class ExperimentConfig:
 #: Sections saved (``to_dict``, config.toml, result files) only where a setting differs from its default: those added
 #: since configurations were first saved, and off by default.
 SAVED_WHEN_SET: dict[str, Callable[[], Any]] = {"control": ControlConfig}
+#: Settings saved only where they differ from their default (the value here), for the same reason.
+FIELDS_SAVED_WHEN_SET: dict[tuple[str, str], Any] = {
+    ("agent", "policy"): "gaussian", ("agent", "flipped_sampling"): 0.0, ("agent", "raised_penalty"): 0.0,
+    ("adjust", "multiplicative"): False,
+}
 
 
 def _must_be_positive(values: dict[str, float]) -> list[str]:
@@ -543,6 +564,16 @@ def _agent_problems(agent: AgentConfig) -> list[str]:
         problems.append("agent.sb3_n_envs must be ≥ 1 and agent.sb3_total_steps, agent.sb3_n_steps ≥ 0")
     if agent.sb3_batch_size < 1 or agent.sb3_action_limit <= 0:
         problems.append("agent.sb3_batch_size and agent.sb3_action_limit must be positive")
+    if agent.policy not in ("gaussian", "binary"):
+        problems.append(f"agent.policy must be gaussian or binary, got '{agent.policy}'")
+    if not 0.0 <= agent.flipped_sampling <= 1.0:
+        problems.append(f"agent.flipped_sampling must be between 0 and 1, got {agent.flipped_sampling}")
+    elif agent.flipped_sampling > 0 and agent.policy != "binary":
+        problems.append("agent.flipped_sampling flips a binary policy's choices: it needs agent.policy = binary")
+    if not agent.raised_penalty >= 0:
+        problems.append(f"agent.raised_penalty must be ≥ 0, got {agent.raised_penalty}")
+    if agent.algorithm != "reinforce" and (agent.policy != "gaussian" or agent.raised_penalty > 0):
+        problems.append("agent.policy = binary and agent.raised_penalty work with agent.algorithm = reinforce only")
     return problems
 
 

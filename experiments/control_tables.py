@@ -11,6 +11,10 @@
    gap learned − uniform of the pretrained networks, what the agent on the frozen uniform network recovers of it,
    and the fraction recovered / gap (ratio of the means over seeds, its 95% interval from 10,000 paired bootstrap
    resamples of the seeds, seed 0).
+3. **The authors' procedure** (``control-authors/``, and ``control-authors-<variant>/`` for one of its settings
+   changed): DRGA's best dev accuracy against the pretrained network's, as their code would report it, and test
+   accuracy against the equal-budget baseline, as everything else here is reported, from the same runs; the first
+   difference split into dev selection, more training and the agent itself.
 """
 
 from __future__ import annotations
@@ -162,6 +166,57 @@ def ceiling_table(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def dev_accuracy(run: Mapping[str, Any], row: str, mode: str) -> float:
+    return 100.0 * float(run["rows"][row][mode]["dev"])
+
+
+def authors_table(results: Path) -> str:
+    """The authors' code's procedure (``control-authors/``; a variant with one of its settings changed in
+    ``control-authors-<variant>/``), each cell read two ways from the same runs, and the first way's Δ split into its parts."""
+    folders = sorted(f for f in results.glob("control-authors*") if f.is_dir())
+    cells = [(folder.name.removeprefix("control-authors").lstrip("-") or "as in their code", dataset, net,
+              [seeds[k] for k in sorted(seeds)]) for folder in folders for (dataset, net), seeds in sorted(read_runs(folder).items())]
+    if not cells:
+        return "### The authors' procedure\n\nNo result files yet (`bash experiments/controls.sh authors`).\n"
+    ways = {
+        "as the authors' code reports it: DRGA's best dev accuracy − the pretrained network's dev accuracy":
+            lambda r: dev_accuracy(r, DRGA, "with-agent") - dev_accuracy(r, PRETRAIN, "net-only"),
+        "as this toolkit reports: test accuracy, DRGA with agent − the equal-budget baseline":
+            lambda r: test_accuracy(r, DRGA, "with-agent") - test_accuracy(r, BASELINE, "net-only"),
+    }
+    lines = ["### The authors' procedure (LSTM+SA, accuracy %)", ""]
+    for title, difference in ways.items():
+        tested = [paired_comparison([0.0] * len(runs), [difference(r) for r in runs]) for *_, runs in cells]
+        adjusted = holm_adjust([t.p for t in tested])
+        lines += [f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
+                  f"{sum(not math.isnan(t.p) for t in tested)} cells with a test):", "",
+                  "| procedure | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|"]
+        for (variant, dataset, _, _), comparison, p_holm in zip(cells, tested, adjusted):
+            delta = float(np.mean(comparison.differences))
+            lines.append(f"| {variant} | {dataset} | {comparison.n} | {delta:+.2f} | {_interval(comparison.differences)} | "
+                         f"{_p(comparison.p)} | {_p(p_holm)} | {verdict(delta, p_holm, comparison.n)} |")
+        lines.append("")
+    lines += ["**The first way's Δ in parts** (means over seeds; the three add up to it): *dev selection*, how much more DRGA's "
+              "dev accuracy exceeds its test accuracy than the pretrained network's does (the best of its epochs picked and "
+              "scored on the same sentences); *more training*, the equal-budget baseline's test gain over the pretrained "
+              "network (as many epochs as DRGA's agent and co-training phases, without the agent); *the agent*, DRGA with agent "
+              "− that baseline on test.", "",
+              "| procedure | data set | seeds | pretrained dev / test | DRGA dev / test | baseline test | Δ as reported | "
+              "dev selection | more training | the agent |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for variant, dataset, _, runs in cells:
+        pre_dev, pre_test = _mean_of(runs, dev_accuracy, PRETRAIN, "net-only"), _mean(runs, PRETRAIN, "net-only")
+        drga_dev, drga_test = _mean_of(runs, dev_accuracy, DRGA, "with-agent"), _mean(runs, DRGA, "with-agent")
+        base_test = _mean(runs, BASELINE, "net-only")
+        lines.append(f"| {variant} | {dataset} | {len(runs)} | {pre_dev:.2f} / {pre_test:.2f} | {drga_dev:.2f} / {drga_test:.2f} | "
+                     f"{base_test:.2f} | {drga_dev - pre_dev:+.2f} | {(drga_dev - drga_test) - (pre_dev - pre_test):+.2f} | "
+                     f"{base_test - pre_test:+.2f} | {drga_test - base_test:+.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _mean_of(runs: Sequence[Mapping[str, Any]], accuracy: Any, row: str, mode: str) -> float:
+    return float(np.mean([accuracy(run, row, mode) for run in runs]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", default=str(ROOT / "experiments" / "results"), help="the results folder (default: the committed one)")
@@ -170,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = Path(args.results)
     command = "python experiments/control_tables.py" + (f" --out {args.out}" if args.out else "")
     page = (f"<!-- generated by `{command}` from the committed result files; do not edit by hand -->\n\n"
-            f"{planted_tables(results)}\n{ceiling_table(results)}")
+            f"{planted_tables(results)}\n{ceiling_table(results)}\n{authors_table(results)}")
     print(page, end="")
     if args.out:
         write_text_atomic(args.out, page)

@@ -8,6 +8,8 @@
 #                                                      # CNN+SA, their attention masked on 95%, 90% and 80% of the positions
 #   bash experiments/controls.sh uniform [SEEDS...]    # LSTM+SA on MR and SUBJ, uniform attention throughout: with
 #                                                      # experiments/results/paper-regime's learned attention, the ceiling
+#   bash experiments/controls.sh authors [SEEDS...]    # LSTM+SA on MR, SUBJ and SST-5 trained by the authors' code's
+#                                                      # procedure (below), reported both ways by control_tables.py
 #   bash experiments/controls.sh ... --dry-run         # the runs, without training
 # Planted runs also leave cue-mass/<run>-agent.json and -cotrain.json: drga analyze --cue-words on the test split.
 # The tables, from the committed files alone: python experiments/control_tables.py [--out docs/results/controls.md]
@@ -18,8 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
-if [ $# -lt 1 ] || { [ "$1" != planted ] && [ "$1" != uniform ]; }; then
-    echo "usage: bash experiments/controls.sh planted|uniform [SEEDS...] [--dry-run]" >&2
+if [ $# -lt 1 ] || { [ "$1" != planted ] && [ "$1" != uniform ] && [ "$1" != authors ]; }; then
+    echo "usage: bash experiments/controls.sh planted|uniform|authors [SEEDS...] [--dry-run]" >&2
     exit 2
 fi
 study=$1; shift
@@ -61,7 +63,19 @@ if [ "$study" = planted ]; then
             --set control.attention=masked --set "control.strength=$strength"
         cue_mass "control-planted/masked-s$strength"
     done
-else
+elif [ "$study" = uniform ]; then
     sweep control-uniform --nets lstm-sa --datasets mr subj --set control.attention=uniform --set control.strength=1.0
+else
+    # The authors' code (scofield7419/DRGA core/main.py), read as docs/controls.md tells: a linear policy choosing per
+    # token to lower its weight to α(1 − β) or raise it to α(1 + β), β = 0.8 throughout; each sample's signal its
+    # cross-entropy (γ = 0) plus 0.15 × (raised / L)², against the 5 samples' mean, not scaled; 80% of the training
+    # choices drawn from the flipped probabilities; 2 epochs of pretraining, 3 of the agent, 5 of co-training, none cut
+    # short. The network, data and K are the paper regime's, as the LSTM+SA cells of paper-regime/ have them.
+    sweep control-authors --nets lstm-sa --datasets mr subj sst \
+        --set agent.policy=binary --set 'agent.hidden_sizes=[]' --set agent.normalize_state=false \
+        --set agent.flipped_sampling=0.8 --set agent.raised_penalty=0.15 --set agent.normalize_advantage=false \
+        --set adjust.multiplicative=true --set adjust.beta0=0.8 --set adjust.beta_half_life_epochs=0 \
+        --set adjust.trainable_beta=false --set reward.gamma=0 \
+        --set train.pretrain_epochs=2 --set train.agent_epochs=3 --set train.cotrain_epochs=5 --set train.patience=0
 fi
 exit $STATUS

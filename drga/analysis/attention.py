@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from drga.baselines.protocol import AttentionNetwork, Batch, NetworkEncoding
 from drga.config import ConfigError
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import EncodedExample, Vocabulary, collate
@@ -332,7 +332,7 @@ def model_device(network: AttentionNetwork) -> torch.device:
 
 
 def revised_attention(
-    network: AttentionNetwork, policy: GaussianPolicy, batch: Batch, beta: Tensor | float | None, encoding: NetworkEncoding
+    network: AttentionNetwork, policy: StatePolicy, batch: Batch, beta: Tensor | float | None, encoding: NetworkEncoding
 ) -> tuple[list[Tensor], Tensor]:
     """α′ per site and the output under it, with the agent's deterministic action squash(μ(s_t))."""
     if beta is None:
@@ -345,7 +345,7 @@ def revised_attention(
 
 
 def mode_output(
-    network: AttentionNetwork, batch: Batch, mode: str, policy: GaussianPolicy | None = None, beta: Tensor | float | None = None
+    network: AttentionNetwork, batch: Batch, mode: str, policy: StatePolicy | None = None, beta: Tensor | float | None = None
 ) -> tuple[list[Tensor], Tensor, NetworkEncoding]:
     """(attention per site, output, encoding) of one evaluation mode: ``net-only`` (the network with its
     own α) or ``with-agent`` (the revised α′, the agent's deterministic action, as evaluation runs it)."""
@@ -371,7 +371,7 @@ def compute_records(
     network: AttentionNetwork,
     examples: Sequence[EncodedExample],
     vocab: Vocabulary,
-    policy: GaussianPolicy | None = None,
+    policy: StatePolicy | None = None,
     beta: Tensor | float | None = None,
     site: str | None = None,
     batch_size: int = 128,
@@ -408,7 +408,7 @@ class _BatchAttention:
 
 
 def _batch_attention(
-    network: AttentionNetwork, batch: Batch, policy: GaussianPolicy | None, beta: Tensor | float | None, site: str | None
+    network: AttentionNetwork, batch: Batch, policy: StatePolicy | None, beta: Tensor | float | None, site: str | None
 ) -> _BatchAttention:
     """α and P(·|X) for a batch; α′ and its P(·|X) too with a policy."""
     encoding = network.encode(batch)

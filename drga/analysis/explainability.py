@@ -49,7 +49,7 @@ from drga.analysis.attention import (
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, legend_below, new_figure, save_png, styled
 from drga.analysis.stats import js_divergence
 from drga.baselines.protocol import AttentionNetwork
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.files import open_atomic, write_text_atomic
 
@@ -73,7 +73,7 @@ def removal_rows(
     network: AttentionNetwork,
     examples: Sequence[EncodedExample],
     vocab: Vocabulary,
-    policy: GaussianPolicy | None,
+    policy: StatePolicy | None,
     beta: Tensor | float | None,
     seed: int = 0,
     site: str | None = None,

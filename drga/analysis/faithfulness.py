@@ -64,7 +64,7 @@ from drga.analysis.extra import needs_extra
 from drga.analysis.saliency import word_embedding
 from drga.analysis.stats import Values, kendall_tau
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data import EncodedExample, collate
 from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, Mode
@@ -130,7 +130,7 @@ def probabilities(
     network: AttentionNetwork,
     examples: Sequence[EncodedExample],
     mode: str,
-    policy: GaussianPolicy | None = None,
+    policy: StatePolicy | None = None,
     beta: Tensor | float | None = None,
     batch_size: int = 256,
 ) -> np.ndarray:
@@ -176,7 +176,7 @@ def integrated_gradients(
     batch: Batch,
     mode: str,
     targets: Tensor,
-    policy: GaussianPolicy | None = None,
+    policy: StatePolicy | None = None,
     beta: Tensor | float | None = None,
     steps: int = 50,
     internal_batch_size: int | None = None,
@@ -235,7 +235,7 @@ def _chunk_rows(
     examples: Sequence[EncodedExample],
     indices: Sequence[int],
     mode: str,
-    policy: GaussianPolicy | None,
+    policy: StatePolicy | None,
     beta: Tensor | float | None,
     seed: int,
     site: str | None,
@@ -312,7 +312,7 @@ def faithfulness_rows(
     network: AttentionNetwork,
     examples: Sequence[EncodedExample],
     indices: Sequence[int],
-    policy: GaussianPolicy | None,
+    policy: StatePolicy | None,
     beta: Tensor | float | None,
     seed: int = 0,
     site: str | None = None,

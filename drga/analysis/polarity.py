@@ -43,7 +43,7 @@ from drga.analysis.attention import (
 from drga.analysis.plots import ANNOTATION_SIZE, DOC_WIDTH, DPI, FONT_SIZE, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau
 from drga.baselines.protocol import AttentionNetwork
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data import EncodedExample, Vocabulary, collate
 from drga.files import open_atomic
 
@@ -125,7 +125,7 @@ def occurrence_scores(
     network: AttentionNetwork,
     examples: Sequence[EncodedExample],
     occurrences: Sequence[tuple[int, int]],
-    policy: GaussianPolicy | None = None,
+    policy: StatePolicy | None = None,
     beta: Tensor | float | None = None,
     batch_size: int = 128,
 ) -> dict[str, np.ndarray | None]:
@@ -181,7 +181,7 @@ def snapshot(
     examples: Sequence[EncodedExample],
     vocab: Vocabulary,
     num_classes: int,
-    policy: GaussianPolicy | None,
+    policy: StatePolicy | None,
     beta: Tensor | float | None,
     tokens: int = 150,
     per_token: int = 20,

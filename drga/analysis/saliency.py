@@ -43,7 +43,7 @@ from drga.analysis.attention import (
 from drga.analysis.plots import DOC_WIDTH, ORIGINAL_COLOR, REVISED_COLOR, new_figure, save_png, styled
 from drga.analysis.stats import kendall_tau, total_variation
 from drga.baselines.protocol import AttentionNetwork, Batch
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data import EncodedExample, collate
 from drga.files import open_atomic, write_text_atomic
 from drga.names import MODES, Mode
@@ -61,7 +61,7 @@ def word_embedding(network: AttentionNetwork) -> nn.Embedding:
 
 
 def _output(
-    network: AttentionNetwork, batch: Batch, mode: str, policy: GaussianPolicy | None, beta, site: str | None = None
+    network: AttentionNetwork, batch: Batch, mode: str, policy: StatePolicy | None, beta, site: str | None = None
 ) -> tuple[Tensor, Tensor, Any]:
     """(output, per-token attention [B, T] (documents: ω [B, S, T]), encoding) of one mode."""
     attention, output, encoding = mode_output(network, batch, mode, policy, beta)
@@ -72,7 +72,7 @@ def gradient_saliency(
     network: AttentionNetwork,
     batch: Batch,
     mode: str,
-    policy: GaussianPolicy | None = None,
+    policy: StatePolicy | None = None,
     beta=None,
     target: str = "predicted",
     site: str | None = None,
@@ -124,7 +124,7 @@ def leave_one_out(
     network: AttentionNetwork,
     example: EncodedExample,
     mode: str,
-    policy: GaussianPolicy | None = None,
+    policy: StatePolicy | None = None,
     beta=None,
     batch_size: int = 256,
 ) -> np.ndarray:
@@ -144,7 +144,7 @@ def saliency_rows(
     network: AttentionNetwork,
     examples: Sequence[EncodedExample],
     indices: Sequence[int],
-    policy: GaussianPolicy | None,
+    policy: StatePolicy | None,
     beta,
     target: str = "predicted",
     site: str | None = None,

@@ -35,7 +35,7 @@ from torch import Tensor
 from drga.analysis.attention import DOCUMENT_RULE, SQUASH_RULE, AnalysisError, compute_records
 from drga.analysis.polarity import choose_polarity_tokens, occurrence_scores, token_means, token_occurrences
 from drga.baselines.protocol import AttentionNetwork
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data import EncodedExample, Vocabulary
 from drga.files import write_text_atomic
 
@@ -154,7 +154,7 @@ class ExampleTracker:
         epoch: int,
         global_step: int,
         network: AttentionNetwork,
-        policy: GaussianPolicy | None,
+        policy: StatePolicy | None,
         beta: Tensor,
     ) -> dict[str, Any]:
         """Record the current attention (α′ only with a policy), write the file, return the record."""

@@ -1,4 +1,5 @@
-"""The adjusting module (eqs. 3–4): the agent's actions applied to the attention, α* = α + β·a, renormalised."""
+"""The adjusting module (eqs. 3–4): the agent's actions applied to the attention, α* = α + β·a, renormalised; and the
+authors' code's α* = α·(1 + β·a) (:func:`adjust_attention_multiplicatively`)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,10 @@ def adjust_attention(attention: Tensor, action: Tensor, beta: Tensor | float, ma
     if bool(degenerate.any()):
         revised = torch.where(degenerate, attention * real, revised)
     return revised
+
+
+def adjust_attention_multiplicatively(attention: Tensor, action: Tensor, beta: Tensor | float, mask: Tensor) -> Tensor:
+    # the authors' code, not eqs. 3–4: α*_t = α_t·(1 + β·a_t), renormalised over real tokens (eq. 3 with β·α_t·a_t)
+    """:func:`adjust_attention`'s result for the action α·a: with a = ±1 and β < 1 a token's weight is lowered to
+    α(1 − β) or raised to α(1 + β) before the renormalisation, and never zeroed (``adjust.multiplicative``)."""
+    return adjust_attention(attention, attention * action, beta, mask)

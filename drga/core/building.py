@@ -10,7 +10,7 @@ import torch
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import BinaryPolicy, GaussianPolicy, StatePolicy
 from drga.core.state import agent_state
 from drga.runtime.eval_mode import eval_mode
 
@@ -31,8 +31,11 @@ def state_and_action_size(network: AttentionNetwork, batch: Batch) -> tuple[int,
     return sizes.pop()
 
 
-def build_policy(config: ExperimentConfig, state_size: int, action_size: int) -> GaussianPolicy:
+def build_policy(config: ExperimentConfig, state_size: int, action_size: int) -> StatePolicy:
     agent = config.agent
+    multiplicative = config.adjust.multiplicative
+    if agent.policy == "binary":  # the authors' code's, not eq. 2
+        return BinaryPolicy(state_size, action_size, agent.hidden_sizes, agent.normalize_state, multiplicative)
     return GaussianPolicy(
         state_size,
         action_size,
@@ -40,6 +43,7 @@ def build_policy(config: ExperimentConfig, state_size: int, action_size: int) ->
         init_log_std=agent.init_log_std,
         log_std_bounds=(agent.log_std_min, agent.log_std_max),
         normalize_state=agent.normalize_state,
+        multiplicative=multiplicative,
     )
 
 

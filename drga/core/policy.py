@@ -1,5 +1,6 @@
 """Eq. 2: the agent's action a_t = squash(x_t), x_t ~ π(·|s_t) = N(μ(s_t), σ(s_t)), the Gaussian policy of the
-attention-adjusting agent (:class:`GaussianPolicy`, an MLP from eq. 1's state to μ and log σ) and the squash.
+attention-adjusting agent (:class:`GaussianPolicy`, an MLP from eq. 1's state to μ and log σ) and the squash; and the
+authors' code's policy in its place (:class:`BinaryPolicy`: lower or raise each token's weight, :class:`TwoWayChoice`).
 
 :func:`gaussian_log_prob` is log π(x) summed over the action's entries, computed with the per-token terms once
 (tests/unit/test_equations.py holds it equal to ``Normal.log_prob(x).sum(-1)``)."""
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.distributions import Normal
 
@@ -45,27 +47,22 @@ class BlockwiseState(Protocol):
 
 
 class AgentPolicy(Protocol):
-    """What the rollout needs of a policy: π(·|s) as a Normal over pre-squash actions (eq. 2)."""
+    """What the rollout needs of a policy: π(·|s) as a Normal over pre-squash actions (eq. 2), or the authors' code's
+    :class:`TwoWayChoice` per token."""
 
-    def distribution(self, state: Tensor | BlockwiseState) -> Normal: ...
+    def distribution(self, state: Tensor | BlockwiseState) -> Normal | TwoWayChoice: ...
 
 
-class GaussianPolicy(nn.Module):
-    """An MLP mapping a state to the mean and (clamped) log-std of a Gaussian over actions.
+class StatePolicy(nn.Module):
+    """The MLP body of a policy over eq. 1's states: an optional LayerNorm, then tanh hidden layers, computed on the
+    dense state or, for a :class:`BlockwiseState`, its first layer block by block (the same values). A subclass adds its
+    heads on :attr:`width` features, and ``distribution``.
 
-    The REINFORCE gradient needs only log N(x; μ, σ) of the pre-squash sample x: the squash is a
-    fixed bijection, so its Jacobian does not depend on the policy's parameters.
+    ``multiplicative``: the policy's actions revise the attention as α·(1 + β·a) (the authors' code,
+    ``adjust.multiplicative``), not as eq. 3's α + β·a (:func:`drga.core.adjust.adjust_attention_multiplicatively`).
     """
 
-    def __init__(
-        self,
-        state_size: int,
-        action_size: int = 1,
-        hidden_sizes: Sequence[int] = (300, 300),
-        init_log_std: float = -3.0,
-        log_std_bounds: tuple[float, float] = (-5.0, 1.0),
-        normalize_state: bool = True,
-    ):
+    def __init__(self, state_size: int, action_size: int, hidden_sizes: Sequence[int], normalize_state: bool, multiplicative: bool):
         super().__init__()
         if state_size <= 0 or action_size <= 0:
             raise ValueError(f"state_size and action_size must be positive, got {state_size}, {action_size}")
@@ -75,24 +72,19 @@ class GaussianPolicy(nn.Module):
             layers += [nn.Linear(width, hidden), nn.Tanh()]
             width = hidden
         self.body = nn.Sequential(*layers)
-        self.mean_head = nn.Linear(width, action_size)
-        self.log_std_head = nn.Linear(width, action_size)
-        # Start close to "change nothing, explore a little": μ ≈ 0, σ ≈ exp(init_log_std).
-        for head, bias in ((self.mean_head, 0.0), (self.log_std_head, init_log_std)):
-            nn.init.uniform_(head.weight, -1e-3, 1e-3)
-            nn.init.constant_(head.bias, bias)
+        self.width = width
         self.state_size = state_size
         self.action_size = action_size
-        self.log_std_bounds = log_std_bounds
+        self.multiplicative = multiplicative
 
-    def distribution(self, state: Tensor | BlockwiseState) -> Normal:
-        """π(·|s) for states [..., S]; or for a :class:`BlockwiseState` (blocks of eq. 1), whose
-        first layer is computed blockwise (``state.project``), with the same result as on its
-        dense form."""
-        features = self.body(state) if isinstance(state, Tensor) else self._blockwise_features(state)
-        log_std = self.log_std_head(features).clamp(*self.log_std_bounds)
-        # eq. 2: x_t ~ N(μ(s_t), σ(s_t)); the action is squash(x_t)
-        return Normal(self.mean_head(features), log_std.exp())
+    def distribution(self, state: Tensor | BlockwiseState) -> Normal | TwoWayChoice:
+        """π(·|s) for states [..., S] or a :class:`BlockwiseState`."""
+        raise NotImplementedError
+
+    def features(self, state: Tensor | BlockwiseState) -> Tensor:
+        """The body's output for states [..., S], or for a :class:`BlockwiseState` (blocks of eq. 1), whose first
+        layer is computed blockwise (``state.project``), with the same result as on its dense form."""
+        return self.body(state) if isinstance(state, Tensor) else self._blockwise_features(state)
 
     def first_layer(self) -> tuple[nn.Linear, nn.LayerNorm | None] | None:
         """The first hidden layer and the LayerNorm before it (None if the state is not normalised),
@@ -116,6 +108,123 @@ class GaussianPolicy(nn.Module):
             features = layer(features)
         return features
 
+
+class GaussianPolicy(StatePolicy):
+    """An MLP mapping a state to the mean and (clamped) log-std of a Gaussian over actions.
+
+    The REINFORCE gradient needs only log N(x; μ, σ) of the pre-squash sample x: the squash is a
+    fixed bijection, so its Jacobian does not depend on the policy's parameters.
+    """
+
+    def __init__(
+        self,
+        state_size: int,
+        action_size: int = 1,
+        hidden_sizes: Sequence[int] = (300, 300),
+        init_log_std: float = -3.0,
+        log_std_bounds: tuple[float, float] = (-5.0, 1.0),
+        normalize_state: bool = True,
+        multiplicative: bool = False,
+    ):
+        super().__init__(state_size, action_size, hidden_sizes, normalize_state, multiplicative)
+        self.mean_head = nn.Linear(self.width, action_size)
+        self.log_std_head = nn.Linear(self.width, action_size)
+        # Start close to "change nothing, explore a little": μ ≈ 0, σ ≈ exp(init_log_std).
+        for head, bias in ((self.mean_head, 0.0), (self.log_std_head, init_log_std)):
+            nn.init.uniform_(head.weight, -1e-3, 1e-3)
+            nn.init.constant_(head.bias, bias)
+        self.log_std_bounds = log_std_bounds
+
+    def distribution(self, state: Tensor | BlockwiseState) -> Normal:
+        """π(·|s) for states [..., S]; or for a :class:`BlockwiseState` (blocks of eq. 1)."""
+        features = self.features(state)
+        log_std = self.log_std_head(features).clamp(*self.log_std_bounds)
+        # eq. 2: x_t ~ N(μ(s_t), σ(s_t)); the action is squash(x_t)
+        return Normal(self.mean_head(features), log_std.exp())
+
     def forward(self, state: Tensor) -> Tensor:
         """The deterministic action squash(μ(s)), as used in ``with-agent`` evaluation."""
         return squash(self.distribution(state).mean)
+
+
+class TwoWayChoice:
+    """The authors' code's policy at each token (scofield7419/DRGA, not the paper's eq. 2): lower its weight (a = −1)
+    or raise it (a = +1), raised with probability p = sigmoid(logit). (Their softmax over two logits is the sigmoid of
+    the logits' difference.) Shapes are the logit's, [N, A]; a sample has k in front."""
+
+    def __init__(self, logit: Tensor):
+        self.logit = logit
+
+    @property
+    def raise_probability(self) -> Tensor:
+        return torch.sigmoid(self.logit)
+
+    @property
+    def mean(self) -> Tensor:
+        """E[a] = 2p − 1."""
+        return 2.0 * self.raise_probability - 1.0
+
+    @property
+    def stddev(self) -> Tensor:
+        """The spread of a ∈ {−1, +1}: 2·√(p(1 − p))."""
+        p = self.raise_probability
+        return 2.0 * (p * (1.0 - p)).sqrt()
+
+    def entropy(self) -> Tensor:
+        return F.binary_cross_entropy_with_logits(self.logit, self.raise_probability, reduction="none")
+
+    def mode(self) -> Tensor:
+        """The likelier choice, +1 where p ≥ ½ (the authors' evaluation: the argmax)."""
+        return torch.where(self.logit >= 0, 1.0, -1.0).to(self.logit.dtype)
+
+    def log_prob(self, action: Tensor) -> Tensor:
+        """log π(a) per entry for actions a ∈ {−1, +1} of shape [..., N, A]."""
+        return -F.binary_cross_entropy_with_logits(self.logit.expand_as(action), (action > 0).to(self.logit.dtype), reduction="none")
+
+    def sample(self, k: int, flipped: float = 0.0) -> Tensor:
+        """k draws of a, [k, N, A]. ``flipped``: the share of draws taken from the flipped probabilities (raised with
+        probability 1 − p), each entry flipped or not at random: the authors' code trains with 0.8 (its ε = 0.2 is the
+        share drawn as printed) and learns from log π(a) under the unflipped policy, as :meth:`log_prob` gives it."""
+        p = self.raise_probability.detach().expand(k, *self.logit.shape)
+        if flipped > 0:
+            p = torch.where(torch.rand_like(p) < flipped, 1.0 - p, p)
+        return torch.where(torch.rand_like(p) < p, 1.0, -1.0).to(self.logit.dtype)
+
+
+class BinaryPolicy(StatePolicy):
+    """The authors' code's policy (``agent.policy = "binary"``): an MLP from a state to one logit per action entry, a
+    :class:`TwoWayChoice` between lowering and raising the token's weight. Their policy is linear
+    (``agent.hidden_sizes = []``); its choices are applied multiplicatively there (``adjust.multiplicative``)."""
+
+    def __init__(
+        self, state_size: int, action_size: int = 1, hidden_sizes: Sequence[int] = (300, 300), normalize_state: bool = True,
+        multiplicative: bool = True,
+    ):
+        super().__init__(state_size, action_size, hidden_sizes, normalize_state, multiplicative)
+        self.logit_head = nn.Linear(self.width, action_size)
+        # Start undecided: p ≈ ½ for every token.
+        nn.init.uniform_(self.logit_head.weight, -1e-3, 1e-3)
+        nn.init.zeros_(self.logit_head.bias)
+
+    def distribution(self, state: Tensor | BlockwiseState) -> TwoWayChoice:
+        return TwoWayChoice(self.logit_head(self.features(state)))
+
+    def forward(self, state: Tensor) -> Tensor:
+        """The deterministic action, the likelier choice."""
+        return self.distribution(state).mode()
+
+
+def deterministic_action(distribution: Normal | TwoWayChoice) -> tuple[Tensor, Tensor]:
+    """The with-agent mode's action and the value log π is read at: squash(μ) and μ (eq. 2 without noise), or the
+    likelier of a :class:`TwoWayChoice`'s two choices, twice."""
+    if isinstance(distribution, TwoWayChoice):
+        choice = distribution.mode()
+        return choice, choice
+    return squash(distribution.mean), distribution.mean
+
+
+def action_log_prob(distribution: Normal | TwoWayChoice, x: Tensor) -> Tensor:
+    """log π(x) summed over the action axis, [..., N], for either kind of policy."""
+    if isinstance(distribution, TwoWayChoice):
+        return distribution.log_prob(x).sum(dim=-1)
+    return gaussian_log_prob(distribution, x)

@@ -17,8 +17,8 @@ from torch import Tensor
 from torch.distributions import Normal
 
 from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding
-from drga.core.adjust import adjust_attention
-from drga.core.policy import AgentPolicy, BlockwiseState, gaussian_log_prob, squash
+from drga.core.adjust import adjust_attention, adjust_attention_multiplicatively
+from drga.core.policy import AgentPolicy, BlockwiseState, TwoWayChoice, action_log_prob, deterministic_action, squash
 from drga.core.reward import Reward, RewardTerms, attention_shift
 from drga.core.scoring import RewardSettings, score
 from drga.core.state import agent_state
@@ -60,6 +60,8 @@ def rollout(
     deterministic: bool = False,
     encoding: NetworkEncoding | None = None,
     task_samples: int = 0,
+    flipped_sampling: float = 0.0,
+    raised_penalty: float = 0.0,
 ) -> Rollout:
     """One DRGA pass over ``batch`` with ``samples`` = K action samples per sequence (one when
     ``deterministic``: the mean action), rewarded by ``reward`` (:func:`drga.core.scoring.score`: the
@@ -71,10 +73,18 @@ def rollout(
     with a factor K/n, so that a mean over all B·K rows has the gradient of the mean over the
     B·n), and the other K − n predictions run without gradient, only for their rewards. Every
     value (outputs, rewards, log-probabilities) is unchanged; see :func:`predict_fewer_gradients`.
+
+    The authors' code's procedure, for a :class:`~drga.core.policy.BinaryPolicy`: ``flipped_sampling`` is the share of
+    the sampled choices drawn from the flipped probabilities (:meth:`~drga.core.policy.TwoWayChoice.sample`), and
+    ``raised_penalty`` × (raised tokens / real tokens)² is taken off each sample's objective (``agent.raised_penalty``;
+    any policy's positive actions count as raised), not off its reported reward.
     """
     encoding = encoding if encoding is not None else network.encode(batch)  # the encoder runs once per batch
     k = 1 if deterministic else samples
+    multiplicative = getattr(policy, "multiplicative", False)
     log_prob = torch.zeros(batch.size, k, device=batch.tokens.device)
+    raised = torch.zeros(batch.size, k, device=batch.tokens.device)  # raised real tokens, and the real tokens, per (sequence, sample)
+    acted = torch.zeros(batch.size, 1, device=batch.tokens.device)
     revised: list[Tensor] = []
     # Python floats until the first site's tensors are added (a float start keeps the sites' dtype under autocast)
     std_sum: Tensor | float = 0.0
@@ -90,11 +100,17 @@ def rollout(
         if deterministic:
             adjusted = mean_action_attention(site, policy, beta)
             rows, dist, site_revised = adjusted.rows, adjusted.distribution, adjusted.revised
-            site_log_prob = sequence_log_prob(dist, dist.mean.unsqueeze(0), rows, site.mask)
+            x = deterministic_action(dist)[1].unsqueeze(0)
+            site_log_prob = sequence_log_prob(dist, x, rows, site.mask)
         else:
             rows = site.mask.flatten().nonzero().squeeze(1)
             dist = policy.distribution(agent_state(site).detach().select(rows))  # eq. 2, over [N, A]
-            site_log_prob, site_revised = sample_and_adjust(site, rows, dist, beta, k)
+            x = draw_actions(dist, rows, site.mask, k, flipped_sampling)
+            site_log_prob, site_revised = adjust_drawn(site, rows, dist, x, beta, multiplicative)
+        if raised_penalty > 0:
+            sequence = rows // (site.mask.numel() // batch.size)
+            raised = raised.index_add_(0, sequence, (x > 0).to(raised.dtype).mean(dim=-1).t())
+            acted = acted.index_add_(0, sequence, torch.ones_like(sequence, dtype=acted.dtype).unsqueeze(1))
         log_prob = log_prob + site_log_prob
         revised.append(site_revised)
         std_sum = std_sum + dist.stddev.sum()
@@ -103,6 +119,8 @@ def rollout(
     labels = batch.labels.repeat_interleave(k, dim=0)
     output = predict_samples(network, encoding, revised, k, task_samples)
     scored = score(network, encoding, revised, labels, masks, reward, output)
+    if raised_penalty > 0:  # the authors' code: the share of raised tokens, squared, is a cost of the sample
+        scored.terms.objective = scored.terms.objective - raised_penalty * (raised / acted.clamp_min(1)).flatten().square()
     positions = max(float(positions), 1.0)
     with torch.no_grad():
         shift = attention_shift(encoding.attention, revised, masks)
@@ -140,7 +158,7 @@ class MeanActionAttention:
 
     revised: Tensor  #: α′, [B, K_site, T(, H)]
     action: Tensor  #: a = squash(μ(s_t)) in the attention's layout, 0 on padding, [B, K_site, T(, H)]
-    distribution: Normal  #: π(·|s_t) over the site's real tokens, [N, A]
+    distribution: Normal | TwoWayChoice  #: π(·|s_t) over the site's real tokens, [N, A]
     rows: Tensor  #: the real tokens' positions in the flattened mask, [N]
 
 
@@ -157,8 +175,9 @@ def mean_action_attention(
     rows = site.mask.flatten().nonzero().squeeze(1)
     state = agent_state(site).detach() if state is None else state
     dist = policy.distribution(state.select(rows))  # over the N real tokens, [N, A]
-    action = on_site(site, rows, squash(dist.mean))
-    return MeanActionAttention(site_adjusted_attention(site, action, beta), action, dist, rows)
+    action = on_site(site, rows, deterministic_action(dist)[0])
+    multiplicative = getattr(policy, "multiplicative", False)
+    return MeanActionAttention(site_adjusted_attention(site, action, beta, multiplicative), action, dist, rows)
 
 
 def on_site(site: AttentionSite, rows: Tensor, action: Tensor) -> Tensor:
@@ -167,41 +186,62 @@ def on_site(site: AttentionSite, rows: Tensor, action: Tensor) -> Tensor:
     return laid_out if site.multi_dimensional else laid_out.squeeze(-1)
 
 
-def site_adjusted_attention(site: AttentionSite, action: Tensor, beta: Tensor | float) -> Tensor:
-    """Eqs. 3–4 on one site: α′ from squashed actions [B, K_site, T, A] (A = 1 for scalar attention, squeezed or not)."""
+def site_adjusted_attention(site: AttentionSite, action: Tensor, beta: Tensor | float, multiplicative: bool = False) -> Tensor:
+    """Eqs. 3–4 on one site: α′ from squashed actions [B, K_site, T, A] (A = 1 for scalar attention, squeezed or not);
+    ``multiplicative``: the authors' code's α·(1 + β·a) instead."""
     action = action if site.multi_dimensional or action.dim() == site.mask.dim() else action.squeeze(-1)
-    return adjust_attention(site.attention, action, beta, site.mask)
+    adjust = adjust_attention_multiplicatively if multiplicative else adjust_attention
+    return adjust(site.attention, action, beta, site.mask)
 
 
-def sequence_log_prob(dist: Normal, x: Tensor, rows: Tensor, mask: Tensor) -> Tensor:
+def sequence_log_prob(dist: Normal | TwoWayChoice, x: Tensor, rows: Tensor, mask: Tensor) -> Tensor:
     """log π(x) of pre-squash actions x [k, N, A] at the real tokens ``rows``, summed per (sequence, sample): [B, k]."""
     batch_size, k = mask.shape[0], x.shape[0]
     sequence = rows // (mask.numel() // batch_size)
-    token_log_prob = gaussian_log_prob(dist, x)  # [k, N]
+    token_log_prob = action_log_prob(dist, x)  # [k, N]
     return token_log_prob.new_zeros(k, batch_size).index_add_(1, sequence, token_log_prob).t()
 
 
-def sample_and_adjust(site: AttentionSite, rows: Tensor, dist: Normal, beta: Tensor, k: int) -> tuple[Tensor, Tensor]:
+def sample_and_adjust(
+    site: AttentionSite, rows: Tensor, dist: Normal | TwoWayChoice, beta: Tensor, k: int, multiplicative: bool = False,
+) -> tuple[Tensor, Tensor]:
     """Eqs. 2–4 on one site: k pre-squash draws x from π = ``dist`` over the site's real tokens
     (``rows`` of its flattened mask), log π(x) summed per (sequence, sample), [B, k], and the k
     revised attentions, [B·k, K_site, T(, H)] with the rows ordered [seq0 × k, seq1 × k, ...].
     This is the work that grows with the action's width: for a multi-dimensional site every term
     is [k, tokens, H]. (The mean action instead: :func:`mean_action_attention`.)"""
-    batch_size = site.mask.shape[0]
+    return adjust_drawn(site, rows, dist, draw_actions(dist, rows, site.mask, k), beta, multiplicative)
+
+
+def draw_actions(dist: Normal | TwoWayChoice, rows: Tensor, mask: Tensor, k: int, flipped: float = 0.0) -> Tensor:
+    """k draws x of π = ``dist`` at the real tokens ``rows`` of ``mask``, [k, N, A], detached: eq. 2's pre-squash
+    Gaussian draws, or a :class:`~drga.core.policy.TwoWayChoice`'s choices (``flipped``: :meth:`~drga.core.policy.TwoWayChoice.sample`)."""
+    if isinstance(dist, TwoWayChoice):
+        return dist.sample(k, flipped).detach()
     # the draws of dist.sample((k,)) over every token, [k, B·K_site·T, A], at the real ones
-    noise = dist.mean.new_empty(k, site.mask.numel(), dist.mean.shape[-1]).normal_()
-    x = (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
+    noise = dist.mean.new_empty(k, mask.numel(), dist.mean.shape[-1]).normal_()
+    return (noise[:, rows] * dist.stddev + dist.mean).detach()  # [k, N, A]
+
+
+def adjust_drawn(
+    site: AttentionSite, rows: Tensor, dist: Normal | TwoWayChoice, x: Tensor, beta: Tensor, multiplicative: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """:func:`sample_and_adjust` for given draws x [k, N, A]: their log π per (sequence, sample), [B, k], and the k
+    revised attentions (eqs. 3–4, or α·(1 + β·a) where ``multiplicative``)."""
+    batch_size, k = site.mask.shape[0], x.shape[0]
     per_sequence = site.mask.numel() // batch_size  # K_site·T
     sequence = rows // per_sequence
     log_prob = sequence_log_prob(dist, x, rows, site.mask)
     # the actions in the layout [B, k, K_site·T, A] (0 on padding) without a transposed copy:
     # row r of sample j goes to (b·k + j)·K_site·T + r mod K_site·T
     target = (sequence * k * per_sequence + rows % per_sequence) + torch.arange(k, device=rows.device).unsqueeze(1) * per_sequence
-    action = x.new_zeros(batch_size * k * per_sequence, x.shape[-1]).index_copy_(0, target.flatten(), squash(x).flatten(0, 1))
+    squashed = x if isinstance(dist, TwoWayChoice) else squash(x)  # a choice is its action already
+    action = x.new_zeros(batch_size * k * per_sequence, x.shape[-1]).index_copy_(0, target.flatten(), squashed.flatten(0, 1))
     action = action.view(batch_size, k, *site.mask.shape[1:], -1)
     action = action if site.multi_dimensional else action.squeeze(-1)  # [B, k, K_site, T(, A)]
     # eqs. 3–4, α [B, 1, K_site, T(, H)] broadcast over the k samples
-    return log_prob, adjust_attention(site.attention.unsqueeze(1), action, beta, site.mask.unsqueeze(1)).flatten(0, 1)
+    adjust = adjust_attention_multiplicatively if multiplicative else adjust_attention
+    return log_prob, adjust(site.attention.unsqueeze(1), action, beta, site.mask.unsqueeze(1)).flatten(0, 1)
 
 
 def predict_samples(network: AttentionNetwork, encoding: NetworkEncoding, revised: list[Tensor], k: int, task_samples: int) -> Tensor:

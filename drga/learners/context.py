@@ -26,7 +26,7 @@ from torch import Tensor
 from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.core.reward import Reward
 from drga.core.rollout import Rollout
 from drga.names import Part
@@ -59,7 +59,7 @@ class LearnerContext(Protocol):
     def network(self) -> AttentionNetwork: ...
 
     @property
-    def policy(self) -> GaussianPolicy: ...
+    def policy(self) -> StatePolicy: ...
 
     @property
     def strength(self) -> AdjustmentStrength: ...

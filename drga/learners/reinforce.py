@@ -18,7 +18,7 @@ the reward is the run's (``context.reward``, built once).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor
@@ -42,7 +42,7 @@ class AgentPhaseLearner(UpdateLearner):
         with torch.no_grad():  # the encoder runs once, frozen: the K samples share its output
             encoding = network.encode(batch)
         r = rollout(network, policy, batch, beta.detach(), reward=context.reward, samples=config.agent.samples, encoding=encoding,
-                    task_samples=config.train.task_loss_samples)                   # eqs. 1–5
+                    task_samples=config.train.task_loss_samples, **authors_options(context))  # eqs. 1–5
         agent_loss, agent_reward, baseline = agent_objective(context, r, r, batch, encoding, beta.detach())  # eqs. 6–7
         with torch.no_grad():
             task_loss = context.task.revised_loss(r, batch)  # reported only: the network is frozen
@@ -60,13 +60,14 @@ class CoTrainingLearner(UpdateLearner):
         k, beta = config.agent.samples, context.strength()
         encoding = network.encode(batch)  # once, with its gradient: the K samples share its output
         r = rollout(network, policy, batch, beta, reward=context.reward, samples=k, encoding=encoding,
-                    task_samples=config.train.task_loss_samples)                   # eqs. 1–5
+                    task_samples=config.train.task_loss_samples, **authors_options(context))  # eqs. 1–5
         acting, acting_batch, acting_encoding = r, batch, encoding  # the rollout the agent learns from
         if context.agent_batches is not None:  # beyond the paper: sentences the network never fit
             acting_batch = context.agent_batches.batch_at(context.global_step).to(batch.tokens.device)
             with torch.no_grad():
                 acting_encoding = network.encode(acting_batch)
-            acting = rollout(network, policy, acting_batch, beta.detach(), reward=context.reward, samples=k, encoding=acting_encoding)
+            acting = rollout(network, policy, acting_batch, beta.detach(), reward=context.reward, samples=k, encoding=acting_encoding,
+                             **authors_options(context))
         agent_loss, agent_reward, baseline = agent_objective(context, r, acting, acting_batch, acting_encoding, beta)  # eqs. 6–7
         task_loss = context.task.revised_loss(r, batch)                                # eq. 12, on α′
         loss = task_loss
@@ -74,6 +75,16 @@ class CoTrainingLearner(UpdateLearner):
             loss = loss + config.train.original_attention_loss * context.task.loss(network, batch)
         statistics = update_statistics(context, acting, agent_reward, baseline, task_loss, agent_loss, beta)
         return {Part.NETWORK: loss, Part.AGENT: agent_loss}, statistics
+
+
+class AuthorsOptions(TypedDict):
+    flipped_sampling: float
+    raised_penalty: float
+
+
+def authors_options(context: LearnerContext) -> AuthorsOptions:
+    """The authors' code's sampling rule and raised-token cost (``agent.flipped_sampling``, ``agent.raised_penalty``; 0: off)."""
+    return {"flipped_sampling": context.config.agent.flipped_sampling, "raised_penalty": context.config.agent.raised_penalty}
 
 
 def agent_objective(
@@ -92,7 +103,7 @@ def self_critical_baseline(context: LearnerContext, batch: Any, encoding: Any, b
     """Beyond the paper: the reward of the agent's mean action, [B, 1], as REINFORCE's baseline."""
     with torch.no_grad():
         greedy = rollout(context.network, context.policy, batch, beta.detach(), reward=context.reward, deterministic=True,
-                         encoding=encoding)
+                         encoding=encoding, raised_penalty=context.config.agent.raised_penalty)
     return greedy.terms.objective.view(-1, 1)
 
 

@@ -17,7 +17,7 @@ import torch
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.names import Split
 from drga.records import EpochRecord, ReportRow
 
@@ -27,7 +27,7 @@ class RetrofitModules:
     """The network, the agent's policy and the adjustment strength β, with the sizes that rebuild them."""
 
     network: AttentionNetwork
-    policy: GaussianPolicy
+    policy: StatePolicy
     strength: AdjustmentStrength
     state_size: int
     action_size: int

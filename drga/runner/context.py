@@ -24,7 +24,7 @@ from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointPayload
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.core.reward import Reward, make_reward
 from drga.learners.context import TaskLosses, TrainingStep
 from drga.records import EpochRecord
@@ -102,7 +102,7 @@ class RunContext:
         return self._modules.network
 
     @property
-    def policy(self) -> GaussianPolicy:
+    def policy(self) -> StatePolicy:
         return self._modules.policy
 
     @property

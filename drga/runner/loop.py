@@ -40,7 +40,7 @@ from drga.checkpoint_format import CheckpointPayload
 from drga.config import ConfigError
 from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy, build_strength, state_and_action_size
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.files import write_text_atomic
 from drga.learners import Learner, make_learner
 from drga.learners.context import TrainingStep
@@ -162,7 +162,7 @@ class PhaseRunner:
         return self.modules.network
 
     @property
-    def policy(self) -> GaussianPolicy:
+    def policy(self) -> StatePolicy:
         return self.modules.policy
 
     @property

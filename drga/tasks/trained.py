@@ -19,7 +19,7 @@ from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_modu
 from drga.config import ExperimentConfig
 from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.runtime.device import resolve_device
 
 
@@ -31,7 +31,7 @@ def model_checkpoint(path: str | Path, payload: Mapping[str, Any] | None = None)
     return checkpoint
 
 
-def trained_agent(payload: Mapping[str, Any], path: str | Path, config: ExperimentConfig) -> tuple[GaussianPolicy, AdjustmentStrength]:
+def trained_agent(payload: Mapping[str, Any], path: str | Path, config: ExperimentConfig) -> tuple[StatePolicy, AdjustmentStrength]:
     """The checkpoint's agent and adjusting module (β and its schedule's position)."""
     checkpoint = CheckpointPayload.of(payload)
     policy = build_policy(config, checkpoint.state_size, checkpoint.action_size)

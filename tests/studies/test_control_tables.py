@@ -61,3 +61,24 @@ def test_the_ceiling_is_the_share_of_the_learned_uniform_gap_the_agent_recovers(
 def test_without_result_files_each_table_names_the_command_that_makes_them(tables, tmp_path):
     assert "bash experiments/controls.sh planted" in tables.planted_tables(tmp_path)
     assert "bash experiments/controls.sh uniform" in tables.ceiling_table(tmp_path)
+
+
+def test_the_authors_procedure_is_read_both_ways_and_its_reported_gain_split_into_parts(tables, tmp_path):
+    folder = tmp_path / "control-authors"
+    folder.mkdir(parents=True)
+    # pretrained dev 70 / test 71; equal-budget baseline test 74; DRGA dev 77 + seed / test 74 + seed (seeds 0, 1, 2)
+    for seed in range(3):
+        rows = {"baseline (pretrain only)": {"net-only": {"epoch": 2, "dev": 0.70, "test": 0.71}},
+                "baseline (equal budget)": {"net-only": {"epoch": 5, "dev": 0.73, "test": 0.74}},
+                "agent on frozen network": {"with-agent": {"epoch": 1, "dev": 0.72, "test": 0.72}},
+                "DRGA (co-trained)": {"with-agent": {"epoch": 4, "dev": 0.77 + seed / 100, "test": 0.74 + seed / 100}}}
+        payload = {"dataset": "mr", "net": "lstm-sa", "seed": seed, "rows": rows}
+        (folder / f"mr-lstm-sa-seed{seed}.json").write_text(json.dumps(payload), encoding="utf-8")
+    page = tables.authors_table(tmp_path)
+    reported, toolkit = page.split("**as this toolkit reports")[0], page.split("**as this toolkit reports")[1].split("**The first")[0]
+    # as reported: 78 − 70 = +8 (7, 8, 9: sd 1, t(2) interval 8 ± 4.303/√3 = [5.52, 10.48]); on test: 75 − 74 = +1 (0, 1, 2)
+    assert "| as in their code | mr | 3 | +8.00 | [+5.52, +10.48] |" in reported and "better" in reported
+    assert "| as in their code | mr | 3 | +1.00 | [-1.48, +3.48] |" in toolkit and "tie" in toolkit
+    # +8 = dev selection (78 − 75) − (70 − 71) = +4, more training 74 − 71 = +3, the agent 75 − 74 = +1
+    assert "| as in their code | mr | 3 | 70.00 / 71.00 | 78.00 / 75.00 | 74.00 | +8.00 | +4.00 | +3.00 | +1.00 |" in page
+    assert "No result files yet" in tables.authors_table(tmp_path / "nothing")

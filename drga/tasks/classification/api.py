@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from drga.baselines.protocol import AttentionNetwork
 from drga.config import ConfigError, ExperimentConfig, apply_network_defaults, section_keys, set_value, suggest
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data import DatasetSplits, TextExample, Vocabulary, stratified_split
 from drga.data.pretrained_vocab import SubwordVocabulary
 from drga.data.text import check_label_column, check_rare_labels
@@ -221,7 +221,7 @@ class RetrofitResult:
     ``predict`` / ``probabilities`` / ``attention`` / ``predictions`` on new texts (as :func:`drga.load`'s model)."""
 
     network: AttentionNetwork  #: the DRGA network (co-training's best with-agent dev epoch)
-    policy: GaussianPolicy  #: its agent
+    policy: StatePolicy  #: its agent
     strength: AdjustmentStrength  #: β
     rows: dict[str, ReportRow]  #: results.json's rows: label → each mode's epoch, dev and test numbers
     history: list[EpochRecord] = field(repr=False)  #: one record per epoch of every phase

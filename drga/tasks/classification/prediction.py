@@ -24,7 +24,7 @@ from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.config import DataConfig
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.core.rollout import rollout
 from drga.core.scoring import RewardConstants
 from drga.data import EncodedExample, TextExample, Vocabulary, collate
@@ -86,7 +86,7 @@ class Classifier:
     def __init__(
         self,
         network: AttentionNetwork,
-        policy: GaussianPolicy,
+        policy: StatePolicy,
         strength: AdjustmentStrength,
         vocab: Vocabulary,
         label_names: Sequence[str],

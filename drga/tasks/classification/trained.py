@@ -16,7 +16,7 @@ from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.config import ExperimentConfig, config_from_dict
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data import Vocabulary
 from drga.data.batching import EncodedExample
 from drga.data.text import DataFormatError, TextExample, read_tsv
@@ -41,7 +41,7 @@ LOGGER = logging.getLogger(__name__)
 class TrainedModel:
     config: ExperimentConfig
     network: AttentionNetwork
-    policy: GaussianPolicy
+    policy: StatePolicy
     strength: AdjustmentStrength
     vocab: Vocabulary
     label_names: list[str]  #: output i of the network is label_names[i]

@@ -12,7 +12,7 @@ import torch
 from drga.baselines.nmt_common import TranslationNetwork
 from drga.checkpoint_format import CheckpointError, CheckpointPayload, load_module_state
 from drga.core.beta import AdjustmentStrength
-from drga.core.policy import GaussianPolicy
+from drga.core.policy import StatePolicy
 from drga.data.parallel import EncodedPair
 from drga.data.subword import SubwordTokenizer
 from drga.names import Mode, checked_mode
@@ -28,7 +28,7 @@ class TranslationModel:
 
     config: TranslationConfig
     network: TranslationNetwork
-    policy: GaussianPolicy
+    policy: StatePolicy
     strength: AdjustmentStrength
     source_tokenizer: SubwordTokenizer
     target_tokenizer: SubwordTokenizer
