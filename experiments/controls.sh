@@ -10,6 +10,8 @@
 #                                                      # experiments/results/paper-regime's learned attention, the ceiling
 #   bash experiments/controls.sh authors [SEEDS...]    # LSTM+SA on MR, SUBJ and SST-5 trained by the authors' code's
 #                                                      # procedure (below), reported both ways by control_tables.py
+#   bash experiments/controls.sh authors-variants [SEEDS...]  # the same on MR and SUBJ with one of its differences
+#                                                      # undone: no flipping; eq. 5's reward; the paper's agent
 #   bash experiments/controls.sh ... --dry-run         # the runs, without training
 # Planted runs also leave cue-mass/<run>-agent.json and -cotrain.json: drga analyze --cue-words on the test split.
 # The tables, from the committed files alone: python experiments/control_tables.py [--out docs/results/controls.md]
@@ -20,10 +22,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
-if [ $# -lt 1 ] || { [ "$1" != planted ] && [ "$1" != uniform ] && [ "$1" != authors ]; }; then
-    echo "usage: bash experiments/controls.sh planted|uniform|authors [SEEDS...] [--dry-run]" >&2
-    exit 2
-fi
+case ${1:-} in planted|uniform|authors|authors-variants) ;; *)
+    echo "usage: bash experiments/controls.sh planted|uniform|authors|authors-variants [SEEDS...] [--dry-run]" >&2
+    exit 2;;
+esac
 study=$1; shift
 DRY=()
 SEEDS=()
@@ -71,11 +73,18 @@ else
     # cross-entropy (γ = 0) plus 0.15 × (raised / L)², against the 5 samples' mean, not scaled; 80% of the training
     # choices drawn from the flipped probabilities; 2 epochs of pretraining, 3 of the agent, 5 of co-training, none cut
     # short. The network, data and K are the paper regime's, as the LSTM+SA cells of paper-regime/ have them.
-    sweep control-authors --nets lstm-sa --datasets mr subj sst \
-        --set agent.policy=binary --set 'agent.hidden_sizes=[]' --set agent.normalize_state=false \
-        --set agent.flipped_sampling=0.8 --set agent.raised_penalty=0.15 --set agent.normalize_advantage=false \
-        --set adjust.multiplicative=true --set adjust.beta0=0.8 --set adjust.beta_half_life_epochs=0 \
-        --set adjust.trainable_beta=false --set reward.gamma=0 \
-        --set train.pretrain_epochs=2 --set train.agent_epochs=3 --set train.cotrain_epochs=5 --set train.patience=0
+    SCHEDULE=(--set train.pretrain_epochs=2 --set train.agent_epochs=3 --set train.cotrain_epochs=5 --set train.patience=0)
+    AGENT=(--set agent.policy=binary --set 'agent.hidden_sizes=[]' --set agent.normalize_state=false
+           --set agent.normalize_advantage=false --set adjust.multiplicative=true --set adjust.beta0=0.8
+           --set adjust.beta_half_life_epochs=0 --set adjust.trainable_beta=false)
+    SIGNAL=(--set reward.gamma=0 --set agent.raised_penalty=0.15)
+    FLIP=(--set agent.flipped_sampling=0.8)
+    if [ "$study" = authors ]; then
+        sweep control-authors --nets lstm-sa --datasets mr subj sst "${AGENT[@]}" "${SIGNAL[@]}" "${FLIP[@]}" "${SCHEDULE[@]}"
+    else  # authors-variants: one difference at a time turned back to the paper's, on MR and SUBJ
+        sweep control-authors-no-flipping --nets lstm-sa --datasets mr subj "${AGENT[@]}" "${SIGNAL[@]}" "${SCHEDULE[@]}"
+        sweep control-authors-eq5-reward --nets lstm-sa --datasets mr subj "${AGENT[@]}" "${FLIP[@]}" "${SCHEDULE[@]}"
+        sweep control-authors-paper-agent --nets lstm-sa --datasets mr subj "${SCHEDULE[@]}"
+    fi
 fi
 exit $STATUS
