@@ -9,7 +9,9 @@ The method's equations, one implementation each:
 - :func:`drga.core.reward.drga_reward` (eq. 5)
 - :func:`drga.core.reinforce.reinforce_loss` (eqs. 6–7)
 
-and :func:`drga.load`: a trained checkpoint that classifies new texts (``drga.load(path).predict(texts)``).
+:func:`drga.load_config` and :func:`drga.train` (a run's configuration, for the task that trains its network, and
+its training: what ``drga train`` does), and :func:`drga.load`: a trained checkpoint that classifies new texts
+(``drga.load(path).predict(texts)``).
 
 The plug points (docs/extending.md): :func:`drga.registry.register_network` (an attention network),
 :func:`drga.registry.register_reward` (a :class:`drga.core.reward.Reward`, chosen by ``reward.name``) and
@@ -26,6 +28,7 @@ _EXPORTS = {
     "RewardTerms": "drga.core.reward", "count_highlighted": "drga.core.reward", "drga_reward": "drga.core.reward",
     "saliency_penalty": "drga.core.reward", "agent_state_size": "drga.core.state", "build_agent_state": "drga.core.state",
     "load": "drga.prediction",  # drga.load(checkpoint).predict(texts)
+    "load_config": "drga.api", "train": "drga.api",  # config = drga.load_config(path, overrides); drga.train(config)
     "register_network": "drga.registry", "register_reward": "drga.registry", "register_task": "drga.registry",
     "Reward": "drga.core.reward",
 }
@@ -44,6 +47,6 @@ ENV_ID = "drga/AttentionRetrofit-v0"
 
 __all__ = [
     "adjust_attention", "AdjustmentStrength", "beta_schedule", "RewardTerms", "count_highlighted",
-    "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state", "ENV_ID", "load",
+    "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state", "ENV_ID", "load", "load_config", "train",
     "register_network", "register_reward", "register_task", "Reward",
 ]

@@ -15,7 +15,8 @@ registered task: what ``drga train`` runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from drga.records import EpochRecord, ModeScores, PhaseCost, ReportRow, RunResults
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
@@ -31,12 +32,23 @@ from drga.tasks.classification.api import (
 from drga.tasks.run_config import RunConfig
 
 __all__ = [
-    "TextData", "RetrofitResult", "retrofit", "train", "default_tokenizer", "STARTING_POINTS", "MARK",
+    "TextData", "RetrofitResult", "retrofit", "load_config", "train", "default_tokenizer", "STARTING_POINTS", "MARK",
     # records (drga.records): what train returns and results.json holds
     "RunResults", "ReportRow", "ModeScores", "EpochRecord", "PhaseCost",
     # callbacks (drga.runner.callbacks): what a run reports while it trains
     "Callback", "RunStart", "TrainingLog", "Evaluation", "EpochEnd", "PhaseEnd", "RunEnd", "CSVLogger", "TensorBoardLogger",
 ]
+
+
+def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *, task: str | None = None,
+                report: Callable[[str], None] | None = None) -> RunConfig:
+    """A run's configuration, for whichever task trains its network: the defaults, the TOML file at ``path``, then the
+    ``section.key=value`` overrides (the last word wins), read into that task's configuration (the task the network's
+    registration names, else the one that reads its input). ``task``: the task you expect; another is refused in one
+    line. ``report``: told which of the network's own defaults were applied. What ``drga train --config`` reads."""
+    from drga.tasks.run_config import load_run_config
+
+    return load_run_config(path, list(overrides), report, task=task)
 
 
 def train(config: RunConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False,

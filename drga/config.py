@@ -889,6 +889,11 @@ def load_config(
             raise ConfigError(f"reward.per_dataset.{config.data.dataset}: only sqrt_l0 and delta are tuned per data set, not '{name}'")
         if f"reward.{name}" not in given:
             _set(config, f"reward.{name}", coefficient)
+    if into is None:  # a network that its registration gives to another task would be trained as a classifier
+        owner = registry.find_network(config.network.name)
+        if owner is not None and owner.task not in (None, registry.DEFAULT_TASK):
+            raise ConfigError(f"network '{config.network.name}' is trained by the task '{owner.task}': load its configuration "
+                              "with drga.load_config, which gives it that task's")
     apply_network_defaults(config, given, report)
     config.validate()
     return config

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drga.config import ExperimentConfig, requested_network
+from drga.config import ConfigError, ExperimentConfig, requested_network
 from drga.registry import task_for_network, task_of_config
 from drga.tasks.translation.config import TranslationConfig
 
@@ -26,12 +26,18 @@ def requested_task(path: str | Path | None = None, overrides: list[str] | None =
 
 
 def load_run_config(path: str | Path | None = None, overrides: list[str] | None = None,
-                    report: Callable[[str], None] | None = None) -> RunConfig:
+                    report: Callable[[str], None] | None = None, *, task: str | None = None) -> RunConfig:
     """Defaults, the TOML file, then the overrides (the last word wins), in the configuration of the
     task the network asks for (its registration's ``load_config``); the data set must be one that
-    task reads. ``report``: told which of the network's own defaults were applied."""
+    task reads. ``report``: told which of the network's own defaults were applied. ``task``: the task
+    you expect; a network that another task trains is refused, naming both."""
     overrides = list(overrides or [])
-    return requested_task(path, overrides).load_config(path, overrides, report)
+    resolved = requested_task(path, overrides)
+    if task is not None and resolved.name != task:
+        network = requested_network(path, overrides)
+        raise ConfigError(f"network '{network}' is trained by the task '{resolved.name}', not '{task}': choose a network of "
+                          f"'{task}' (network.name) or leave task out")
+    return resolved.load_config(path, overrides, report)
 
 
 def experiment(config: RunConfig) -> ExperimentConfig:

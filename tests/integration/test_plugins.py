@@ -112,12 +112,13 @@ def test_the_cli_lists_a_registered_network_and_refuses_an_unknown_setting_of_it
 def test_the_python_api_trains_the_same_plug_ins(plugins, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(plugins))  # a script in the folder of the files: Python puts its folder first
     importlib.import_module("my_network"), importlib.import_module("my_reward")
-    from drga.api import train
+    import drga  # docs/extending.md's route: drga.load_config, then drga.train
 
-    config = load_config(None, ["data.dataset=tsv", f"data.tsv_path={write_keyword_tsv(tmp_path / 'kw.tsv')}", "network.name=bag-attention",
-                                "reward.name=sparse", "agent.hidden_sizes=8,8", "train.pretrain_epochs=1", "train.agent_epochs=1",
-                                "train.cotrain_epochs=1", f"run.logdir={tmp_path / 'runs'}", "run.progress=false"])
-    results = train(config)
+    config = drga.load_config(overrides=[
+        "data.dataset=tsv", f"data.tsv_path={write_keyword_tsv(tmp_path / 'kw.tsv')}", "network.name=bag-attention", "reward.name=sparse",
+        "agent.hidden_sizes=8,8", "train.pretrain_epochs=1", "train.agent_epochs=1", "train.cotrain_epochs=1",
+        f"run.logdir={tmp_path / 'runs'}", "run.progress=false"])
+    results = drga.train(config)
     row = results.rows["DRGA (co-trained)"].scores("test", "with-agent")
     assert row["reward"] == pytest.approx(row["log_likelihood"] - 0.2 * row["penalty"], abs=1e-6)
 

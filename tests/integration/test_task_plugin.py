@@ -156,3 +156,33 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
         Bare.config_data_fingerprint(mine, "drga sweep")
     with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga tune: its class gives no metric_name"):
         Task.metric_name.__func__(Bare, mine)
+
+
+def test_the_python_block_trains_the_custom_task_exactly_as_printed(my_task, tmp_path, monkeypatch):
+    """docs/extending.md's `drga.load_config` + `drga.train` block, run as printed in the folder of my_task.py and
+    my_data.tsv: the run is the task's own (its checkpoint's task, its selection by the dev reward), and
+    classification's own loader refuses the network, naming the loader to use."""
+    from tests.doc_blocks import python_blocks
+    from tests.integration.test_plugins import EXTENDING as page
+
+    block = next(b for b in python_blocks(page.read_text(encoding="utf-8")) if "import my_task" in b and "drga.train" in b)
+    write_keyword_tsv(my_task / "my_data.tsv")
+    monkeypatch.syspath_prepend(str(my_task))  # a script in that folder has it on its path
+    namespace: dict = {}
+    exec(compile(block, "docs/extending.md", "exec"), namespace)
+    results = namespace["results"]
+    from drga.checkpoint_format import load_checkpoint
+
+    run_dir = my_task / "runs" / "tsv-lstm-sa-rf-seed0"
+    assert load_checkpoint(run_dir / "cotrain_best.pt").get("task") == "reward-first"
+    assert type(namespace["config"]).__name__ == "RewardFirstConfig"
+    pretraining = [r.to_dict() for r in results.history if r.phase == "pretrain"]
+    best = max(pretraining, key=lambda r: (r["dev_net-only_reward"], r["dev_net-only_accuracy"]))
+    assert results.rows["baseline (pretrain only)"].epoch == best["epoch"]
+    import drga
+    from drga.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="trained by the task 'reward-first': load its configuration with drga.load_config"):
+        load_config(None, ["network.name=lstm-sa-rf"])
+    with pytest.raises(ConfigError, match="network 'lstm-sa-rf' is trained by the task 'reward-first', not 'classification'"):
+        drga.load_config(overrides=["network.name=lstm-sa-rf"], task="classification")
