@@ -10,8 +10,8 @@ The method's equations, one implementation each:
 - :func:`drga.core.reinforce.reinforce_loss` (eqs. 6–7)
 
 :func:`drga.load_config` and :func:`drga.train` (a run's configuration, for the task that trains its network, and
-its training: what ``drga train`` does), and :func:`drga.load`: a trained checkpoint that classifies new texts
-(``drga.load(path).predict(texts)``).
+its training: what ``drga train`` does), and :func:`drga.load`: a trained checkpoint of any task, ready for inference
+(a classifier's: ``drga.load(path).predict(texts)``).
 
 The plug points (docs/extending.md): :func:`drga.registry.register_network` (an attention network),
 :func:`drga.registry.register_reward` (a :class:`drga.core.reward.Reward`, chosen by ``reward.name``) and
@@ -27,8 +27,8 @@ _EXPORTS = {
     "adjust_attention": "drga.core.adjust", "AdjustmentStrength": "drga.core.beta", "beta_schedule": "drga.core.beta",
     "RewardTerms": "drga.core.reward", "count_highlighted": "drga.core.reward", "drga_reward": "drga.core.reward",
     "saliency_penalty": "drga.core.reward", "agent_state_size": "drga.core.state", "build_agent_state": "drga.core.state",
-    "load": "drga.prediction",  # drga.load(checkpoint).predict(texts)
-    "load_config": "drga.api", "train": "drga.api",  # config = drga.load_config(path, overrides); drga.train(config)
+    # drga.load(checkpoint).predict(texts); config = drga.load_config(path, overrides); drga.train(config)
+    "load": "drga.api", "load_config": "drga.api", "train": "drga.api",
     "register_network": "drga.registry", "register_reward": "drga.registry", "register_task": "drga.registry",
     "Reward": "drga.core.reward",
 }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from drga.records import EpochRecord, ModeScores, PhaseCost, ReportRow, RunResults
 from drga.runner.callbacks import Callback, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart, TrainingLog
@@ -32,7 +33,7 @@ from drga.tasks.classification.api import (
 from drga.tasks.run_config import RunConfig
 
 __all__ = [
-    "TextData", "RetrofitResult", "retrofit", "load_config", "train", "default_tokenizer", "STARTING_POINTS", "MARK",
+    "TextData", "RetrofitResult", "retrofit", "load", "load_config", "train", "default_tokenizer", "STARTING_POINTS", "MARK",
     # records (drga.records): what train returns and results.json holds
     "RunResults", "ReportRow", "ModeScores", "EpochRecord", "PhaseCost",
     # callbacks (drga.runner.callbacks): what a run reports while it trains
@@ -49,6 +50,16 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
     from drga.tasks.run_config import load_run_config
 
     return load_run_config(path, list(overrides), report, task=task)
+
+
+def load(path: str | Path, **options: Any) -> Any:
+    """A trained checkpoint (``runs/<run>/cotrain_best.pt``, any ``*_best*.pt``) ready for inference, as the task that
+    wrote it loads it: a classifier's is a :class:`~drga.prediction.Classifier` (``.predict(texts)``; ``options``:
+    ``network=`` your network's class, ``tokenizer=``, ``device=``), a translation network's its translator
+    (``device=``), a task of your own's what its class's ``load`` returns."""
+    from drga.registry import load_for_inference  # torch: only when a checkpoint is read
+
+    return load_for_inference(path, **options)
 
 
 def train(config: RunConfig, *, resume: bool = False, overwrite: bool = False, force: bool = False,

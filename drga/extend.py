@@ -7,9 +7,10 @@
   :class:`Reward` protocol, and :func:`register_reward`;
 - a task: one :class:`Task` subclass decorated with :func:`register_task`; classification's (:class:`ClassificationTask`)
   to build on, the runner (:class:`PhaseRunner`), with its configuration
-  (:class:`ExperimentConfig`, :func:`load_config`, :func:`config_to_toml`, :data:`CLASSIFICATION_FLAGS`), its
-  ``drga evaluate`` (:func:`evaluate_classification_checkpoint`) and its inference loader (:func:`load_classifier`);
-- any task's checkpoint, ready for inference: :func:`load_for_inference`.
+  (:class:`ExperimentConfig`, :func:`load_config`, :func:`config_to_toml`, :data:`CLASSIFICATION_FLAGS`) and its
+  ``drga evaluate`` (:func:`evaluate_classification_checkpoint`).
+
+Any task's checkpoint is read by :func:`drga.load`.
 
 Each name is the toolkit's own, imported from where it lives when first used (PEP 562), so that a plug-in
 importing a reward's names does not load the runner.
@@ -25,11 +26,10 @@ if TYPE_CHECKING:
     from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
     from drga.config import CLASSIFICATION_FLAGS, ExperimentConfig, config_to_toml, load_config
     from drga.core.reward import Reward, RewardTerms, count_highlighted, drga_reward
-    from drga.registry import load_for_inference, register_network, register_reward, register_task
+    from drga.registry import register_network, register_reward, register_task
     from drga.runner.loop import PhaseRunner
     from drga.runner.task import Task
     from drga.tasks.classification.commands import evaluate_classification_checkpoint
-    from drga.tasks.classification.prediction import load as load_classifier
     from drga.tasks.classification.task import ClassificationTask
 
 #: Each exported name → (its module, its name there).
@@ -38,14 +38,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
                                                             "masked_softmax")},
     "LSTMSelfAttention": ("drga.baselines.lstm_sa", "LSTMSelfAttention"),
     **{name: ("drga.core.reward", name) for name in ("Reward", "RewardTerms", "count_highlighted", "drga_reward")},
-    **{name: ("drga.registry", name) for name in ("register_network", "register_reward", "register_task",
-                                                  "load_for_inference")},
+    **{name: ("drga.registry", name) for name in ("register_network", "register_reward", "register_task")},
     **{name: ("drga.config", name) for name in ("CLASSIFICATION_FLAGS", "ExperimentConfig", "config_to_toml", "load_config")},
     "PhaseRunner": ("drga.runner.loop", "PhaseRunner"),
     "Task": ("drga.runner.task", "Task"),
     "ClassificationTask": ("drga.tasks.classification.task", "ClassificationTask"),
     "evaluate_classification_checkpoint": ("drga.tasks.classification.commands", "evaluate_classification_checkpoint"),
-    "load_classifier": ("drga.tasks.classification.prediction", "load"),
 }
 
 __all__ = [
@@ -65,9 +63,7 @@ __all__ = [
     "count_highlighted",
     "drga_reward",
     "evaluate_classification_checkpoint",
-    "load_classifier",
     "load_config",
-    "load_for_inference",
     "masked_softmax",
     "register_network",
     "register_reward",

@@ -137,7 +137,7 @@ class Task(ABC):
 
     @classmethod
     def load(cls, path: str | Path, **options: Any) -> Any:
-        """One of its checkpoints ready for inference (``drga.extend.load_for_inference``; ``options``: ``device=``)."""
+        """One of its checkpoints ready for inference (what ``drga.load`` returns for it; ``options``: ``device=``)."""
         raise RegistryError(f"task '{cls.name}' cannot load a checkpoint for inference: its class gives no load "
                             "(docs/extending.md, \"A new task\")")
 

@@ -151,11 +151,13 @@ def test_a_checkpoint_without_an_agent_predicts_net_only(run, monkeypatch, capsy
     assert code == 2 and "no trained agent" in err
 
 
-def test_a_translation_checkpoint_is_pointed_to_translate(tmp_path):
+def test_a_translation_checkpoint_is_pointed_to_translate_by_the_classifier_loader(tmp_path):
+    from drga.prediction import load as load_classifier
+
     path = tmp_path / "nmt.pt"
     save_atomic({"format": FORMAT_VERSION, "kind": "model", "task": "translation"}, path)
     with pytest.raises(CheckpointError, match="translation checkpoint: translate with it"):
-        drga.load(path)
+        load_classifier(path)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

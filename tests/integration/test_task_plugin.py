@@ -70,9 +70,9 @@ def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my
     with pytest.raises(CheckpointError, match="is a reward-first checkpoint"):
         load(run_dir / "cotrain_best.pt")
     # its registration's load reads it: a classifier (docs/extending.md, "Predicting with its checkpoints")
-    from drga.extend import load_for_inference
+    import drga
 
-    model = load_for_inference(run_dir / "cotrain_best.pt")
+    model = drga.load(run_dir / "cotrain_best.pt")
     assert type(model).__name__ == "Classifier" and set(model.predict(["good", "bad"])) <= {"pos", "neg"}
 
 
