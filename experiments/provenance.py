@@ -56,6 +56,13 @@ PAGES = {
                            "interrupted try's; `hypotheses/` "
                            "the decoded test translations and their references; `probes/` the throughput probes)",
                            "python experiments/translation_tables.py"),
+    "control-planted": ("results/controls.md (the planted-cue control: `masked-s<strength>/` per strength, `cue-mass/` the "
+                        "agent's and the co-trained network's cue-word mass)",
+                        "python experiments/control_tables.py --out docs/results/controls.md"),
+    "control-uniform": ("results/controls.md (the uniform-attention ceiling)", "(the same command)"),
+    **{f"control-authors{variant}": ("results/controls.md (the authors' procedure" + (f", {variant[1:]})" if variant else ")"),
+                                     "(the same command)")
+       for variant in ("", "-no-flipping", "-eq5-reward", "-paper-agent")},
 }
 
 

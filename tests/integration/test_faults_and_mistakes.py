@@ -561,8 +561,8 @@ def test_every_option_refuses_an_ill_formed_value(tmp_path, capsys):
     assert not (tmp_path / "runs").exists() and not (Path.cwd() / "placeholder").exists()
 
 
-def test_the_readme_says_what_is_refused_and_what_is_only_noted():
-    readme = " ".join((ROOT / "README.md").read_text().split())
+def test_the_usage_page_says_what_is_refused_and_what_is_only_noted():
+    readme = " ".join((ROOT / "docs" / "usage.md").read_text().split())
     assert "never ignored" not in readme
     assert "Refused, with what it applies to:" in readme and "Only noted, in the run's log:" in readme
     assert "a `--set` setting that the run's network or data set does not read" in readme

@@ -427,8 +427,9 @@ def test_the_help_says_what_config_takes_and_make_demo_runs_as_the_readme_says(c
     status, out, _ = cli(["train", "--help"], capsys)
     assert status == 0 and "bundled with the package: demo" in " ".join(out.split())
     makefile, readme = (ROOT / "Makefile").read_text(), (ROOT / "README.md").read_text()
+    usage = (ROOT / "docs" / "usage.md").read_text()
     assert "\t$(BIN)/drga train --config demo --overwrite --no-progress\n" in makefile
-    assert "$ drga train --config demo --overwrite --no-progress   # what `make demo` runs" in readme
+    assert "$ drga train --config demo --overwrite --no-progress   # what `make demo` runs" in usage and "make demo" in readme
     # make docs: the docs extra only, not the test stamp's Ray, transformers and Optuna
     assert "docs: $(DOCS_STAMP)" in makefile and '-e ".[docs]"' in makefile
     assert "`make docs` into `site/`" in readme and "[CHANGELOG.md](CHANGELOG.md)" in readme
@@ -441,8 +442,8 @@ def test_a_script_beside_a_folder_named_drga_imports_that_folder_as_the_readme_w
     if done.returncode == 0:
         pytest.skip("this install finds the package before a namespace folder (a wheel, not the editable install)")
     assert "module 'drga' has no attribute 'load'" in done.stderr
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "do not save one beside a folder named `drga`" in readme and "`module 'drga' has no attribute 'load'`" in readme
+    usage = " ".join((ROOT / "docs" / "usage.md").read_text().split())
+    assert "do not save one beside a folder named `drga`" in usage and "`module 'drga' has no attribute 'load'`" in usage
 
 
 def test_the_earlier_form_of_head_dropout_masks_works_with_a_deprecation_warning():
