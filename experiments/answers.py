@@ -41,6 +41,7 @@ from pathlib import Path
 
 import agent_size_tables
 import checkout
+import control_tables
 import explain_tables
 import regime_tables as regime
 import translation_tables as translation
@@ -139,6 +140,27 @@ GROUPS = (
     Group("focus", "Table VIII: DRGA's attention highlights fewer tokens (LSTM+SA)", "../EXPLAINABILITY.md", "% of N", "Table VIII"),
     Group("faithful", "Fig. 5: DRGA's attention is a more faithful explanation (LSTM+SA)", "../EXPLAINABILITY.md", "measures", "Fig. 5"),
     Group("translation", "Table V: translation (the paper's WMT14; here Multi30k English→German)", "nmt.md", "BLEU", "Table V"),
+    Group(
+        "control",
+        "A positive control: a planted word carries the label, the network's attention masked on most positions (planted SUBJ)",
+        "controls.md",
+        "points",
+        "control",
+    ),
+    Group(
+        "authors-reported",
+        "Table II's LSTM+SA cells by the authors' code's procedure, as it reports them: best dev accuracy against the 2-epoch network's",
+        "controls.md",
+        "points",
+        "authors (dev)",
+    ),
+    Group(
+        "authors-test",
+        "The same runs as everything above: on test, against the equal-budget baseline",
+        "controls.md",
+        "points",
+        "authors (test)",
+    ),
 )
 GROUP = {group.key: group for group in GROUPS}
 
@@ -396,6 +418,28 @@ def translation_cells(results: Path) -> list[Cell]:
     return found
 
 
+def control_cells(results: Path) -> list[Cell]:
+    """The positive control's cells (DRGA with agent − equal-budget baseline, as controls.md gives them), then the
+    authors' procedure's two readings of its own runs (its variants are on that page only)."""
+    found = []
+    planted = control_tables.planted_comparisons(results)
+    family = sum(not math.isnan(e["comparison"].p) for e in planted)
+    for e in planted:
+        label = f"{NET_NAMES.get(e['net'], e['net'])} · {e['kind']} {e['strength']:g}"
+        found.append(Cell("control", label, tuple(e["comparison"].differences), e["comparison"].spread, e["comparison"].p,
+                          e["holm"], family, None))
+    for group, way in (("authors-reported", control_tables.AS_REPORTED), ("authors-test", control_tables.ON_TEST)):
+        entries = control_tables.authors_comparisons(results, way)
+        family = sum(not math.isnan(e["comparison"].p) for e in entries)
+        for e in entries:
+            if e["procedure"] != "as in their code":
+                continue
+            key = (e["net"], e["dataset"])
+            found.append(Cell(group, cell_label(key), tuple(e["comparison"].differences), e["comparison"].spread, e["comparison"].p,
+                              e["holm"], family, paper_delta(key)))
+    return found
+
+
 def all_cells(results: Path) -> tuple[list[Cell], dict]:
     """Every cell, in the groups' order, and what the summary adds: the tuned study's mean over the cells, faithfulness."""
     cells = regime_cells(
@@ -407,7 +451,7 @@ def all_cells(results: Path) -> tuple[list[Cell], dict]:
     cells += tuned + size_cells(results) + variant_cells(results)
     cells += regime_cells([results / "hf-encoder"], {"hf-encoder": "encoder"})
     focus, faithful = explanation_cells(results)
-    cells += focus + translation_cells(results)
+    cells += focus + translation_cells(results) + control_cells(results)
     order = [group.key for group in GROUPS]
     extra = {"tuned": pooled, "faithful": faithful, "budgets": epoch_budgets(results)}
     return sorted(cells, key=lambda cell: order.index(cell.group)), extra

@@ -74,7 +74,15 @@ def _p(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.3g}"
 
 
-def planted_tables(results: Path) -> str:
+def _compared(cells: Sequence[Mapping[str, Any]], row_a: str, mode_a: str, row_b: str, mode_b: str) -> tuple[list[Any], list[float]]:
+    """Per cell, the paired comparison of test accuracy row_b − row_a over its seeds, and the Holm-adjusted p's."""
+    tested = [paired_comparison([test_accuracy(r, row_a, mode_a) for r in c["runs"]],
+                                [test_accuracy(r, row_b, mode_b) for r in c["runs"]]) for c in cells]
+    return tested, holm_adjust([t.p for t in tested])
+
+
+def planted_cells(results: Path) -> list[dict[str, Any]]:
+    """The planted control's cells, by degradation and strength (strongest first), then network."""
     cells = []
     for folder in sorted((results / "control-planted").glob("*-s*")):
         match = FOLDER.match(folder.name)
@@ -85,6 +93,19 @@ def planted_tables(results: Path) -> str:
             cue = [_cue_mass(folder, f"{dataset}-{net}-seed{seed}") for seed in sorted(seeds)]
             cells.append({"kind": match["kind"], "strength": float(match["strength"]), "dataset": dataset, "net": net,
                           "runs": ordered, "cue": [c for c in cue if c is not None]})
+    return sorted(cells, key=lambda c: (c["kind"], -c["strength"], c["net"]))
+
+
+def planted_comparisons(results: Path) -> list[dict[str, Any]]:
+    """DRGA with the agent − the equal-budget baseline per planted cell, as the table gives it: the cell, its paired
+    comparison and its Holm p (the family: every planted cell with a test)."""
+    cells = planted_cells(results)
+    tested, adjusted = _compared(cells, BASELINE, "net-only", DRGA, "with-agent")
+    return [{**cell, "comparison": t, "holm": h} for cell, t, h in zip(cells, tested, adjusted)]
+
+
+def planted_tables(results: Path) -> str:
+    cells = planted_cells(results)
     if not cells:
         return "### Planted cues\n\nNo result files yet (`bash experiments/controls.sh planted`).\n"
     comparisons = {
@@ -106,9 +127,7 @@ def planted_tables(results: Path) -> str:
                      f"{_mean(runs, BASELINE, 'net-only'):.2f} | {_mean(runs, DRGA, 'with-agent'):.2f} | {mass} | "
                      f"{np.mean(epochs):.1f} of {cap}; {min(best)}–{max(best)} |")
     for title, ((row_a, mode_a), (row_b, mode_b)) in comparisons.items():
-        tested = [paired_comparison([test_accuracy(r, row_a, mode_a) for r in c["runs"]],
-                                    [test_accuracy(r, row_b, mode_b) for r in c["runs"]]) for c in cells]
-        adjusted = holm_adjust([t.p for t in tested])
+        tested, adjusted = _compared(cells, row_a, mode_a, row_b, mode_b)
         lines += ["", f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
                       f"{sum(not math.isnan(t.p) for t in tested)} cells with a test):", "",
                   "| degradation | network | seeds | Δ | 95% interval | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|"]
@@ -170,24 +189,45 @@ def dev_accuracy(run: Mapping[str, Any], row: str, mode: str) -> float:
     return 100.0 * float(run["rows"][row][mode]["dev"])
 
 
+AS_REPORTED = "as the authors' code reports it: DRGA's best dev accuracy − the pretrained network's dev accuracy"
+ON_TEST = "as this toolkit reports: test accuracy, DRGA with agent − the equal-budget baseline"
+#: The two readings of the same runs, each a run's difference in points.
+WAYS: dict[str, Any] = {
+    AS_REPORTED: lambda r: dev_accuracy(r, DRGA, "with-agent") - dev_accuracy(r, PRETRAIN, "net-only"),
+    ON_TEST: lambda r: test_accuracy(r, DRGA, "with-agent") - test_accuracy(r, BASELINE, "net-only"),
+}
+
+
+def authors_cells(results: Path) -> list[tuple[str, str, str, list[dict[str, Any]]]]:
+    """(procedure, data set, network, the seeds' result files) of ``control-authors/`` and its variants'."""
+    folders = sorted(f for f in results.glob("control-authors*") if f.is_dir())
+    return [(folder.name.removeprefix("control-authors").lstrip("-") or "as in their code", dataset, net,
+             [seeds[k] for k in sorted(seeds)]) for folder in folders for (dataset, net), seeds in sorted(read_runs(folder).items())]
+
+
+def _differences_tested(cells: Sequence[tuple[str, str, str, list[dict[str, Any]]]], difference: Any) -> tuple[list[Any], list[float]]:
+    tested = [paired_comparison([0.0] * len(runs), [difference(r) for r in runs]) for *_, runs in cells]
+    return tested, holm_adjust([t.p for t in tested])
+
+
+def authors_comparisons(results: Path, way: str) -> list[dict[str, Any]]:
+    """One reading (:data:`WAYS`) of the authors' procedure's cells as the table gives it: each cell, its paired
+    comparison and its Holm p (the family: every cell of that reading, variants included)."""
+    cells = authors_cells(results)
+    tested, adjusted = _differences_tested(cells, WAYS[way])
+    return [{"procedure": c[0], "dataset": c[1], "net": c[2], "comparison": t, "holm": h} for c, t, h in zip(cells, tested, adjusted)]
+
+
 def authors_table(results: Path) -> str:
     """The authors' code's procedure (``control-authors/``; a variant with one of its settings changed in
     ``control-authors-<variant>/``), each cell read two ways from the same runs, and the first way's Δ split into its parts."""
-    folders = sorted(f for f in results.glob("control-authors*") if f.is_dir())
-    cells = [(folder.name.removeprefix("control-authors").lstrip("-") or "as in their code", dataset, net,
-              [seeds[k] for k in sorted(seeds)]) for folder in folders for (dataset, net), seeds in sorted(read_runs(folder).items())]
+    cells = authors_cells(results)
     if not cells:
         return "### The authors' procedure\n\nNo result files yet (`bash experiments/controls.sh authors`).\n"
-    ways = {
-        "as the authors' code reports it: DRGA's best dev accuracy − the pretrained network's dev accuracy":
-            lambda r: dev_accuracy(r, DRGA, "with-agent") - dev_accuracy(r, PRETRAIN, "net-only"),
-        "as this toolkit reports: test accuracy, DRGA with agent − the equal-budget baseline":
-            lambda r: test_accuracy(r, DRGA, "with-agent") - test_accuracy(r, BASELINE, "net-only"),
-    }
+    ways = WAYS
     lines = ["### The authors' procedure (LSTM+SA, accuracy %)", ""]
     for title, difference in ways.items():
-        tested = [paired_comparison([0.0] * len(runs), [difference(r) for r in runs]) for *_, runs in cells]
-        adjusted = holm_adjust([t.p for t in tested])
+        tested, adjusted = _differences_tested(cells, difference)
         lines += [f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
                   f"{sum(not math.isnan(t.p) for t in tested)} cells with a test):", "",
                   "| procedure | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|"]
