@@ -163,6 +163,8 @@ GROUPS = (
     ),
 )
 GROUP = {group.key: group for group in GROUPS}
+#: Groups drawn on a panel of their own: their effects are of another size (a control made to have one) or another reading.
+CONTROL_GROUPS = ("control", "authors-reported", "authors-test")
 
 
 @dataclass(frozen=True)
@@ -714,9 +716,12 @@ def forest(cells: list[Cell], path: Path) -> None:
     panels = [
         (title, [c for c in cells if c.n >= 2 and keys(c.group)])
         for title, keys in (
-            ("test accuracy, DRGA with agent − equal-budget baseline (points)", lambda g: GROUP[g].unit == "points"),
+            ("test accuracy, DRGA with agent − equal-budget baseline (points)",
+             lambda g: GROUP[g].unit == "points" and g not in CONTROL_GROUPS),
             ("Table VIII: mean highlighted tokens N, DRGA with agent against the baseline (%)", lambda g: g == "focus"),
             ("Table V: beam BLEU, DRGA with agent − equal-budget baseline", lambda g: g == "translation"),
+            ("the positive control, and the authors' procedure read two ways (points; controls.md)",
+             lambda g: g in CONTROL_GROUPS),
         )
     ]
     panels = [(title, found) for title, found in panels if found]

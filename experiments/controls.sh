@@ -54,8 +54,9 @@ cue_mass() {  # FOLDER: the test split's mass on the cue words of each finished 
             "$PY" -m drga.cli analyze "$run/${phase}_best.pt" --only cue-mass --cue-words "$CUES" --split test \
                 --out "$run/cue-mass-$phase" --no-progress || { STATUS=1; continue; }
             mkdir -p "$(dirname "$file")"
-            "$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); json.dump({k: s[k] for k in ("network", "phase", "dataset", "split", "beta", "cue_mass")}, open(sys.argv[2], "w"), indent=1)' \
-                "$run/cue-mass-$phase/summary.json" "$file.partial" && mv "$file.partial" "$file"
+            "$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); json.dump({"commit": sys.argv[3], **{k: s[k] for k in ("network", "phase", "dataset", "split", "beta", "cue_mass")}}, open(sys.argv[2], "w"), indent=1)' \
+                "$run/cue-mass-$phase/summary.json" "$file.partial" "$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)" \
+                && mv "$file.partial" "$file"
         done
     done
 }

@@ -82,3 +82,13 @@ def test_the_authors_procedure_is_read_both_ways_and_its_reported_gain_split_int
     # +8 = dev selection (78 − 75) − (70 − 71) = +4, more training 74 − 71 = +3, the agent 75 − 74 = +1
     assert "| as in their code | mr | 3 | 70.00 / 71.00 | 78.00 / 75.00 | 74.00 | +8.00 | +4.00 | +3.00 | +1.00 |" in page
     assert "No result files yet" in tables.authors_table(tmp_path / "nothing")
+
+
+def test_the_committed_page_is_what_the_committed_files_give(tables, capsys):
+    from tests.scripts import ROOT
+
+    page = ROOT / "docs" / "results" / "controls.md"
+    assert tables.main(["--results", str(ROOT / "experiments" / "results")]) == 0
+    built = capsys.readouterr().out
+    # the page names its command with --out; the printed one without
+    assert built.replace("control_tables.py`", "control_tables.py --out docs/results/controls.md`", 1) == page.read_text(encoding="utf-8")
