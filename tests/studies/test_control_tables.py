@@ -80,7 +80,7 @@ def test_the_authors_procedure_is_read_both_ways_and_its_reported_gain_split_int
     assert "| as in their code | mr | 3 | +8.00 | [+5.52, +10.48] |" in reported and "better" in reported
     assert "| as in their code | mr | 3 | +1.00 | [-1.48, +3.48] |" in toolkit and "tie" in toolkit
     # +8 = dev selection (78 − 75) − (70 − 71) = +4, more training 74 − 71 = +3, the agent 75 − 74 = +1
-    assert "| as in their code | mr | 3 | 70.00 / 71.00 | 78.00 / 75.00 | 74.00 | +8.00 | +4.00 | +3.00 | +1.00 |" in page
+    assert "| as in their code | mr | 3 | 70.00 / 71.00 | 78.00 / 75.00 | 74.00 | +8.00 | +4.00 | +3.00 | +1.00 | 0 of 3 |" in page
     assert "No result files yet" in tables.authors_table(tmp_path / "nothing")
 
 
