@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 import torch
 from torch import Tensor, nn
@@ -155,9 +154,7 @@ def apply_keep_mask(x: Tensor, keep: Tensor | None, copies: int = 1) -> Tensor:
     return (x.view(-1, copies, *x.shape[1:]) * keep.unsqueeze(1)).view_as(x)
 
 
-def head_dropout_masks(
-    head: nn.Module, like: Tensor, *legacy: Any, training: bool | None = None, input_dropout: float = 0.0
-) -> tuple[Tensor | None, ...]:
+def head_dropout_masks(head: nn.Module, like: Tensor, *, training: bool, input_dropout: float = 0.0) -> tuple[Tensor | None, ...]:
     """Keep-masks for a classifier head: one on its input (rate ``input_dropout``; 0: none), then one per
     ``nn.Dropout`` inside it (a ``Linear`` or a ``Sequential`` of layers), for ``like.shape[0]``
     examples (on its device, in its dtype); Nones when not ``training``.
@@ -166,21 +163,7 @@ def head_dropout_masks(
     applies the same masks to every revised copy of an example (:func:`run_head`): the K action
     samples of one sequence then differ by their actions alone, and the REINFORCE baseline (the
     samples' mean reward) cancels the dropout noise instead of rewarding the agent for it.
-
-    The earlier form, ``head_dropout_masks(head, input_dropout, like, training)``, still works for this
-    release, with a ``DeprecationWarning`` that names the new one (CHANGELOG.md).
     """
-    if legacy or isinstance(like, (int, float)):  # the 0.1 form: (head, input_dropout, like, training)
-        if not isinstance(like, (int, float)) or not 1 <= len(legacy) <= 2 or (len(legacy) == 2) == (training is not None):
-            raise TypeError("head_dropout_masks(head, like, *, training, input_dropout=0.0): give like as a tensor and training by name")
-        warnings.warn(
-            "head_dropout_masks(head, input_dropout, like, training) is deprecated and goes after this release; call "
-            "head_dropout_masks(head, like, training=training, input_dropout=input_dropout)", DeprecationWarning, stacklevel=2,
-        )
-        input_dropout, like = float(like), legacy[0]
-        training = legacy[1] if len(legacy) == 2 else training
-    if training is None:
-        raise TypeError("head_dropout_masks() needs training= (the network's self.training)")
     layers = list(head) if isinstance(head, nn.Sequential) else [head]
     linears = [layer for layer in layers if isinstance(layer, nn.Linear)]
     if not linears:

@@ -242,14 +242,16 @@ def authors_table(results: Path) -> str:
               "network (as many epochs as DRGA's agent and co-training phases, without the agent); *the agent*, DRGA with agent "
               "− that baseline on test.", "",
               "| procedure | data set | seeds | pretrained dev / test | DRGA dev / test | baseline test | Δ as reported | "
-              "dev selection | more training | the agent | seeds whose agent changes nothing |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "dev selection | more training | the agent | seeds whose agent changes nothing |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for variant, dataset, _, runs in cells:
         pre_dev, pre_test = _mean_of(runs, dev_accuracy, PRETRAIN, "net-only"), _mean(runs, PRETRAIN, "net-only")
         drga_dev, drga_test = _mean_of(runs, dev_accuracy, DRGA, "with-agent"), _mean(runs, DRGA, "with-agent")
         base_test = _mean(runs, BASELINE, "net-only")
         lines.append(f"| {variant} | {dataset} | {len(runs)} | {pre_dev:.2f} / {pre_test:.2f} | {drga_dev:.2f} / {drga_test:.2f} | "
                      f"{base_test:.2f} | {drga_dev - pre_dev:+.2f} | {(drga_dev - drga_test) - (pre_dev - pre_test):+.2f} | "
-                     f"{base_test - pre_test:+.2f} | {drga_test - base_test:+.2f} | {sum(map(_agent_changes_nothing, runs))} of {len(runs)} |")
+                     f"{base_test - pre_test:+.2f} | {drga_test - base_test:+.2f} | "
+                     f"{sum(map(_agent_changes_nothing, runs))} of {len(runs)} |")
     lines += ["", "*Seeds whose agent changes nothing*: the agent on the frozen network scores exactly what the pretrained network "
               "does on dev and on test, and DRGA with the agent exactly what DRGA's network alone does: the deterministic "
               "policy makes the same choice for every token, and a renormalised α·(1 ± β) is α again."]

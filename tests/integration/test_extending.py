@@ -53,12 +53,12 @@ def run_python(block: str, folder: Path, name: str) -> str:
     return done.stdout
 
 
-def test_the_page_has_three_files_two_command_blocks_and_two_python_blocks():
+def test_the_page_has_three_files_two_command_blocks_and_three_python_blocks():
     assert set(file_blocks(EXTENDING.read_text(encoding="utf-8"))) == {"my_network.py", "my_reward.py", "my_task.py"}
-    assert len(page_blocks("bash")) == 2 and len(page_blocks("python")) == 2
+    assert len(page_blocks("bash")) == 2 and len(page_blocks("python")) == 3
     for block in (*file_blocks(EXTENDING.read_text(encoding="utf-8")).values(), *page_blocks("python")):
         imported = set(re.findall(r"^\s*(?:from|import) (drga[\w.]*)", block, flags=re.MULTILINE))
-        assert imported <= {"drga.extend", "drga.api", "drga.config"}, imported  # one module for extension, the user API beside it
+        assert imported <= {"drga", "drga.extend"}, imported  # one module for extension, the package's own names beside it
 
 
 def test_a_network_and_a_reward_from_the_command_line_as_printed(tmp_path):
@@ -87,7 +87,7 @@ def test_a_task_trains_evaluates_and_predicts_as_printed(tmp_path):
     folder = user_folder(tmp_path / "mine")
     out = run_shell(page_blocks("bash")[1], folder)
     assert "accuracy" in out
-    printed = run_python(page_blocks("python")[1], folder, "predict_mine.py").splitlines()
+    printed = run_python(page_blocks("python")[2], folder, "predict_mine.py").splitlines()
     labels = eval(printed[0])  # the printed list of labels
     assert len(labels) == 2 and set(labels) <= {"pos", "neg"}
     assert set(eval(printed[1])[0]) == {"pos", "neg"}

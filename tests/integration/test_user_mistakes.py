@@ -14,7 +14,6 @@ import hashlib
 import json
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -446,19 +445,3 @@ def test_a_script_beside_a_folder_named_drga_imports_that_folder_as_the_readme_w
     assert "do not save one beside a folder named `drga`" in usage and "`module 'drga' has no attribute 'load'`" in usage
 
 
-def test_the_earlier_form_of_head_dropout_masks_works_with_a_deprecation_warning():
-    from drga.baselines.common import head_dropout_masks
-
-    head = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Dropout(0.5), torch.nn.Linear(3, 2))
-    like = torch.zeros(5, 4)
-    torch.manual_seed(0)
-    new = head_dropout_masks(head, like, training=True, input_dropout=0.5)
-    torch.manual_seed(0)
-    with pytest.warns(DeprecationWarning, match=r"call head_dropout_masks\(head, like, training=training, input_dropout=input_dropout\)"):
-        old = head_dropout_masks(head, 0.5, like, True)  # docs/custom-network.md's earlier form
-    assert all(torch.equal(a, b) for a, b in zip(new, old)) and len(new) == len(old) == 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        head_dropout_masks(head, like, training=False)  # the current form: no warning
-    changelog = (ROOT / "CHANGELOG.md").read_text()
-    assert "head_dropout_masks(head, input_dropout, like, training)" in changelog
