@@ -401,7 +401,8 @@ def register_network(
     def register(factory: Any) -> Any:
         fields = checked_settings(factory, settings, runtime) if settings is not None else derived_settings(factory, runtime)
         _NETWORKS.add(NetworkSpec(name, factory, fields, dict(defaults or {}), tuple(runtime), input, tokenizer, task), replace)
-        if inspect.isclass(factory) and getattr(factory, "net_name", "custom") == "custom":
+        # its own name, not one inherited from a registered parent class
+        if inspect.isclass(factory) and vars(factory).get("net_name", "custom") == "custom":
             network_class: Any = factory  # a network class (AttentionNetwork's net_name), not any type
             network_class.net_name = name  # checkpoints and retrofit() name a network by it
         return factory

@@ -186,3 +186,16 @@ def test_the_python_block_trains_the_custom_task_exactly_as_printed(my_task, tmp
         load_config(None, ["network.name=lstm-sa-rf"])
     with pytest.raises(ConfigError, match="network 'lstm-sa-rf' is trained by the task 'reward-first', not 'classification'"):
         drga.load_config(overrides=["network.name=lstm-sa-rf"], task="classification")
+
+
+def test_a_subclass_of_a_registered_network_is_named_by_its_own_registration():
+    from drga.baselines.lstm_sa import LSTMSelfAttention
+
+    @registry.register_network("lstm-sa-child")
+    class Child(LSTMSelfAttention):
+        """LSTM+SA under a name of its own, without a net_name of its own."""
+
+    try:
+        assert Child.net_name == "lstm-sa-child" and LSTMSelfAttention.net_name == "lstm-sa"
+    finally:
+        registry.unregister_network("lstm-sa-child")
