@@ -72,7 +72,7 @@ def check_history(history: list[Mapping], where: str) -> None:
 
 
 RESULT_FILES = [path for path in FILES if path.relative_to(RESULTS).parts[0] not in OTHER_KINDS
-                and path.parent.name not in ("manifests", "probes", "units") and path.name != "parameters.json"
+                and path.parent.name not in ("manifests", "probes", "units", "cue-mass") and path.name != "parameters.json"
                 and (path.relative_to(RESULTS).parts[0], path.parent.name) != REDRAW_ANALYSES]
 
 
