@@ -11,7 +11,8 @@
 #   bash experiments/controls.sh authors [SEEDS...]    # LSTM+SA on MR, SUBJ and SST-5 trained by the authors' code's
 #                                                      # procedure (below), reported both ways by control_tables.py
 #   bash experiments/controls.sh authors-variants [SEEDS...]  # the same on MR and SUBJ with one of its differences
-#                                                      # undone: no flipping; eq. 5's reward; the paper's agent
+#                                                      # undone: no flipping; eq. 5's reward; the paper's agent;
+#                                                      # and a baseline of DRGA's 5 network epochs
 #   bash experiments/controls.sh ... --dry-run         # the runs, without training
 # Planted runs also leave cue-mass/<run>-agent.json and -cotrain.json: drga analyze --cue-words on the test split.
 # The tables, from the committed files alone: python experiments/control_tables.py [--out docs/results/controls.md]
@@ -86,6 +87,10 @@ else
         sweep control-authors-no-flipping --nets lstm-sa --datasets mr subj "${AGENT[@]}" "${SIGNAL[@]}" "${SCHEDULE[@]}"
         sweep control-authors-eq5-reward --nets lstm-sa --datasets mr subj "${AGENT[@]}" "${FLIP[@]}" "${SCHEDULE[@]}"
         sweep control-authors-paper-agent --nets lstm-sa --datasets mr subj "${SCHEDULE[@]}"
+        # the equal-budget baseline with as many network epochs as DRGA's co-training (5), not its agent and
+        # co-training phases together (8): the agent phase freezes the network
+        sweep control-authors-baseline-5 --nets lstm-sa --datasets mr subj "${AGENT[@]}" "${SIGNAL[@]}" "${FLIP[@]}" \
+            "${SCHEDULE[@]}" --set train.baseline_epochs=5
     fi
 fi
 exit $STATUS

@@ -61,8 +61,9 @@ PAGES = {
                         "python experiments/control_tables.py --out docs/results/controls.md"),
     "control-uniform": ("results/controls.md (the uniform-attention ceiling)", "(the same command)"),
     **{f"control-authors{variant}": ("results/controls.md (the authors' procedure" + (f", {variant[1:]})" if variant else ")"),
-                                     "(the same command)")
-       for variant in ("", "-no-flipping", "-eq5-reward", "-paper-agent")},
+                                     "python experiments/control_tables.py --out docs/results/controls.md" if not variant
+                                     else "(the same command)")
+       for variant in ("", "-no-flipping", "-eq5-reward", "-paper-agent", "-baseline-5")},
 }
 
 
