@@ -76,8 +76,12 @@ def _p(value: float) -> str:
 
 def _compared(cells: Sequence[Mapping[str, Any]], row_a: str, mode_a: str, row_b: str, mode_b: str) -> tuple[list[Any], list[float]]:
     """Per cell, the paired comparison of test accuracy row_b − row_a over its seeds, and the Holm-adjusted p's."""
-    tested = [paired_comparison([test_accuracy(r, row_a, mode_a) for r in c["runs"]],
-                                [test_accuracy(r, row_b, mode_b) for r in c["runs"]]) for c in cells]
+    return _tested([c["runs"] for c in cells], lambda r: test_accuracy(r, row_b, mode_b) - test_accuracy(r, row_a, mode_a))
+
+
+def _tested(run_lists: Sequence[Sequence[Mapping[str, Any]]], difference: Any) -> tuple[list[Any], list[float]]:
+    """Per list of a cell's runs, the paired comparison of each run's ``difference`` against 0, and the Holm-adjusted p's."""
+    tested = [paired_comparison([0.0] * len(runs), [difference(r) for r in runs]) for runs in run_lists]
     return tested, holm_adjust([t.p for t in tested])
 
 
@@ -139,8 +143,10 @@ def planted_tables(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _mean(runs: Sequence[Mapping[str, Any]], row: str, mode: str) -> float:
-    return float(np.mean([test_accuracy(run, row, mode) for run in runs]))
+def _mean(runs: Sequence[Mapping[str, Any]], row: str, mode: str, accuracy: Any = None) -> float:
+    """The mean over seeds of a row's accuracy: on test, or what ``accuracy`` reads (:func:`dev_accuracy`)."""
+    read = accuracy or test_accuracy
+    return float(np.mean([read(run, row, mode) for run in runs]))
 
 
 def _cue_mass(folder: Path, name: str) -> dict[str, Any] | None:
@@ -205,16 +211,11 @@ def authors_cells(results: Path) -> list[tuple[str, str, str, list[dict[str, Any
              [seeds[k] for k in sorted(seeds)]) for folder in folders for (dataset, net), seeds in sorted(read_runs(folder).items())]
 
 
-def _differences_tested(cells: Sequence[tuple[str, str, str, list[dict[str, Any]]]], difference: Any) -> tuple[list[Any], list[float]]:
-    tested = [paired_comparison([0.0] * len(runs), [difference(r) for r in runs]) for *_, runs in cells]
-    return tested, holm_adjust([t.p for t in tested])
-
-
 def authors_comparisons(results: Path, way: str) -> list[dict[str, Any]]:
     """One reading (:data:`WAYS`) of the authors' procedure's cells as the table gives it: each cell, its paired
     comparison and its Holm p (the family: every cell of that reading, variants included)."""
     cells = authors_cells(results)
-    tested, adjusted = _differences_tested(cells, WAYS[way])
+    tested, adjusted = _tested([runs for *_, runs in cells], WAYS[way])
     return [{"procedure": c[0], "dataset": c[1], "net": c[2], "comparison": t, "holm": h} for c, t, h in zip(cells, tested, adjusted)]
 
 
@@ -227,7 +228,7 @@ def authors_table(results: Path) -> str:
     ways = WAYS
     lines = ["### The authors' procedure (LSTM+SA, accuracy %)", ""]
     for title, difference in ways.items():
-        tested, adjusted = _differences_tested(cells, difference)
+        tested, adjusted = _tested([runs for *_, runs in cells], difference)
         lines += [f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
                   f"{sum(not math.isnan(t.p) for t in tested)} cells with a test):", "",
                   "| procedure | data set | seeds | Δ | 95% interval | p | p (Holm) | verdict |", "|---|---|---|---|---|---|---|---|"]
@@ -245,8 +246,8 @@ def authors_table(results: Path) -> str:
               "dev selection | more training | the agent | seeds whose agent changes nothing |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
     for variant, dataset, _, runs in cells:
-        pre_dev, pre_test = _mean_of(runs, dev_accuracy, PRETRAIN, "net-only"), _mean(runs, PRETRAIN, "net-only")
-        drga_dev, drga_test = _mean_of(runs, dev_accuracy, DRGA, "with-agent"), _mean(runs, DRGA, "with-agent")
+        pre_dev, pre_test = _mean(runs, PRETRAIN, "net-only", dev_accuracy), _mean(runs, PRETRAIN, "net-only")
+        drga_dev, drga_test = _mean(runs, DRGA, "with-agent", dev_accuracy), _mean(runs, DRGA, "with-agent")
         base_test = _mean(runs, BASELINE, "net-only")
         lines.append(f"| {variant} | {dataset} | {len(runs)} | {pre_dev:.2f} / {pre_test:.2f} | {drga_dev:.2f} / {drga_test:.2f} | "
                      f"{base_test:.2f} | {drga_dev - pre_dev:+.2f} | {(drga_dev - drga_test) - (pre_dev - pre_test):+.2f} | "
@@ -264,10 +265,6 @@ def _agent_changes_nothing(run: Mapping[str, Any]) -> bool:
     same_frozen = all(frozen[split] == pretrained[split] for split in ("dev", "test"))
     same_drga = "net-only" in drga and all(drga["with-agent"][split] == drga["net-only"][split] for split in ("dev", "test"))
     return same_frozen and same_drga
-
-
-def _mean_of(runs: Sequence[Mapping[str, Any]], accuracy: Any, row: str, mode: str) -> float:
-    return float(np.mean([accuracy(run, row, mode) for run in runs]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
