@@ -14,7 +14,8 @@ its training: what ``drga train`` does), and :func:`drga.load`: a trained checkp
 (a classifier's: ``drga.load(path).predict(texts)``).
 
 The plug points (docs/extending.md): :func:`drga.registry.register_network` (an attention network),
-:func:`drga.registry.register_reward` (a :class:`drga.core.reward.Reward`, chosen by ``reward.name``) and
+:func:`drga.registry.register_reward` (a :class:`drga.core.reward.Reward`, chosen by ``reward.name``),
+:func:`drga.registry.register_learner` (the agent phase's learner, chosen by ``agent.algorithm``) and
 :func:`drga.registry.register_task` (a task: its configuration, trainer, checkpoints and commands).
 """
 
@@ -30,6 +31,7 @@ _EXPORTS = {
     # drga.load(checkpoint).predict(texts); config = drga.load_config(path, overrides); drga.train(config)
     "load": "drga.api", "load_config": "drga.api", "train": "drga.api",
     "register_network": "drga.registry", "register_reward": "drga.registry", "register_task": "drga.registry",
+    "register_learner": "drga.registry",
     "Reward": "drga.core.reward",
 }
 
@@ -48,5 +50,5 @@ ENV_ID = "drga/AttentionRetrofit-v0"
 __all__ = [
     "adjust_attention", "AdjustmentStrength", "beta_schedule", "RewardTerms", "count_highlighted",
     "drga_reward", "saliency_penalty", "agent_state_size", "build_agent_state", "ENV_ID", "load", "load_config", "train",
-    "register_network", "register_reward", "register_task", "Reward",
+    "register_learner", "register_network", "register_reward", "register_task", "Reward",
 ]

@@ -43,7 +43,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_train_arguments(train: argparse.ArgumentParser) -> None:
     _add_data_arguments(train)
     train.add_argument("--net", help="attention network (`drga networks` lists them)")
-    train.add_argument("--agent", help="phase 2 learner (agent.algorithm): reinforce, sb3-ppo or sb3-a2c (docs/sb3.md)")
+    train.add_argument("--agent", help="phase 2 learner (agent.algorithm): reinforce, sb3-ppo, sb3-a2c (docs/sb3.md) or one you registered")
     train.add_argument(
         "--config", help="a TOML file with [data], [network], [agent], [reward], [adjust], [train], [run] tables, or the name of a config "
         "bundled with the package: demo (drga/configs/demo.toml)",

@@ -265,8 +265,9 @@ class AgentConfig:
     """Divide the advantage by its batch standard deviation."""
     lr: float = 5e-4
     """Adam learning rate of the agent (also the SB3 algorithms' learning rate)."""
-    algorithm: Literal["reinforce", "sb3-ppo", "sb3-a2c"] = "reinforce"
-    """Phase 2 learner: REINFORCE (eqs. 6–7), or stable-baselines3's PPO or A2C on the Gymnasium env (docs/sb3.md)."""
+    algorithm: str = "reinforce"
+    """Phase 2 learner, a registered one (``drga.registry.register_learner``): REINFORCE (eqs. 6–7), stable-baselines3's PPO or A2C
+    on the Gymnasium env (sb3-ppo, sb3-a2c; docs/sb3.md), or yours."""
     sb3_total_steps: int = 0
     """SB3: environment steps (tokens) of phase 2 in all; 0: REINFORCE's budget, agent_epochs × samples × training tokens."""
     sb3_n_envs: int = 4
@@ -574,6 +575,8 @@ def _agent_problems(agent: AgentConfig) -> list[str]:
         problems.append(f"agent.raised_penalty must be ≥ 0, got {agent.raised_penalty}")
     if agent.algorithm != "reinforce" and (agent.policy != "gaussian" or agent.raised_penalty > 0):
         problems.append("agent.policy = binary and agent.raised_penalty work with agent.algorithm = reinforce only")
+    if registry.find_learner(agent.algorithm) is None:
+        problems.append(f"agent.algorithm: unknown learner '{agent.algorithm}'; choose one of: {', '.join(registry.learner_names())}")
     return problems
 
 

@@ -5,6 +5,7 @@
   the built-in :class:`LSTMSelfAttention` to build on;
 - a reward: :class:`RewardTerms`, :func:`count_highlighted` (eq. 5's N), :func:`drga_reward` (eq. 5 itself), the
   :class:`Reward` protocol, and :func:`register_reward`;
+- an agent-phase learner: :func:`register_learner` on a class or function giving a :class:`Learner` (``agent.algorithm``);
 - a task: one :class:`Task` subclass decorated with :func:`register_task`; classification's (:class:`ClassificationTask`)
   to build on, the runner (:class:`PhaseRunner`), with its configuration
   (:class:`ExperimentConfig`, :func:`load_config`, :func:`config_to_toml`, :data:`CLASSIFICATION_FLAGS`) and its
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     from drga.baselines.protocol import AttentionNetwork, AttentionSite, Batch, NetworkEncoding, masked_softmax
     from drga.config import CLASSIFICATION_FLAGS, ExperimentConfig, config_to_toml, load_config
     from drga.core.reward import Reward, RewardTerms, count_highlighted, drga_reward
-    from drga.registry import register_network, register_reward, register_task
+    from drga.learners.context import Learner
+    from drga.registry import register_learner, register_network, register_reward, register_task
     from drga.runner.loop import PhaseRunner
     from drga.runner.task import Task
     from drga.tasks.classification.commands import evaluate_classification_checkpoint
@@ -38,7 +40,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
                                                             "masked_softmax")},
     "LSTMSelfAttention": ("drga.baselines.lstm_sa", "LSTMSelfAttention"),
     **{name: ("drga.core.reward", name) for name in ("Reward", "RewardTerms", "count_highlighted", "drga_reward")},
-    **{name: ("drga.registry", name) for name in ("register_network", "register_reward", "register_task")},
+    **{name: ("drga.registry", name) for name in ("register_learner", "register_network", "register_reward",
+                                                  "register_task")},
+    "Learner": ("drga.learners.context", "Learner"),
     **{name: ("drga.config", name) for name in ("CLASSIFICATION_FLAGS", "ExperimentConfig", "config_to_toml", "load_config")},
     "PhaseRunner": ("drga.runner.loop", "PhaseRunner"),
     "Task": ("drga.runner.task", "Task"),
@@ -54,6 +58,7 @@ __all__ = [
     "ClassificationTask",
     "ExperimentConfig",
     "LSTMSelfAttention",
+    "Learner",
     "NetworkEncoding",
     "PhaseRunner",
     "Reward",
@@ -65,6 +70,7 @@ __all__ = [
     "evaluate_classification_checkpoint",
     "load_config",
     "masked_softmax",
+    "register_learner",
     "register_network",
     "register_reward",
     "register_task",

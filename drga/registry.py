@@ -1,4 +1,4 @@
-"""The plug points: one registration for an attention network, one for a reward, one for a task.
+"""The plug points: one registration for an attention network, one for a reward, one for a task, one for an agent learner.
 
 - :func:`register_network` (``@register_network("my-gru", input="text")`` on the class): the
   network's name (``network.name``, ``--net``), what it reads from a data set (``input``), its
@@ -15,7 +15,11 @@
   ``drga tune`` and ``drga sweep`` find a task's class here: by the network (the task its registration
   names, else the one that reads its input), by the configuration's class, by the checkpoint.
 
-All three kinds are kept by one :class:`Registry` each.
+- :func:`register_learner` (``@register_learner("my-learner")`` on a class or function that takes no argument and returns a
+  :class:`drga.learners.context.Learner`): the learner of Algorithm 1's agent phase that ``agent.algorithm`` (``--agent``)
+  chooses; the built-ins are REINFORCE's (``reinforce``) and stable-baselines3's (``sb3-ppo``, ``sb3-a2c``).
+
+All four kinds are kept by one :class:`Registry` each.
 
 A registered class's settings are checked against its constructor when it registers: each must be
 one of its parameters, and each parameter without a default must be a setting (or one of the
@@ -47,11 +51,12 @@ from typing import Any, Generic, Protocol, TypeVar, get_type_hints
 from drga.errors import UserError
 
 __all__ = [
-    "NetworkSpec", "RewardSpec", "Registry", "RegistryError", "register_network", "register_reward", "register_task",
+    "LearnerSpec", "NetworkSpec", "RewardSpec", "Registry", "RegistryError", "register_learner", "register_network",
+    "register_reward", "register_task", "find_learner", "learner_spec", "learner_names",
     "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_class", "find_task",
     "task_names", "task_classes", "task_for_network", "task_of_config", "task_of_checkpoint", "load_for_inference", "plugin_setting",
     "report_metric_of_network",
-    "unregister_network", "unregister_reward", "unregister_task",
+    "unregister_learner", "unregister_network", "unregister_reward", "unregister_task",
 ]
 
 #: What a network may read from a data set: token sequences; an aspect term too; the sentences of a
@@ -65,6 +70,7 @@ NETWORK_PLUGINS = ("drga.baselines",)
 REWARD_PLUGINS = ("drga.core.reward",)
 #: Modules whose import registers the built-in tasks (each its :class:`drga.runner.task.Task` class; torch is not imported).
 TASK_PLUGINS = ("drga.tasks.classification.task", "drga.tasks.translation.task")
+LEARNER_PLUGINS = ("drga.learners",)
 #: The task of a network no registration names (its loader says that the network is unknown).
 DEFAULT_TASK = "classification"
 #: The environment variable naming modules of your own to import before any lookup (comma-separated).
@@ -242,6 +248,17 @@ class RewardSpec(_Plugin):
         return self.factory(**(self.arguments(section) if section is not None else self.setting_defaults()))
 
 
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A registered agent-phase learner: ``factory()`` is a fresh :class:`drga.learners.context.Learner`."""
+
+    name: str
+    factory: Callable[[], Any]
+
+    def build(self) -> Any:
+        return self.factory()
+
+
 _LOADED: set[str] = set()
 
 
@@ -359,6 +376,7 @@ class Registry(Generic[S]):
 _NETWORKS: Registry[NetworkSpec] = Registry("network", NETWORK_PLUGINS)
 _REWARDS: Registry[RewardSpec] = Registry("reward", REWARD_PLUGINS)
 _TASKS: Registry[Any] = Registry("task", TASK_PLUGINS)  # each a drga.runner.task.Task class (not imported here: a layer above)
+_LEARNERS: Registry[LearnerSpec] = Registry("learner", LEARNER_PLUGINS)
 
 
 def register_network(
@@ -453,6 +471,24 @@ def register_task(task: type | None = None, *, replace: bool = False) -> Any:
     return register(task) if task is not None else register
 
 
+def register_learner(name: str, *, replace: bool = False) -> Callable[[Any], Any]:
+    """Register the learner of Algorithm 1's agent phase that ``agent.algorithm = name`` (``--agent``) chooses: a
+    decorator of a class, or a function, that takes no argument and returns a :class:`drga.learners.context.Learner`.
+    The network-only phases keep the network's learner and co-training REINFORCE's (``drga.learners.make_learner``)."""
+    _check_name("learner", name)
+
+    def register(factory: Any) -> Any:
+        _LEARNERS.add(LearnerSpec(name, factory), replace)
+        return factory
+
+    return register
+
+
+def unregister_learner(name: str) -> None:
+    """Remove a registered learner (tests; a registration replaced in a notebook)."""
+    _LEARNERS.remove(name)
+
+
 def unregister_network(name: str) -> None:
     """Remove a registered network (tests; a registration replaced in a notebook)."""
     _NETWORKS.remove(name)
@@ -477,6 +513,9 @@ reward_names = _REWARDS.names
 find_task = _TASKS.find
 task_class = _TASKS.get
 task_names = _TASKS.names
+find_learner = _LEARNERS.find
+learner_spec = _LEARNERS.get
+learner_names = _LEARNERS.names
 
 
 def network_specs() -> Iterator[NetworkSpec]:

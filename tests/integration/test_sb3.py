@@ -243,7 +243,7 @@ def test_resume_accepts_a_checkpoint_written_before_the_sb3_settings(tmp_path, m
 def test_agent_flag_sets_the_algorithm_and_an_unknown_one_lists_the_choices(tmp_path, capsys):
     code = main(["train", "--agent", "sb3-sac", "--dataset", "subj", "--logdir", str(tmp_path)])
     err = capsys.readouterr().err
-    assert code == 2 and "'sb3-sac' is not one of 'reinforce', 'sb3-ppo', 'sb3-a2c'" in err and "Traceback" not in err
+    assert code == 2 and "unknown learner 'sb3-sac'; choose one of: reinforce, sb3-ppo, sb3-a2c" in err and "Traceback" not in err
     assert load_config(None, ["agent.algorithm=sb3-a2c"]).agent.algorithm == "sb3-a2c"
 
 

@@ -74,6 +74,13 @@ def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my
 
     model = drga.load(run_dir / "cotrain_best.pt")
     assert type(model).__name__ == "Classifier" and set(model.predict(["good", "bad"])) <= {"pos", "neg"}
+    # drga predict reads it too: the task is classification's subclass, so its checkpoint holds a classifier
+    texts = tmp_path / "texts.txt"
+    texts.write_text("good\nbad\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["predict", str(run_dir / "cotrain_best.pt"), "--input", str(texts)]) == 0
+    labels = capsys.readouterr().out.split()
+    assert len(labels) == 2 and set(labels) <= {"pos", "neg"}
 
 
 def test_the_task_refuses_what_it_does_not_read_and_its_name_is_checked(my_task):
