@@ -54,7 +54,8 @@ __all__ = [
     "LearnerSpec", "NetworkSpec", "RewardSpec", "Registry", "RegistryError", "register_learner", "register_network",
     "register_reward", "register_task", "find_learner", "learner_spec", "learner_names",
     "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_class", "find_task",
-    "task_names", "task_classes", "task_for_network", "task_of_config", "task_of_checkpoint", "load_for_inference", "plugin_setting",
+    "task_names", "task_classes", "declared_inputs", "task_for_network", "task_of_config", "task_of_checkpoint",
+    "load_for_inference", "plugin_setting",
     "report_metric_of_network",
     "unregister_learner", "unregister_network", "unregister_reward", "unregister_task",
 ]
@@ -444,27 +445,31 @@ def register_reward(
     return register
 
 
+def declared_inputs(task: Any) -> tuple[str, ...]:
+    """What a task's class says its networks read itself (``inputs`` in its own body): a subclass of another task (of
+    classification's) reads nothing until it says so, and trains the networks whose registration names it."""
+    return tuple(vars(task).get("inputs", ()))
+
+
 def register_task(task: type | None = None, *, replace: bool = False) -> Any:
     """Register a task: a decorator of its :class:`drga.runner.task.Task` subclass (``@register_task``, or
-    ``@register_task(replace=True)``), whose class members are its registration (``name``, ``config_class``,
-    ``inputs``, ``load_config``, ``trainer``, ...). ``drga train``, the configuration loader, the trainer,
-    ``drga evaluate``, ``drga.load``, ``drga tune`` and ``drga sweep`` find it by the networks that name it
-    (``task=``) or read one of its ``inputs``, by its configuration's class and by its checkpoints."""
+    ``@register_task(replace=True)``), whose class members are its registration: ``name``; ``config_class``, which
+    several tasks may share (a subclass of classification's inherits it); ``inputs``, read from the class's own body
+    only (:func:`declared_inputs`); ``load_config``, ``trainer``, ... ``drga train``, the configuration loader, the
+    trainer, ``drga evaluate``, ``drga.load``, ``drga tune`` and ``drga sweep`` find it by the networks that name it
+    (``task=``) or read one of its ``inputs``, by its configuration (its class, then its network) and by its
+    checkpoints."""
 
     def register(cls: type) -> type:
-        name, inputs, config_class = getattr(cls, "name", ""), tuple(getattr(cls, "inputs", ())), getattr(cls, "config_class", type)
+        name, inputs = getattr(cls, "name", ""), declared_inputs(cls)
         _check_name("task", name)
         for other in _TASKS.registered():  # not specs(): a built-in registering must not load the others first
             if other.name == name:
                 continue
-            if other.config_class is config_class:
-                raise RegistryError(f"task '{name}': its configuration class {config_class.__name__} is task '{other.name}'s; "
-                                    "give it a class of its own (config_class; a subclass will do)")
-            shared = sorted(set(other.inputs) & set(inputs))
+            shared = sorted(set(declared_inputs(other)) & set(inputs))
             if shared:
                 raise RegistryError(f"task '{name}': task '{other.name}' reads {', '.join(shared)} already; "
-                                    "name the task in the registration of its networks instead (register_network(..., task=)), "
-                                    "and give the class inputs = ()")
+                                    "name the task in the registration of its networks instead (register_network(..., task=))")
         _TASKS.add(cls, replace)
         return cls
 
@@ -529,13 +534,14 @@ def task_classes() -> list[Any]:
 
 def task_for_network(name: str | None) -> Any:
     """The task (its class) that trains the network of that name: the one its registration names (``task=``), else
-    the one that reads its input; a name no network has: :data:`DEFAULT_TASK` (whose loader says so)."""
+    the one that reads its input (:func:`declared_inputs`); a name no network has: :data:`DEFAULT_TASK` (whose loader
+    says so)."""
     network = find_network(name) if name else None
     if network is not None and network.task is not None:
         return task_class(network.task)
     reads = network.input if network is not None else None
     for task in task_classes():
-        if reads in task.inputs:
+        if reads in declared_inputs(task):
             return task
     if network is not None:
         raise RegistryError(f"network '{name}' reads {reads} data, and no registered task reads them: register the task that "
@@ -544,12 +550,18 @@ def task_for_network(name: str | None) -> Any:
 
 
 def task_of_config(config: Any) -> Any:
-    """The task (its class) whose configuration ``config`` is (its ``config_class``: each task has its own)."""
-    for task in task_classes():
-        if type(config) is task.config_class:
-            return task
+    """The task (its class) that trains what ``config`` names: the task whose configuration class it is, and where
+    several tasks share that class (classification and a subclass of its task), the one that trains its network
+    (:func:`task_for_network`): the configuration carries the task by its network's registration."""
+    tasks = [task for task in task_classes() if type(config) is task.config_class]
+    if len(tasks) > 1:
+        network = getattr(getattr(config, "network", None), "name", None)
+        owner = task_for_network(network)
+        return owner if owner in tasks else tasks[0]
+    if tasks:
+        return tasks[0]
     raise RegistryError(f"{type(config).__name__} is the configuration of no registered task "
-                        f"(theirs: {', '.join(task.config_class.__name__ for task in task_classes())})")
+                        f"(theirs: {', '.join(sorted({task.config_class.__name__ for task in task_classes()}))})")
 
 
 def report_metric_of_network(name: str) -> str:

@@ -46,7 +46,9 @@ def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my
     assert task.name == "reward-first" and "reward-first" in registry.task_names()
     # the configuration loader and the trainer dispatch to it
     config = load_run_config(None, ["network.name=lstm-sa-rf", "data.dataset=tsv", f"data.tsv_path={tsv}", *TINY])
-    assert type(config).__name__ == "RewardFirstConfig" and experiment(config) is config
+    # the configuration is classification's class; its network's registration names the task
+    assert type(config).__name__ == "ExperimentConfig" and experiment(config) is config
+    assert registry.task_of_config(config) is task
     assert "name = \"lstm-sa-rf\"" in run_config_toml(config)
     assert type(trainer_for(config).task).__name__ == "RewardFirstTask"
     # drga train: one tiny epoch of each phase, through the task's trainer
@@ -88,11 +90,9 @@ def test_the_task_refuses_what_it_does_not_read_and_its_name_is_checked(my_task)
     from drga.registry import RegistryError, register_task
 
     task = registry.task_class("reward-first")
-    assert task.__name__ == "RewardFirstTask" and task.config_class.__name__ == "RewardFirstConfig"
-    with pytest.raises(RegistryError, match="is task 'reward-first's"):
-        register_task(type("Other", (task,), {"name": "other"}))
-    with pytest.raises(RegistryError, match="task 'classification' reads aspect, document, text already"):
-        register_task(type("Texts", (ClassificationTask,), {"name": "texts", "config_class": dict}))
+    assert task.__name__ == "RewardFirstTask" and registry.declared_inputs(task) == ()  # a subclass reads nothing itself
+    with pytest.raises(RegistryError, match="task 'texts': task 'classification' reads text already; name the task"):
+        register_task(type("Texts", (ClassificationTask,), {"name": "texts", "inputs": ("text",)}))
     with pytest.raises(RegistryError, match="unknown task 'reward-frist' \\(did you mean 'reward-first'\\?\\)"):
         registry.task_class("reward-frist")
     assert registry.task_names()[-1] == "reward-first"  # the refused ones are not registered
@@ -133,6 +133,7 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     """The tuner's selection key and metric, and the sweep's data fingerprint and defaults, come from each task's
     class, the members the runner reads (no isinstance on the configuration); a task that gives none is refused by
     name, not guessed."""
+    from drga import load_config
     from drga.config import ExperimentConfig
     from drga.extend import ClassificationTask, Task
     from drga.registry import RegistryError
@@ -145,7 +146,8 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     assert selection_key(classification, {"accuracy": 0.75, "reward": -0.5}) == (0.75, -0.5)
     assert type(_defaults(classification)) is ExperimentConfig and type(_defaults(translation)) is TranslationConfig
     task = registry.task_class("reward-first")
-    mine = task.config_class()
+    mine = load_config(None, ["network.name=lstm-sa-rf"])  # classification's class: the network names the task
+    assert registry.task_of_config(mine) is task and registry.task_of_config(classification).name == "classification"
     # the task class's own selection_key and metric_name reach drga tune: the reward first, accuracy breaking ties
     assert selection_key(mine, {"accuracy": 0.75, "reward": -0.2}) == (-0.2, 0.75)
     assert metric_name(mine) == "dev reward" and type(_defaults(mine)) is task.config_class
@@ -182,7 +184,7 @@ def test_the_python_block_trains_the_custom_task_exactly_as_printed(my_task, tmp
 
     run_dir = my_task / "runs" / "tsv-lstm-sa-rf-seed0"
     assert load_checkpoint(run_dir / "cotrain_best.pt").get("task") == "reward-first"
-    assert type(namespace["config"]).__name__ == "RewardFirstConfig"
+    assert registry.task_of_config(namespace["config"]).name == "reward-first"  # the network's registration names it
     pretraining = [r.to_dict() for r in results.history if r.phase == "pretrain"]
     best = max(pretraining, key=lambda r: (r["dev_net-only_reward"], r["dev_net-only_accuracy"]))
     assert results.rows["baseline (pretrain only)"].epoch == best["epoch"]

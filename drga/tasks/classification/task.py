@@ -58,7 +58,8 @@ class ClassificationTask(Task):
     """Text classification. ``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data.
 
     A subclass registered under a name of its own (docs/extending.md, "A new task") inherits its trainer, its loader, its
-    ``drga evaluate`` and ``drga predict``; it gives its own ``name``, ``config_class`` and ``inputs``."""
+    ``drga evaluate``, ``drga predict`` and its configuration class; it gives its own ``name``, and trains the networks
+    whose registration names it (it reads no ``inputs`` unless its own body says so)."""
 
     name = TASK_NAME
     config_class = ExperimentConfig
@@ -88,10 +89,8 @@ class ClassificationTask(Task):
     @classmethod
     def load_config(cls, path: str | Path | None = None, overrides: list[str] | None = None,
                     report: Callable[[str], None] | None = None) -> ExperimentConfig:
-        """:func:`~drga.tasks.classification.config.load_classification_config` (a subclass's: into its own class)."""
-        if cls.config_class is ExperimentConfig:
-            return load_classification_config(path, overrides, report)
-        return super().load_config(path, overrides, report)
+        """:func:`~drga.tasks.classification.config.load_classification_config`, into the task's ``config_class``."""
+        return load_classification_config(path, overrides, report, into=cls.config_class())
 
     @classmethod
     def trainer(cls, config: ExperimentConfig, **options: Any) -> Any:
