@@ -85,15 +85,9 @@ def evaluate_classification_checkpoint(args: argparse.Namespace, payload: dict[s
 
 def predict_lines(args: argparse.Namespace) -> int:
     """``drga predict``: the label of each input line (with ``--probabilities`` or ``--json``, more)."""
-    from drga.checkpoint_format import load_checkpoint
-    from drga.registry import task_of_checkpoint
     from drga.tasks.classification.prediction import EmptyTextError, load
-    from drga.tasks.classification.task import ClassificationTask
 
-    # a task of one's own built on classification's (a ClassificationTask subclass) holds a classifier too
-    owner = task_of_checkpoint(load_checkpoint(args.checkpoint))
-    task = owner.name if isinstance(owner, type) and issubclass(owner, ClassificationTask) else ClassificationTask.name
-    model = load(args.checkpoint, device=args.device, task=task)
+    model = load(args.checkpoint, device=args.device)
     source = args.input or "the input"
     texts = _input_lines(args.input)
     try:

@@ -32,7 +32,6 @@ from drga.data.tokenize import CUSTOM_TOKENIZER, TOKENIZERS
 from drga.errors import UserError
 from drga.names import Mode, checked_mode
 from drga.runtime.eval_mode import eval_mode
-from drga.tasks.classification.config import TASK_NAME
 from drga.tasks.classification.trained import NetworkSource, load_trained, refuse_other_tasks_checkpoint
 
 __all__ = ["Classifier", "EmptyTextError", "Prediction", "load"]
@@ -214,7 +213,6 @@ def load(
     network: NetworkSource | None = None,
     tokenizer: Callable[[str], list[str]] | None = None,
     device: str = "cpu",
-    task: str = TASK_NAME,
 ) -> Classifier:
     """A model checkpoint (``runs/<run>/cotrain_best.pt``, any ``*_best*.pt``) as a :class:`Classifier`.
 
@@ -223,11 +221,10 @@ def load(
     ``tokenizer``: the function that split the training texts, when that was one of yours (the
     Python API's ``TextData.from_pairs(..., tokenizer=...)``); otherwise the checkpoint's own is used.
     ``device``: cpu, cuda, cuda:N or auto.
-    ``task``: a task of your own whose checkpoints hold a classifier (its registration's ``load``, docs/extending.md):
-    its checkpoints are read too; another task's are refused.
+    A checkpoint of a task of your own built on classification's is read too; another task's is refused.
     """
     payload = load_checkpoint(path)
-    refuse_other_tasks_checkpoint(path, payload, accept=task)  # another task's checkpoint: what to do with it instead, as its task says
+    refuse_other_tasks_checkpoint(path, payload)  # another task's checkpoint: what to do with it instead, as its task says
     model = load_trained(path, device=device, network=network, payload=payload)
     reads = NETWORK_INPUTS.get(model.config.network.name, "text")
     if reads != "text":

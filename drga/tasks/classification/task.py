@@ -99,8 +99,8 @@ class ClassificationTask(Task):
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu", **options: Any) -> Any:
-        """A :class:`~drga.tasks.classification.prediction.Classifier` (``drga.load``), accepting this task's checkpoints."""
-        return imported("drga.tasks.classification.prediction:load")(path, device=device, task=cls.name, **options)
+        """A :class:`~drga.tasks.classification.prediction.Classifier` (``drga.load``), from this task's checkpoints or a subclass's."""
+        return imported("drga.tasks.classification.prediction:load")(path, device=device, **options)
 
     @classmethod
     def evaluate_checkpoint(cls, args: Any, payload: dict[str, Any]) -> int:

@@ -22,7 +22,7 @@ from drga.data.batching import EncodedExample
 from drga.data.text import DataFormatError, TextExample, read_tsv
 from drga.data.vocab import vocabulary_fingerprint
 from drga.errors import UserError
-from drga.registry import task_of_checkpoint
+from drga.registry import task_class, task_of_checkpoint
 from drga.tasks.classification.config import TASK_NAME
 from drga.tasks.classification.data import (
     PreparedData,
@@ -96,12 +96,12 @@ def load_trained(
     )
 
 
-def refuse_other_tasks_checkpoint(path: str | Path, payload: Mapping[str, Any], accept: str = TASK_NAME) -> None:
-    """Refuse a checkpoint of another task than ``accept`` (``drga predict`` or ``drga.load`` given one; ``drga analyze``
-    given one it cannot read, a translation checkpoint), saying what to do with it instead, as its task's registration
-    says. ``accept``: a task of your own whose checkpoints are classification's (its registration's ``load``)."""
+def refuse_other_tasks_checkpoint(path: str | Path, payload: Mapping[str, Any]) -> None:
+    """Refuse a checkpoint that holds no classifier (``drga predict`` or ``drga.load`` given one; ``drga analyze`` given
+    one it cannot read, a translation checkpoint), saying what to do with it instead, as its task's registration says.
+    A task of your own built on classification's (a subclass of its task class) holds a classifier too."""
     task = task_of_checkpoint(payload)
-    if task is not None and task.name in (TASK_NAME, accept):
+    if isinstance(task, type) and issubclass(task, task_class(TASK_NAME)):
         return
     recorded = CheckpointPayload.of(payload).task
     what = f"a {task.name} checkpoint" if task is not None else f"a checkpoint of the task '{recorded}', not registered here"
