@@ -41,7 +41,6 @@ from drga.registry import register_network
 class ATAELSTM(AttentionNetwork):
     """ATAE-LSTM: aspect embedding appended to the inputs and to the hidden states for attention."""
 
-    net_name = "atae-lstm"
 
     def __init__(
         self,

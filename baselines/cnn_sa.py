@@ -24,7 +24,6 @@ class CNNSelfAttention(AttentionNetwork):
     adjusts (K = 1). Observation: w_t = word embedding, h_t = the feature maps at t, u = the query.
     """
 
-    net_name = "cnn-sa"
 
     def __init__(
         self,

@@ -49,7 +49,6 @@ class Source2TokenAttention(nn.Module):
 class DiSAN(AttentionNetwork):
     """Embedding → BiLSTM → multi-dimensional source2token attention (DiSAN) → MLP classifier."""
 
-    net_name = "disan"
     multi_dimensional = True
 
     def __init__(

@@ -44,7 +44,6 @@ from drga.registry import register_network
 class HierarchicalAttentionNetwork(AttentionNetwork):
     """HAN: BiGRU word encoder + word attention, BiGRU sentence encoder + sentence attention."""
 
-    net_name = "han"
 
     def __init__(
         self,

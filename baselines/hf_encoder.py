@@ -200,7 +200,6 @@ class HFEncoderClassifier(AttentionNetwork):
     layers' heads the agent adjusts (0: the pooling only).
     """
 
-    net_name = "hf-encoder"
     #: The Hugging Face model (transformers' ``PreTrainedModel``, imported only when used): its config,
     #: embeddings and layers are read by name.
     encoder: Any

@@ -38,7 +38,6 @@ from drga.registry import register_network
 class IAN(AttentionNetwork):
     """IAN: context and aspect LSTMs attending to each other's pooled states (two sites)."""
 
-    net_name = "ian"
 
     def __init__(
         self,

@@ -29,7 +29,6 @@ class AdditiveSelfAttention(nn.Module):
 class LSTMSelfAttention(AttentionNetwork):
     """Embedding → BiLSTM → self-attention with a learned query u → MLP classifier."""
 
-    net_name = "lstm-sa"
 
     def __init__(
         self,

@@ -255,7 +255,8 @@ class AttentionNetwork(nn.Module):
     reward (eq. 5); the task loss (eq. 12) is its negative mean.
     """
 
-    #: Name used in checkpoints and on the command line.
+    #: Its name in checkpoints and on the command line: the one its registration gives it (``register_network`` writes it
+    #: here); "custom" for a network that no registration names.
     net_name: str = "custom"
     #: Whether ``predict`` expects multi-dimensional attention ([B, K, T, H]).
     multi_dimensional: bool = False

@@ -66,7 +66,6 @@ from drga.registry import register_network
 class LuongSeq2Seq(TranslationNetwork):
     """Luong attention encoder-decoder: BiLSTM/BiGRU encoder, LSTM decoder, 'general' global attention, input feeding."""
 
-    net_name = "seq2seq-luong"
 
     def __init__(
         self,

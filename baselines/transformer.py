@@ -176,7 +176,6 @@ class EncoderLayer(nn.Module):
 class TransformerClassifier(AttentionNetwork):
     """Transformer encoder (multi-head, multi-layer, sinusoidal positions) with attention pooling."""
 
-    net_name = "transformer"
     #: A positive control degrades the pooling only: the heads site is a view of the attention matrices, which
     #: ``predict`` revises in proportion and never reads as given (drga/core/degradation.py).
     degradable_sites = ("pooling",)

@@ -208,7 +208,6 @@ def causal_mask(target_mask: Tensor) -> Tensor:
 class TransformerNMT(TranslationNetwork):
     """Transformer encoder-decoder (pre-LN, multi-head, multi-layer, tied output embedding)."""
 
-    net_name = "transformer-nmt"
     array_codes: Tensor  #: a buffer: one random code per (layer, head) array, [L, H, D]
 
     def __init__(

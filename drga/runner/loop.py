@@ -26,6 +26,7 @@ import copy
 import dataclasses
 import errno
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -37,7 +38,7 @@ from tqdm.auto import tqdm
 
 from drga.baselines.protocol import AttentionNetwork
 from drga.checkpoint_format import CheckpointPayload
-from drga.config import ConfigError
+from drga.config import ConfigError, settings_fingerprint
 from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy, build_strength, state_and_action_size
 from drga.core.policy import StatePolicy
@@ -74,7 +75,7 @@ class PhaseRunner:
 
     def __init__(self, task: Task, resume: bool = False, overwrite: bool = False, log: Callable[[str], None] = log_info,
                  force: bool = False, callbacks: Sequence[Callback] = ()):
-        task.validate()
+        task.settings.validate()
         self.task, self.config, self.force = task, task.config, force
         config = self.config
         self.run_dir = Path(config.run.logdir) / default_run_name(config)
@@ -134,12 +135,14 @@ class PhaseRunner:
         self.pending_resume = self.load_resume(last) if resume else None
 
         if self.folder is not None:  # only now, the data and the network ready: what a fresh run replaces moves aside
-            self.folder.open(task.config_toml(), replace=not resume)
+            self.folder.open(task.to_toml(task.settings), replace=not resume)
         state = self.state
         at = (self.plan[state.progress.index].name, state.phase_step) if resume and state.progress.index < len(self.plan) else None
         completed = tuple((record.phase, record.epoch) for record in state.history)
-        self.callbacks.on_run_start(RunStart(self.run_dir, task.flat_config(), tuple(phase.name for phase in self.plan), completed, at))
+        self.callbacks.on_run_start(RunStart(self.run_dir, task.settings.flat(), tuple(phase.name for phase in self.plan), completed, at))
         task.start(self.context, resumed=resume)
+        if config.train.init_from and self.main and not resume:
+            self.adopt_pretrained(Path(config.train.init_from))
 
     def abandon(self) -> None:
         """The run failed before its first saved epoch: its folder as it was before it (``RunFolder.abandon``), then unlocked."""
@@ -335,8 +338,8 @@ class PhaseRunner:
         loaded, so that changed data are named as such), the model, progress, history and random state."""
         payload = checkpoints.read_model(path, self.config.network.name)
         saved = self.task.saved_flat_config(payload.config)
-        checkpoints.check_same_config(path, saved, self.task.flat_config(), self.task.resumable_changes)
-        self.task.check_resume(self.context, payload, self.force)
+        checkpoints.check_same_config(path, saved, self.task.settings.flat(), self.task.resumable_changes)
+        self.check_same_data(payload)
         checkpoints.load_weights(self.modules, payload, path)
         self.state.progress = PhaseProgress.from_dict(payload.progress)
         self.state.history = payload.history
@@ -345,6 +348,50 @@ class PhaseRunner:
         done = counted(self.state.progress.epoch, "epoch")
         self.log(f"resuming {self.run_dir}: phase {self.plan[self.state.progress.index].name}, {done} done")
         return payload
+
+    def adopt_pretrained(self, source: Path) -> None:
+        """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``, so that runs differing
+        only in what DRGA does start from one network (pretraining is skipped)."""
+        from drga.checkpoint_format import CheckpointError
+
+        try:
+            payload = CheckpointPayload.read(source)
+        except CheckpointError as error:
+            raise ConfigError(f"train.init_from: {error}") from None
+        if payload.net_name != self.config.network.name:
+            raise ConfigError(f"train.init_from: {source} holds the network '{payload.net_name}', not '{self.config.network.name}'")
+        self.task.check_adoptable(source, payload)
+        if self.config.train.continue_lr:
+            try:
+                inherited_plateau_cuts(payload, source)  # refused now, not when the first phase after it starts
+            except CheckpointError as error:
+                raise ConfigError(f"train.init_from: {error}") from None
+        self.context.load_model(source, policy=False)  # its network must fit this configuration (sizes)
+        shutil.copyfile(source, best_checkpoint(self.run_dir, PhaseName.PRETRAIN))
+        self.log(f"start  from {source} (pretraining skipped)")
+
+    def check_same_data(self, payload: CheckpointPayload) -> None:
+        """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since the run
+        started, unless ``--force``; even then, refuse what the task's ``check_continuable`` refuses."""
+        from drga.checkpoint_format import CheckpointError
+
+        recorded, now = payload.data_checksum, self.task.data_fingerprint()
+        if recorded is None or now is None or recorded == now:
+            return
+        last = self.run_dir / "last.pt"
+        if not self.force:
+            raise CheckpointError(
+                f"cannot resume {last}: the data differ from those the run was trained on (fingerprint {recorded}, now {now}); "
+                "restore the data, start a new run, or resume anyway with --force"
+            )
+        self.task.check_continuable(last, payload)
+        self.log(f"resuming on changed data (--force): fingerprint {recorded} → {now}")
+
+    def fingerprint(self) -> dict[str, str | None]:
+        """What results.json records so that another configuration can be told from this run's: the fingerprint of its
+        settings (:func:`drga.config.settings_fingerprint`) and of its data as read; ``drga sweep`` skips a finished run
+        only when both equal the new run's."""
+        return {"settings": settings_fingerprint(self.task.settings.flat()), "data": self.task.content_fingerprint()}
 
     # ------------------------------------------------------------------ reporting
 
@@ -361,7 +408,7 @@ class PhaseRunner:
         results = dataclasses.replace(
             results,
             phases=phase_summary(self.state.history, self.config.train),  # each phase's epochs and wall seconds
-            fingerprint=self.task.fingerprint(),  # its settings and data, which drga sweep compares before skipping it
+            fingerprint=self.fingerprint(),  # its settings and data, which drga sweep compares before skipping it
         )
         if self.main:
             metric = self.task.report_metric  # the task's class says which number its tables report

@@ -56,7 +56,7 @@ class Selection:
     def model_payload(self, phase: Phase, epoch: int, scores: Mapping[str, Any] | None = None,
                       plateau_cuts: int | None = None) -> CheckpointPayload:
         dev = {mode: r.as_dict() for mode, r in (scores or {}).items()}
-        return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.config_dict(),
+        return checkpoints.model_payload(self.modules, phase.name, phase.has_agent, epoch, dev, self.task.settings.to_dict(),
                                          self.config.network.name, self.task.name, self.task.checkpoint_content(), plateau_cuts)
 
     def save_model(self, phase: Phase, epoch: int, scores: Mapping[str, Any], path: Path, plateau_cuts: int | None = None) -> None:

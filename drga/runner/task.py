@@ -18,15 +18,14 @@ when a hook runs, so that the registry can import a task (``drga --help`` lists 
 from __future__ import annotations
 
 import importlib
-import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from drga.config import ConfigError, ExperimentConfig, settings_fingerprint
-from drga.names import PhaseName, ResultRow, best_checkpoint, scores_from_record
+from drga.config import ExperimentConfig
+from drga.names import ResultRow, scores_from_record
 from drga.registry import RegistryError
 
 if TYPE_CHECKING:
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from drga.runner.context import RunContext, TaskBatches
     from drga.runner.phases import Phase
 
-__all__ = ["ReportCell", "Task", "TaskBatches", "imported"]
+__all__ = ["ReportCell", "Task", "TaskBatches", "data_fingerprint_of", "dev_selection_key", "imported"]
 
 
 def __getattr__(name: str) -> Any:
@@ -169,22 +168,6 @@ class Task(ABC):
         raise RegistryError(f"task '{cls.name}' cannot be used by drga tune: its class gives no metric_name "
                             "(docs/extending.md, \"A new task\")")
 
-    @classmethod
-    def dev_selection_key(cls, config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
-        """The :meth:`selection_key` of a dev record of a run of ``config`` (``drga tune`` ranks its trials by it): the
-        very key the runner selects epochs by."""
-        return tuple(cls(config).selection_key_of_record(dev))
-
-    @classmethod
-    def config_data_fingerprint(cls, config: Any, command: str) -> str:
-        """:meth:`read_content_fingerprint` of ``config``'s data, for ``command`` (``drga sweep``, ``drga tune``): the very
-        fingerprint the runner records; an error naming what to give when the task cannot say."""
-        found = cls(config).read_content_fingerprint()
-        if found is None:
-            raise RegistryError(f"task '{cls.name}' cannot be used by {command}: its class gives no read_content_fingerprint "
-                                "(docs/extending.md, \"A new task\")")
-        return str(found)
-
     #: Config fields a resumed run may change without changing its numbers (data.rare_labels: data that load are the same data;
     #: data.tsv_path and data.data_dir say where the data are read from, written relative to the folder the run was started
     #: in: the data's fingerprint, checked by :meth:`check_resume`, says whether they are the same data).
@@ -203,53 +186,16 @@ class Task(ABC):
 
     # ------------------------------------------------------------------ configuration
 
-    def config_dict(self) -> dict[str, Any]:
-        """The whole configuration, as saved in checkpoints and results."""
-        return self.settings.to_dict()
-
-    def flat_config(self) -> dict[str, Any]:
-        """The configuration as ``section.key`` → value (resume checks, the HParams tab)."""
-        return self.settings.flat()
-
-    def config_toml(self) -> str:
-        """The run folder's ``config.toml`` (:meth:`to_toml` of the whole configuration)."""
-        return self.to_toml(self.settings)
-
-    @abstractmethod
     def saved_flat_config(self, saved: dict[str, Any]) -> dict[str, Any]:
-        """A checkpoint's configuration in :meth:`flat_config`'s form (keys newer than it: defaults)."""
+        """A checkpoint's configuration as ``section.key`` → value, as ``settings.flat()`` gives this run's (keys newer than
+        it: defaults); the default reads the shared sections alone (:func:`drga.config.config_from_dict`)."""
+        from drga.config import config_from_dict
 
-    def validate(self) -> None:
-        self.settings.validate()
+        return config_from_dict(saved).flat()
 
-    # ------------------------------------------------------------------ starting from a pretrained network
-
-    def adopt_pretrained(self, context: RunContext, source: Path) -> None:
-        """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``, so
-        that runs differing only in what DRGA does start from one network (pretraining is skipped)."""
-        from drga.checkpoint_format import CheckpointError, CheckpointPayload
-        from drga.runner.checkpoints import inherited_plateau_cuts
-
-        try:
-            payload = CheckpointPayload.read(source)
-        except CheckpointError as error:
-            raise ConfigError(f"train.init_from: {error}") from None
-        if payload.net_name != self.config.network.name:
-            raise ConfigError(f"train.init_from: {source} holds the network '{payload.net_name}', not '{self.config.network.name}'")
-        self.check_adoptable(source, payload)
-        if self.config.train.continue_lr:
-            try:
-                inherited_plateau_cuts(payload, source)  # refused now, not when the first phase after it starts
-            except CheckpointError as error:
-                raise ConfigError(f"train.init_from: {error}") from None
-        context.load_model(source, policy=False)  # its network must fit this configuration (sizes)
-        shutil.copyfile(source, best_checkpoint(context.run_dir, PhaseName.PRETRAIN))
-        context.log(f"start  from {source} (pretraining skipped)")
-
-    @abstractmethod
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
-        """Raise :class:`ConfigError` (``train.init_from: ...``) unless the checkpoint's network reads and
-        writes what this run's data give (the labels and vocabulary; the subword models)."""
+        """Raise :class:`ConfigError` (``train.init_from: ...``) unless the checkpoint's network reads and writes what this
+        run's data give (the labels and vocabulary; the subword models); the default checks only that its sizes fit."""
 
     # ------------------------------------------------------------------ data and network
 
@@ -295,9 +241,9 @@ class Task(ABC):
         """Under torchrun with :attr:`shard_evaluation`: this process's scores → everyone's."""
         return result
 
-    @abstractmethod
     def numbers(self, result: Any) -> dict[str, Any]:
-        """A score's numbers, for the epoch record and TensorBoard."""
+        """A score's numbers, for the epoch record and TensorBoard (default: its ``as_dict()``)."""
+        return dict(result.as_dict())
 
     @abstractmethod
     def selection_key(self, result: Any) -> tuple[float, ...]:
@@ -306,13 +252,6 @@ class Task(ABC):
     #: The dataclass its ``evaluate`` returns (classification's ``EvalResult``), which a dev record's fields fill; or
     #: ``"module:Class"``, imported when first used.
     result_type: ClassVar[type | str | None] = None
-
-    def selection_key_of_record(self, record: Mapping[str, Any]) -> tuple[float, ...]:
-        """:meth:`selection_key` of a dev record as results.json keeps it, or an epoch's numbers (``drga tune`` ranks by it)."""
-        if self.result_type is None:
-            raise NotImplementedError(f"{type(self).__name__} names no result_type, the dataclass its evaluate returns")
-        result_type = imported(self.result_type) if isinstance(self.result_type, str) else self.result_type
-        return self.selection_key(scores_from_record(result_type, record))
 
     @abstractmethod
     def epoch_summary(self, scores: Mapping[str, Any], train_stats: Mapping[str, float]) -> list[str]:
@@ -339,29 +278,6 @@ class Task(ABC):
         what ``drga sweep`` checks a finished run's data against and ``drga tune`` records (None: the task cannot say)."""
         return None
 
-    def fingerprint(self) -> dict[str, str | None]:
-        """What results.json records so that another configuration can be told from this run's: the fingerprint of its
-        settings (:func:`drga.config.settings_fingerprint`) and of its data as read; ``drga sweep`` skips a finished run
-        only when both equal the new run's."""
-        return {"settings": settings_fingerprint(self.flat_config()), "data": self.content_fingerprint()}
-
-    def check_resume(self, context: RunContext, payload: Mapping[str, Any], force: bool) -> None:
-        """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since
-        the run started, unless ``force``; even then, refuse what :meth:`check_continuable` refuses."""
-        from drga.checkpoint_format import CheckpointError, CheckpointPayload
-
-        recorded, now = CheckpointPayload.of(payload).data_checksum, self.data_fingerprint()
-        if recorded is None or now is None or recorded == now:
-            return
-        last = context.run_dir / "last.pt"
-        if not force:
-            raise CheckpointError(
-                f"cannot resume {last}: the data differ from those the run was trained on (fingerprint {recorded}, now {now}); "
-                "restore the data, start a new run, or resume anyway with --force"
-            )
-        self.check_continuable(last, payload)
-        context.log(f"resuming on changed data (--force): fingerprint {recorded} → {now}")
-
     def check_continuable(self, last: Path, payload: Mapping[str, Any]) -> None:
         """With ``--force`` on changed data: refuse, in words, data the checkpoint's network cannot continue on."""
 
@@ -375,3 +291,26 @@ class Task(ABC):
         """Score the test split with every selected checkpoint: the run's results (the loop adds what each phase took and
         the fingerprint, then writes them as results.json) and a note for the log."""
 
+
+def selection_key_of_record(task: Task, record: Mapping[str, Any]) -> tuple[float, ...]:
+    """``task``'s :meth:`~Task.selection_key` of a dev record as results.json keeps it, or of an epoch's numbers."""
+    if task.result_type is None:
+        raise NotImplementedError(f"{type(task).__name__} names no result_type, the dataclass its evaluate returns")
+    result_type = imported(task.result_type) if isinstance(task.result_type, str) else task.result_type
+    return tuple(task.selection_key(scores_from_record(result_type, record)))
+
+
+def dev_selection_key(task_class: type[Task], config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
+    """The selection key of a dev record of a run of ``config`` (``drga tune`` ranks its trials by it): the very key the
+    runner selects epochs by."""
+    return selection_key_of_record(task_class(config), dev)
+
+
+def data_fingerprint_of(task_class: type[Task], config: Any, command: str) -> str:
+    """:meth:`~Task.read_content_fingerprint` of ``config``'s data, for ``command`` (``drga sweep``, ``drga tune``): the very
+    fingerprint the runner records; an error naming what to give when the task cannot say."""
+    found = task_class(config).read_content_fingerprint()
+    if found is None:
+        raise RegistryError(f"task '{task_class.name}' cannot be used by {command}: its class gives no read_content_fingerprint "
+                            "(docs/extending.md, \"A new task\")")
+    return str(found)

@@ -28,6 +28,7 @@ from drga.config import ConfigError, data_difference, fingerprinted, flatten, re
 from drga.errors import UserError
 from drga.names import counted
 from drga.registry import task_of_config
+from drga.runner.task import data_fingerprint_of
 from drga.sweep.grid import DEFAULT_CLI, OPTION_SETTINGS, Run, run_settings, train_overrides
 
 if sys.version_info >= (3, 11):
@@ -102,7 +103,7 @@ class SettingsCheck:
                                                                              "dev_files", "test_files")}, sort_keys=True)
         if key not in self._data:
             try:
-                self._data[key] = task_of_config(config).config_data_fingerprint(config, "drga sweep")
+                self._data[key] = data_fingerprint_of(task_of_config(config), config, "drga sweep")
             except (UserError, OSError, ValueError) as error:
                 self._data[key] = None
                 self._data_notes[key] = f"its data not compared: they cannot be read here ({str(error).splitlines()[0]})"

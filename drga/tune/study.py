@@ -34,6 +34,7 @@ from drga.names import Split, counted
 from drga.records import RunResults
 from drga.registry import task_of_config
 from drga.runner.phases import Phase, phase_plan
+from drga.runner.task import data_fingerprint_of, dev_selection_key
 from drga.tasks.run_config import experiment, load_run_config, run_config_toml
 from drga.tune.pruning import ReportAndPrune
 from drga.tune.space import Dimension, grid, overrides
@@ -178,7 +179,7 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 
 def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
     """The task's selection key (bigger is better) of a dev record: as results.json keeps it, or an epoch's numbers."""
-    return task_of_config(config).dev_selection_key(config, dev)
+    return dev_selection_key(task_of_config(config), config, dev)
 
 
 def metric_name(config: Any) -> str:
@@ -263,7 +264,7 @@ def study_definition(settings: TuneSettings) -> dict[str, Any]:
     config = load_run_config(settings.config, settings.base)
     base = fingerprinted(config.flat())
     space = [json.loads(json.dumps(dataclasses.asdict(dimension))) for dimension in settings.dimensions]
-    data = task_of_config(config).config_data_fingerprint(config, "drga tune")  # the files as read, as drga sweep compares them
+    data = data_fingerprint_of(task_of_config(config), config, "drga tune")  # the files as read, as drga sweep compares them
     return {"search_space": space, "fixed_settings": {key: value for key, value in base.items() if key not in searched}, "data": data}
 
 

@@ -62,20 +62,18 @@ def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my
 
     payload = load_checkpoint(run_dir / "cotrain_best.pt")
     assert payload.get("task") == "reward-first" and registry.task_of_checkpoint(payload) is task
-    # drga evaluate finds the task by its checkpoint; drga.load (classification's) names the task instead
+    # drga evaluate finds the task by its checkpoint
     capsys.readouterr()
     assert main(["evaluate", str(run_dir / "cotrain_best.pt"), "--split", "dev"]) == 0
     assert "accuracy" in capsys.readouterr().out
-    from drga.checkpoint_format import CheckpointError
-    from drga.prediction import load
-
-    with pytest.raises(CheckpointError, match="is a reward-first checkpoint"):
-        load(run_dir / "cotrain_best.pt")
-    # its registration's load reads it: a classifier (docs/extending.md, "Predicting with its checkpoints")
+    # its registration's load reads it: a classifier (docs/extending.md, "Predicting with its checkpoints"), as
+    # classification's own loader does, the task being built on classification's
     import drga
+    from drga.prediction import load
 
     model = drga.load(run_dir / "cotrain_best.pt")
     assert type(model).__name__ == "Classifier" and set(model.predict(["good", "bad"])) <= {"pos", "neg"}
+    assert load(run_dir / "cotrain_best.pt").predict(["good", "bad"]) == model.predict(["good", "bad"])
     # drga predict reads it too: the task is classification's subclass, so its checkpoint holds a classifier
     texts = tmp_path / "texts.txt"
     texts.write_text("good\nbad\n", encoding="utf-8")
@@ -139,6 +137,7 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     from drga.registry import RegistryError
     from drga.sweep.fingerprints import _defaults
     from drga.tasks.translation.config import NMTConfig, TranslationConfig
+    from drga.runner.task import data_fingerprint_of
     from drga.tune.study import metric_name, selection_key
 
     classification, translation = ExperimentConfig(), TranslationConfig(ExperimentConfig(), NMTConfig())
@@ -152,8 +151,8 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     assert selection_key(mine, {"accuracy": 0.75, "reward": -0.2}) == (-0.2, 0.75)
     assert metric_name(mine) == "dev reward" and type(_defaults(mine)) is task.config_class
     # the sweep's data fingerprint is the task class's own (read_content_fingerprint, the one the runner records)
-    assert task.config_data_fingerprint(mine, "drga sweep") == \
-        registry.task_class("classification").config_data_fingerprint(classification, "drga sweep")
+    assert data_fingerprint_of(task, mine, "drga sweep") == \
+        data_fingerprint_of(registry.task_class("classification"), classification, "drga sweep")
 
     class Bare(ClassificationTask):  # what a task that says nothing of them gets: Task's own (not registered)
         name = "bare"
@@ -162,7 +161,7 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
             return Task.read_content_fingerprint(self)
 
     with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga sweep: its class gives no read_content_fingerprint"):
-        Bare.config_data_fingerprint(mine, "drga sweep")
+        data_fingerprint_of(Bare, mine, "drga sweep")
     with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga tune: its class gives no metric_name"):
         Task.metric_name.__func__(Bare, mine)
 

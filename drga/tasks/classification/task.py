@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig, config_from_dict
+from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig
 from drga.data.vocab import vocabulary_fingerprint
 from drga.names import MODES, Mode, PhaseName, Split
 from drga.records import ModeScores, ReportRow, RunResults
@@ -115,11 +115,6 @@ class ClassificationTask(Task):
     def metric_name(cls, config: ExperimentConfig) -> str:
         return "dev accuracy"
 
-    # ------------------------------------------------------------------ configuration
-
-    def saved_flat_config(self, saved: dict[str, Any]) -> dict[str, Any]:
-        return config_from_dict(saved).flat()
-
     # ------------------------------------------------------------------ data and network
 
     def prepare(self, log: Callable[[str], None], resume_from: Path | None) -> TaskBatches:
@@ -181,9 +176,6 @@ class ClassificationTask(Task):
         means, examples = distributed.weighted_mean(values, float(batches.local_examples()))
         return EvalResult(**means, examples=int(round(examples)))
 
-    def numbers(self, result: EvalResult) -> dict[str, Any]:
-        return result.as_dict()
-
     def selection_key(self, result: EvalResult) -> tuple[float, ...]:
         return classification_selection_key(result)
 
@@ -204,8 +196,6 @@ class ClassificationTask(Task):
     # ------------------------------------------------------------------ run folder, checkpoints, report
 
     def start(self, context: RunContext, resumed: bool) -> None:
-        if self.config.train.init_from and context.main and not resumed:
-            self.adopt_pretrained(context, Path(self.config.train.init_from))
         if self.config.train.track_examples > 0 and context.main:
             from drga.analysis.tracking import ExampleTracker  # matplotlib and friends only when asked for
 

@@ -258,8 +258,6 @@ class TranslationTask(Task):
         if context.main:
             write_bytes_atomic(context.run_dir / "source.spm.model", self.data.source_tokenizer.model_proto)
             write_bytes_atomic(context.run_dir / "target.spm.model", self.data.target_tokenizer.model_proto)
-        if self.config.train.init_from and context.main and not resumed:
-            self.adopt_pretrained(context, Path(self.config.train.init_from))
 
     def check_adoptable(self, source: Path, payload: Mapping[str, Any]) -> None:
         # Its embedding rows and outputs are the pieces of its subword models: this run's must be the same.
