@@ -6,8 +6,8 @@ the optimisers' states, the random state, the history). It is written without pi
 as a safetensors file's tensors, named by where they sit (``network/embedding.weight``), and the
 rest as JSON in the file's metadata, where each tensor is ``{"$tensor": name}`` and the values JSON
 has no type for are tagged too (tuples, bytes, dicts with other than string keys). Files keep the
-``.pt`` name runs always gave them. Checkpoints written by earlier versions, ``torch.save``'s
-pickled zip archives, still load: read with ``weights_only=True`` and checked the same way.
+``.pt`` name runs always gave them. Only the current :data:`FORMAT_VERSION` is read; a ``torch.save`` file is named as
+such, never unpickled.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import pickle
-import warnings
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -48,7 +46,7 @@ WEIGHT_ENTRIES = ("network", "policy", "strength")
 
 #: The one entry under which a checkpoint keeps its task's own entries (``Task.checkpoint_content``: classification's
 #: vocabulary, label names and tokenizer; translation's subword models; the data's fingerprints), beside ``task``, the
-#: task's name. Checkpoints written before it hold those entries at the top level, where they are read as before.
+#: task's name.
 TASK_ENTRIES = "task_entries"
 
 
@@ -139,7 +137,7 @@ def save_atomic(payload: Mapping[str, Any], path: str | Path) -> None:
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """A checkpoint's payload, read (safetensors, or an earlier version's ``torch.save`` file) and verified."""
+    """A checkpoint's payload, read and verified (its format, its checksums, finite weights)."""
     path = Path(path)
     if path.is_dir():
         inside = sorted(entry.name for entry in path.glob("*.pt"))
@@ -151,14 +149,13 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint {path} does not exist")
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path} is empty, not a checkpoint (an interrupted copy?); {WHAT_A_CHECKPOINT_IS}")
-    # torch.save has written zip archives since PyTorch 1.6: the checkpoints of earlier versions of the toolkit
-    payload = _read_torch_file(path) if zipfile.is_zipfile(path) else _read_safetensors(path)
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
-        found = payload.get("format") if isinstance(payload, dict) else None
-        if not isinstance(found, int):  # torch.save of something else: a state_dict, a model's weights
-            raise CheckpointError(f"{path} is a torch.save file but not a DRGA checkpoint (it has no DRGA format entry: a state_dict "
-                                  f"of your own, say); {WHAT_A_CHECKPOINT_IS}")
-        hint = ("it was written by an older version of the toolkit: retrain it" if found < FORMAT_VERSION
+    if zipfile.is_zipfile(path):  # torch.save's archive (of a state_dict, a whole model): never unpickled here
+        raise CheckpointError(f"{path} is a torch.save file but not a DRGA checkpoint (those are safetensors files written by "
+                              f"drga train); {WHAT_A_CHECKPOINT_IS}")
+    payload = _read_safetensors(path)
+    found = payload.get("format")
+    if found != FORMAT_VERSION:
+        hint = ("it was written by an older version of the toolkit: retrain it" if isinstance(found, int) and found < FORMAT_VERSION
                 else "it was written by a newer version of the toolkit: upgrade drga")
         raise CheckpointError(f"{path} is a DRGA checkpoint of format {found}, and this version reads format {FORMAT_VERSION}; {hint}")
     expected = payload.get("tensor_checksum")
@@ -178,10 +175,9 @@ class CheckpointPayload(Mapping[str, Any]):
     """A checkpoint's entries (:func:`load_checkpoint`'s dict), each read by name: what ``drga/runner/checkpoints.py``
     writes. A model checkpoint (``kind`` model: a phase's best) holds the modules, their sizes, the configuration and
     the dev scores, its task's name and its task's own entries under :data:`TASK_ENTRIES` (classification: vocabulary,
-    label names, tokenizer; translation: the subword models; checkpoints written before: at the top level, read the
-    same); a resume checkpoint (``kind`` resume: ``last.pt``) adds the progress, history, optimisers and random
-    state. Entries that checkpoints of earlier versions lack read as None (or their old meaning). Still a read-only
-    mapping, for code that reads an entry by its key."""
+    label names, tokenizer; translation: the subword models); a resume checkpoint (``kind`` resume: ``last.pt``) adds
+    the progress, history, optimisers and random state. Still a read-only mapping, for code that reads an entry by its
+    key."""
 
     def __init__(self, entries: Mapping[str, Any]):
         self.entries: Mapping[str, Any] = entries
@@ -282,29 +278,25 @@ class CheckpointPayload(Mapping[str, Any]):
 
     @property
     def task(self) -> str | None:
-        """The name of the task it was trained by (``translation``, ``classification``, yours); None: a classifier's
-        checkpoint written before tasks had names."""
+        """The name of the task it was trained by (``translation``, ``classification``, yours)."""
         return self.entries.get("task")
 
     @property
     def task_entries(self) -> dict[str, Any]:
-        """Its task's own entries (``Task.checkpoint_content``), nested under :data:`TASK_ENTRIES`; a checkpoint written
-        before them holds them at the top level (read them one by one with :meth:`task_entry`)."""
+        """Its task's own entries (``Task.checkpoint_content``), nested under :data:`TASK_ENTRIES`."""
         nested = self.entries.get(TASK_ENTRIES)
         return dict(nested) if isinstance(nested, Mapping) else {}
 
     def task_entry(self, key: str, default: Any = None) -> Any:
-        """Its task's own entry ``key``: under :data:`TASK_ENTRIES`, else (the layout before it) at the top level; else ``default``."""
-        nested = self.entries.get(TASK_ENTRIES)
-        if isinstance(nested, Mapping) and key in nested:
-            return nested[key]
-        return self.entries.get(key, default)
+        """Its task's own entry ``key`` (under :data:`TASK_ENTRIES`), else ``default``."""
+        return self.task_entries.get(key, default)
 
     def required_task_entry(self, key: str) -> Any:
-        """:meth:`task_entry` of an entry every checkpoint of its task holds (a KeyError naming it if absent)."""
+        """:meth:`task_entry` of an entry every checkpoint of its task holds; its absence, a :class:`CheckpointError`."""
         found = self.task_entry(key, _ABSENT)
         if found is _ABSENT:
-            raise KeyError(key)
+            raise CheckpointError(f"the checkpoint holds no '{key}' entry, which every {self.task or 'classification'} checkpoint "
+                                  "drga train writes holds: retrain it")
         return found
 
     @property
@@ -317,8 +309,8 @@ class CheckpointPayload(Mapping[str, Any]):
 
     @property
     def half_life_steps(self) -> float:
-        """β's schedule position (0.0 in checkpoints written before it was kept)."""
-        return float(self.entries.get("half_life_steps", 0.0))
+        """β's schedule position."""
+        return float(self.entries["half_life_steps"])
 
     @property
     def network_state(self) -> dict[str, Any]:
@@ -355,7 +347,7 @@ class CheckpointPayload(Mapping[str, Any]):
 
     @property
     def vocab_fingerprint(self) -> str | None:
-        """A classifier's vocabulary's, a translation model's subword models' fingerprint (None in earlier checkpoints)."""
+        """A classifier's vocabulary's, a translation model's subword models' fingerprint."""
         return self.task_entry("vocab_fingerprint")
 
     # ------------------------------------------------------------------ a classifier's entries
@@ -365,14 +357,13 @@ class CheckpointPayload(Mapping[str, Any]):
         return self.required_task_entry("vocab")
 
     @property
-    def label_names(self) -> list[str] | None:
-        """None in checkpoints written before they kept them."""
-        return self.task_entry("label_names")
+    def label_names(self) -> list[str]:
+        return self.required_task_entry("label_names")
 
     @property
-    def tokenizer(self) -> str | None:
-        """How its data's texts became tokens (None in checkpoints written before they recorded it)."""
-        return self.task_entry("tokenizer")
+    def tokenizer(self) -> str:
+        """How its data's texts became tokens (a registered tokenizer's name, or your own's mark)."""
+        return self.required_task_entry("tokenizer")
 
     # ------------------------------------------------------------------ a translation model's entries
 
@@ -426,7 +417,7 @@ class CheckpointPayload(Mapping[str, Any]):
 
     @property
     def lr_schedule_state(self) -> dict[str, Any] | None:
-        """``last.pt``: the network's learning-rate schedule (None: absent from a last.pt older than the schedule)."""
+        """``last.pt``: the network's learning-rate schedule (None: the phase had none)."""
         return self.entries.get("lr_schedule")
 
 
@@ -455,26 +446,6 @@ def _read_safetensors(path: Path) -> dict[str, Any]:
         return _decode(json.loads(entries), tensors)
     except (ValueError, KeyError, TypeError):  # entries that hash right but do not fit the tensors: written by something else
         raise CheckpointError(f"{path} is corrupted: its entries do not fit its tensors") from None
-
-
-def _read_torch_file(path: Path) -> Any:
-    """An earlier version's checkpoint: ``torch.load`` with ``weights_only=True``; a file it cannot read is a
-    :class:`CheckpointError` that says what the file is, without PyTorch's own text (its advice to load untrusted files
-    unsafely or to report an issue)."""
-    with warnings.catch_warnings(record=True) as caught:  # the unpickler's warnings about foreign pickles, shown only on success
-        warnings.simplefilter("always")
-        try:
-            payload = torch.load(path, map_location="cpu", weights_only=True)
-        except pickle.UnpicklingError:
-            raise CheckpointError(
-                f"{path} is not a DRGA checkpoint: it holds Python objects (a whole pickled model, say), where a checkpoint holds "
-                f"tensors and plain values only; {WHAT_A_CHECKPOINT_IS}"
-            ) from None
-        except Exception:  # a damaged archive
-            raise CheckpointError(f"{path} is not a DRGA checkpoint: {NOT_READABLE}; {WHAT_A_CHECKPOINT_IS}") from None
-    for warning in caught:
-        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    return payload
 
 
 def load_module_state(module: nn.Module, state: dict[str, Any], what: str, source: str | Path) -> None:

@@ -572,7 +572,7 @@ def report_metric_of_network(name: str) -> str:
 def task_of_checkpoint(payload: Mapping[str, Any]) -> Any:
     """The task (its class) whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`),
     or None."""
-    return next((task for task in task_classes() if task.owns_checkpoint(payload)), None)
+    return next((task for task in task_classes() if payload.get("task") == task.name), None)
 
 
 def load_for_inference(path: Any, **options: Any) -> Any:

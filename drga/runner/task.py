@@ -146,13 +146,6 @@ class Task(ABC):
         raise RegistryError(f"task '{cls.name}' registered no `drga evaluate` (its class gives no evaluate_checkpoint)")
 
     @classmethod
-    def owns_checkpoint(cls, payload: Mapping[str, Any]) -> bool:
-        """Whether ``payload`` (a loaded checkpoint) is one of this task's: its ``task`` entry is :attr:`name`."""
-        from drga.checkpoint_format import CheckpointPayload  # torch: only when a checkpoint is read
-
-        return CheckpointPayload.of(payload).task == cls.name
-
-    @classmethod
     def commands(cls, subparsers: Any) -> dict[str, Callable[[Any], int]]:
         """Adds its own ``drga`` subcommands to argparse's subparsers object (:attr:`commands_module`'s ``register``)."""
         return dict(importlib.import_module(cls.commands_module).register(subparsers)) if cls.commands_module else {}

@@ -146,11 +146,12 @@ def test_a_file_that_is_no_checkpoint_is_named_without_pytorchs_advice(tmp_path,
     notes.write_text("my experiment notes\n")
     whole_model = tmp_path / "model.pt"
     torch.save(torch.nn.Linear(2, 2), whole_model)
-    objects = "it holds Python objects (a whole pickled model, say), where a checkpoint holds tensors and plain values only"
-    for path, said in ((notes, "it cannot be read (a truncated copy, or a file of another kind)"), (whole_model, objects)):
+    said = {notes: "is not a DRGA checkpoint: it cannot be read (a truncated copy, or a file of another kind)",
+            whole_model: "is a torch.save file but not a DRGA checkpoint (those are safetensors files written by drga train)"}
+    for path in (notes, whole_model):
         assert main(["evaluate", str(path)]) == 2
         out, err = capsys.readouterr()
-        assert err == f"drga evaluate: error: {path} is not a DRGA checkpoint: {said}; DRGA checkpoints are the .pt files " \
+        assert err == f"drga evaluate: error: {path} {said[path]}; DRGA checkpoints are the .pt files " \
                       "of a run folder, such as runs/<run>/cotrain_best.pt\n"
 
 

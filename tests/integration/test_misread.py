@@ -135,28 +135,6 @@ def test_label_order_maps_each_data_label_to_the_output_of_its_name():
         label_order(["0", "1"], ["neg", "pos"], "c.pt")
 
 
-def test_an_old_checkpoint_without_label_names_reads_them_off_its_unchanged_training_data_or_says_why_not(capsys, binary_run):
-    data, run_dir = binary_run
-    checkpoint = run_dir / "pretrain_best.pt"
-    status, recorded, _ = drga(capsys, "evaluate", checkpoint)
-    assert status == 0
-    old = run_dir / "old.pt"
-    payload = load_checkpoint(checkpoint)
-    flat = {**{k: v for k, v in payload.items() if k not in ("task", "task_entries")}, **payload["task_entries"]}  # the old layout
-    stripped = {k: v for k, v in flat.items() if k not in ("label_names", "vocab_fingerprint", "tensor_checksum")}
-    save_atomic(stripped, old)
-    status, out, _ = drga(capsys, "evaluate", old)
-    assert status == 0 and "no label names recorded; read off its unchanged training data: '0', '1'" in out
-    assert [line for line in out.splitlines() if "accuracy" in line] == [line for line in recorded.splitlines() if "accuracy" in line]
-    # the training file edited since: nothing tells which output is which label
-    data.write_text(data.read_text() + "1\tgood w1 w2\n")
-    message = one_error(*drga(capsys, "evaluate", old)[::2])
-    assert "records no label names" in message and "have changed since" in message
-    # no data fingerprint either: retrain
-    save_atomic({k: v for k, v in stripped.items() if k != "data_checksum"}, old)
-    assert "retrain it" in one_error(*drga(capsys, "evaluate", old)[::2])
-
-
 # ---------------------------------------------------------------- 2. resume after the data changed
 
 def test_resume_after_editing_a_single_tsv_file_names_the_changed_data_and_force_says_why_it_cannot(capsys, binary_run):

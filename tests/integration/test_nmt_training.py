@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from drga.checkpoint_format import CheckpointError, load_checkpoint, save_atomic
+from drga.checkpoint_format import CheckpointError, load_checkpoint
 from drga.cli import main
 from drga.config import ConfigError
 from drga.tasks.translation.config import load_translation_config
@@ -267,16 +267,6 @@ def test_a_translation_run_can_start_from_another_runs_pretrained_network(tmp_pa
     with pytest.raises(ConfigError, match="other subword models"):  # another vocabulary
         TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(source), "nmt.vocab_size": 70,
                                                                       "run.logdir": str(tmp_path / "d")}), log=lambda _: None)
-    # a checkpoint written before fingerprints were recorded: judged by the subword models it carries
-    legacy, payload = tmp_path / "legacy.pt", load_checkpoint(source)
-    del payload["task_entries"]["vocab_fingerprint"]
-    save_atomic(payload, legacy)
-    TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(legacy), "run.logdir": str(tmp_path / "f")}),
-                       log=lambda _: None)
-    assert (tmp_path / "f" / "parallel-seq2seq-luong-seed0" / "pretrain_best.pt").exists()
-    with pytest.raises(ConfigError, match="other subword models"):
-        TranslationTrainer(tiny_translation_config(tmp_path / "a", **{"train.init_from": str(legacy), "nmt.vocab_size": 70,
-                                                                      "run.logdir": str(tmp_path / "g")}), log=lambda _: None)
     classifier = tmp_path / "classifier.pt"
     torch.save({"net_name": "seq2seq-luong"}, classifier)
     with pytest.raises(ConfigError, match="train.init_from"):

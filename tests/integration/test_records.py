@@ -1,22 +1,20 @@
 """The typed records read everything the toolkit has written: every committed result file through
 :class:`~drga.sweep.results.ResultFile` (row labels :class:`~drga.names.ResultRow`, epoch records
 :class:`~drga.names.EpochRecord`), and every checkpoint kind and container it reads (a phase's best and
-``last.pt``; classification and translation; safetensors and the earlier ``torch.save`` archives) through
+``last.pt``; classification and translation) through
 :class:`~drga.checkpoint_format.CheckpointPayload`, each entry by name."""
 
 from __future__ import annotations
 
 import json
 import math
-import zipfile
 from collections.abc import Mapping
-from pathlib import Path
 
 import pytest
 import torch
 
 import drga.baselines as baselines
-from drga.checkpoint_format import CheckpointPayload, load_checkpoint, save_atomic, tensor_checksum
+from drga.checkpoint_format import CheckpointPayload, load_checkpoint, save_atomic
 from drga.errors import UserError
 from drga.names import MODES, Mode, PhaseName, ResultRow, best_checkpoint, best_checkpoint_name, history_key
 from drga.records import EpochRecord
@@ -123,14 +121,6 @@ def run_folders(tmp_path_factory):
             "translation": folder / "translation" / "runs" / "parallel-seq2seq-luong-seed0"}
 
 
-def as_old_format(path: Path, into: Path) -> Path:
-    """``path`` as the toolkit wrote checkpoints before safetensors: torch.save of the payload and its checksum."""
-    payload = {key: value for key, value in load_checkpoint(path).items() if key != "tensor_checksum"}
-    torch.save({**payload, "tensor_checksum": tensor_checksum(payload)}, into)
-    assert zipfile.is_zipfile(into)
-    return into
-
-
 def check_model(payload: CheckpointPayload, phase: str, task: str) -> None:
     assert payload.format == 2 and payload.kind in ("model", "resume") and len(payload.tensor_checksum or "") == 64
     assert payload.phase == phase and payload.epoch >= 0
@@ -155,8 +145,7 @@ def check_model(payload: CheckpointPayload, phase: str, task: str) -> None:
 
 
 @pytest.mark.parametrize("task", ["classification", "translation"])
-@pytest.mark.parametrize("container", ["safetensors", "torch.save"])
-def test_every_checkpoint_a_run_writes_reads_through_the_typed_payload(run_folders, task, container, tmp_path):
+def test_every_checkpoint_a_run_writes_reads_through_the_typed_payload(run_folders, task):
     run_dir = run_folders[task]
     named = {best_checkpoint(run_dir, phase.name, mode) for phase in PHASES for mode in (None, *phase.dev_modes)}
     written = set(run_dir.glob("*_best*.pt"))
@@ -166,15 +155,11 @@ def test_every_checkpoint_a_run_writes_reads_through_the_typed_payload(run_folde
             path = best_checkpoint(run_dir, phase.name, mode)
             if not path.exists():
                 continue
-            if container == "torch.save":
-                path = as_old_format(path, tmp_path / path.name)
             payload = CheckpointPayload.read(path)
             check_model(payload, phase.name, task)
             assert payload.kind == "model" and payload.keys() == load_checkpoint(path).keys()
     last = run_dir / "last.pt"
     assert last.exists()
-    if container == "torch.save":
-        last = as_old_format(last, tmp_path / "last.pt")
     resume = CheckpointPayload.read(last)
     assert resume.kind == "resume" and resume.global_step > 0 and resume.progress["index"] >= 0
     check_model(resume, resume.phase, task)
@@ -188,7 +173,7 @@ def test_a_payload_reads_as_the_mapping_it_wraps_and_saves_the_same_entries(tmp_
                "dev": {"net-only": {"a": 1}}}
     payload = CheckpointPayload(entries)
     assert payload["epoch"] == 3 and dict(payload) == entries and CheckpointPayload.of(payload) is payload
-    assert payload.dev_scores(Mode.WITH_AGENT) is None and payload.label_names is None and payload.half_life_steps == 0.0
+    assert payload.dev_scores(Mode.WITH_AGENT) is None and payload.task_entry("label_names") is None
     payload.save(tmp_path / "c.pt")
     again = CheckpointPayload.read(tmp_path / "c.pt")
     assert again.epoch == 3 and torch.equal(again.network_state["w"], torch.ones(2))

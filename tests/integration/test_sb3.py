@@ -227,19 +227,6 @@ def test_resume_in_the_sb3_agent_phase_reproduces_an_uninterrupted_run(tmp_path,
         assert torch.equal(tensor, b["policy"][name]), name
 
 
-def test_resume_accepts_a_checkpoint_written_before_the_sb3_settings(tmp_path, monkeypatch):
-    config = tiny_config(tmp_path, **{"train.cotrain_epochs": 1})
-    monkeypatch.setattr(Trainer, "final_report", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
-    with pytest.raises(KeyboardInterrupt):
-        Trainer(config, log=lambda _: None).run()
-    last = tmp_path / "runs" / "tsv-tiny-seed3" / "last.pt"
-    payload = load_checkpoint(last)
-    agent = payload["config"]["agent"]
-    payload["config"]["agent"] = {k: v for k, v in agent.items() if k != "algorithm" and not k.startswith("sb3_")}
-    torch.save(payload, last)
-    Trainer(config, resume=True, log=lambda _: None)  # no "configuration differs in agent.algorithm"
-
-
 def test_agent_flag_sets_the_algorithm_and_an_unknown_one_lists_the_choices(tmp_path, capsys):
     code = main(["train", "--agent", "sb3-sac", "--dataset", "subj", "--logdir", str(tmp_path)])
     err = capsys.readouterr().err

@@ -111,7 +111,7 @@ def test_the_built_in_tasks_dispatch_through_the_registry():
     assert registry.task_of_config(ExperimentConfig()) is registry.task_class("classification")
     assert registry.task_of_config(TranslationConfig(ExperimentConfig(), NMTConfig())).__name__ == "TranslationTask"
     assert registry.task_of_checkpoint({"task": "translation"}).name == "translation"
-    assert registry.task_of_checkpoint({}).name == "classification"  # classification checkpoints written before record no task
+    assert registry.task_of_checkpoint({}) is None  # a checkpoint records its task: none is no task's
     assert registry.task_of_checkpoint({"task": "classification"}).name == "classification"
     assert Trainer.__module__ == "drga.tasks.classification.trainer" and TranslationTrainer.__module__ == "drga.tasks.translation.trainer"
 
@@ -135,9 +135,9 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     from drga.config import ExperimentConfig
     from drga.extend import ClassificationTask, Task
     from drga.registry import RegistryError
+    from drga.runner.task import data_fingerprint_of
     from drga.sweep.fingerprints import _defaults
     from drga.tasks.translation.config import NMTConfig, TranslationConfig
-    from drga.runner.task import data_fingerprint_of
     from drga.tune.study import metric_name, selection_key
 
     classification, translation = ExperimentConfig(), TranslationConfig(ExperimentConfig(), NMTConfig())

@@ -1,11 +1,8 @@
-"""Checkpoints on disk: safetensors without pickle, every entry back as it was written, and the
-checkpoints earlier versions wrote (``torch.save``'s pickled zip) still loaded, evaluated, used for
-prediction and resumed from."""
+"""Checkpoints on disk: safetensors without pickle, every entry back as it was written, the task's entries nested
+beside its name; a ``torch.save`` file or another format refused by name."""
 
 from __future__ import annotations
 
-import re
-import shutil
 import zipfile
 
 import pytest
@@ -15,7 +12,6 @@ from hypothesis import strategies as st
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-import drga
 import drga.baselines as baselines
 from drga.checkpoint_format import CheckpointError, load_checkpoint, save_atomic, tensor_checksum
 from drga.cli import main
@@ -26,7 +22,7 @@ from tests.tiny_network import TinyAttentionNet
 
 
 def save_old_format(payload: dict, path) -> None:
-    """A checkpoint as the toolkit wrote it before safetensors: torch.save of the payload and its tensor checksum."""
+    """A checkpoint's entries in torch.save's archive, with their tensor checksum (a file that is not a checkpoint)."""
     torch.save({**payload, "tensor_checksum": tensor_checksum(payload)}, path)
 
 
@@ -87,103 +83,48 @@ def test_a_safetensors_file_of_another_kind_is_named_as_such(tmp_path, capsys):
 
 
 @pytest.fixture(scope="module")
-def interrupted(tmp_path_factory):
-    """A tiny run stopped inside its baseline phase (last.pt, pretrain_best.pt), and the same run uninterrupted."""
-    folder = tmp_path_factory.mktemp("old")
+def trained(tmp_path_factory):
+    """A tiny run's best co-trained checkpoint."""
+    folder = tmp_path_factory.mktemp("trained")
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(baselines.NETWORKS, "tiny", TinyAttentionNet)
-        uninterrupted = Trainer(tiny_config(folder / "whole"), log=lambda _: None).run()
-        original, calls = Trainer.train_epoch, {"n": 0}
-
-        def interrupt_on_fourth(self, *args):
-            calls["n"] += 1
-            if calls["n"] == 4:
-                raise KeyboardInterrupt
-            return original(self, *args)
-
-        patch.setattr(Trainer, "train_epoch", interrupt_on_fourth)
-        with pytest.raises(KeyboardInterrupt):
-            Trainer(tiny_config(folder / "stopped"), log=lambda _: None).run()
-    shutil.copytree(folder / "stopped", folder / "stopped-flat")  # a second copy, for the flat layout's resume
-    return folder, uninterrupted
+        Trainer(tiny_config(folder), log=lambda _: None).run()
+    return folder / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt"
 
 
-def assert_evaluated_alike(new, old, capsys) -> None:
-    """``drga evaluate`` prints the same accuracies, in both modes, for the two checkpoints."""
-    printed = []
-    for checkpoint in (new, old):
-        assert main(["evaluate", str(checkpoint)]) == 0
-        printed.append(re.findall(r"(net-only|with-agent)\s+accuracy ([0-9.]+)", capsys.readouterr().out))
-    assert printed[0] == printed[1] and len(printed[0]) == 2
-
-
-def test_an_old_checkpoint_loads_evaluates_and_predicts_as_the_same_checkpoint_written_now(interrupted, tmp_path, capsys):
-    folder, _ = interrupted
-    new = folder / "whole" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt"
+def test_a_torch_save_file_of_a_checkpoint_is_named_as_such_and_never_unpickled(trained, tmp_path, monkeypatch, capsys):
+    # only the current format is read: a checkpoint's entries saved by torch.save (as no released version wrote them)
+    # are refused by name, before torch.load could run any pickled code
     old = tmp_path / "cotrain_best.pt"
-    payload = load_checkpoint(new)
-    save_old_format({k: v for k, v in payload.items() if k != "tensor_checksum"}, old)
-    assert zipfile.is_zipfile(old) and same(load_checkpoint(old), payload)
-    assert_evaluated_alike(new, old, capsys)
-    texts = ["good w3 w4", "bad w5", "zzqx"]
-    for mode in ("net-only", "with-agent"):
-        assert drga.load(old).predict(texts, mode) == drga.load(new).predict(texts, mode)
-    # the old format's tamper refusal: a weight changed after its checksum was taken
-    name = next(iter(payload["network"]))
-    payload["network"][name].view(-1)[0] += 1.0
-    torch.save(payload, tmp_path / "altered.pt")
-    with pytest.raises(CheckpointError, match="corrupted"):
-        load_checkpoint(tmp_path / "altered.pt")
+    save_old_format({k: v for k, v in load_checkpoint(trained).items() if k != "tensor_checksum"}, old)
+    assert zipfile.is_zipfile(old)
+
+    def unpickle(*args, **kwargs):
+        raise AssertionError("torch.load was called")
+
+    monkeypatch.setattr(torch, "load", unpickle)
+    with pytest.raises(CheckpointError, match=r"is a torch.save file but not a DRGA checkpoint \(those are safetensors files"):
+        load_checkpoint(old)
+    assert main(["evaluate", str(old)]) == 2
+    assert "is a torch.save file but not a DRGA checkpoint" in capsys.readouterr().err
+    assert main(["evaluate", str(trained)]) == 0  # the checkpoint itself, as drga train wrote it
 
 
-def flat_layout(payload: dict) -> dict:
-    """A checkpoint as written before its task's entries were nested (issue 63): those entries at the top level, and a
-    classifier's with no ``task`` entry."""
-    flat = {k: v for k, v in payload.items() if k not in ("task_entries", "tensor_checksum")}
-    if flat.get("task") == "classification":
-        del flat["task"]
-    return {**flat, **payload["task_entries"]}
+def test_a_checkpoint_of_another_format_is_refused_with_what_to_do(trained, tmp_path):
+    payload = load_checkpoint(trained)
+    for found, hint in ((1, "older version of the toolkit: retrain it"), (3, "newer version of the toolkit: upgrade drga")):
+        save_atomic({**{k: v for k, v in payload.items() if k != "tensor_checksum"}, "format": found}, tmp_path / f"f{found}.pt")
+        with pytest.raises(CheckpointError, match=f"is a DRGA checkpoint of format {found}, and this version reads format 2; .*{hint}"):
+            load_checkpoint(tmp_path / f"f{found}.pt")
 
 
-def test_a_checkpoint_of_the_flat_layout_evaluates_predicts_and_resumes_as_the_nested_one(interrupted, tmp_path, capsys):
-    # issue 63: a new checkpoint nests its task's entries under one entry beside the task's name; one written before,
-    # with them at the top level, reads the same: drga evaluate, drga.load's predictions, the payload's properties
+def test_a_checkpoint_keeps_its_tasks_entries_nested_beside_the_tasks_name(trained):
     from drga.checkpoint_format import CheckpointPayload
 
-    folder, uninterrupted = interrupted
-    new = folder / "whole" / "runs" / "tsv-tiny-seed3" / "cotrain_best.pt"
-    payload = load_checkpoint(new)
-    assert payload["task"] == "classification" and {"vocab", "label_names", "tokenizer", "data_checksum"} <= set(payload["task_entries"])
+    payload = CheckpointPayload.read(trained)
+    assert payload.task == "classification" and {"vocab", "label_names", "tokenizer", "data_checksum"} <= set(payload.task_entries)
     assert "vocab" not in payload and "data_checksum" not in payload
-    old = tmp_path / "cotrain_best.pt"
-    save_atomic(flat_layout(payload), old)
-    nested, flat = CheckpointPayload.read(new), CheckpointPayload.read(old)
-    assert flat.task is None and flat.task_entries == {} and nested.task == "classification"
-    for name in ("vocab", "label_names", "tokenizer", "data_checksum", "vocab_fingerprint"):
-        assert getattr(flat, name) == getattr(nested, name) is not None
-    assert_evaluated_alike(new, old, capsys)
-    texts = ["good w3 w4", "bad w5", "zzqx"]
-    assert drga.load(old).predict(texts, "with-agent") == drga.load(new).predict(texts, "with-agent")
-    # a last.pt of the flat layout resumes as if never interrupted (its data's fingerprint read from the top level)
-    stopped = folder / "stopped-flat"
-    last = stopped / "runs" / "tsv-tiny-seed3" / "last.pt"
-    save_atomic(flat_layout(load_checkpoint(last)), last)
-    resumed = Trainer(tiny_config(stopped), resume=True, log=lambda _: None).run()
-    strip = lambda records: [{k: v for k, v in record.to_dict().items() if k != "seconds"} for record in records]
-    assert strip(resumed.history) == strip(uninterrupted.history)
-    assert "task_entries" in load_checkpoint(last)  # written again in the nested layout
-
-
-def test_a_run_resumes_from_an_old_last_pt_as_if_never_interrupted(interrupted):
-    folder, uninterrupted = interrupted
-    last = folder / "stopped" / "runs" / "tsv-tiny-seed3" / "last.pt"
-    save_old_format({k: v for k, v in load_checkpoint(last).items() if k != "tensor_checksum"}, last)
-    assert zipfile.is_zipfile(last)
-    config = tiny_config(folder / "stopped")
-    resumed = Trainer(config, resume=True, log=lambda _: None).run()
-    strip = lambda records: [{k: v for k, v in record.to_dict().items() if k != "seconds"} for record in records]
-    assert strip(resumed.history) == strip(uninterrupted.history)
-    assert not zipfile.is_zipfile(last)  # written again as safetensors
+    assert payload.vocab == payload.task_entries["vocab"] and payload.label_names == payload.task_entries["label_names"]
 
 
 def test_the_payload_writes_what_it_reads_back_by_name(tmp_path):

@@ -14,7 +14,7 @@ from drga.config import ConfigError, ExperimentConfig, load_config
 
 __all__ = ["TASK_NAME", "ClassificationConfig", "load_classification_config"]
 
-#: The task's name in the registry, which its checkpoints record (those written before tasks had names record none).
+#: The task's name in the registry, which its checkpoints record.
 TASK_NAME = "classification"
 
 #: A classification run's configuration: the shared sections, nothing of its own.

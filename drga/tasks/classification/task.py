@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig
-from drga.data.vocab import vocabulary_fingerprint
 from drga.names import MODES, Mode, PhaseName, Split
 from drga.records import ModeScores, ReportRow, RunResults
 from drga.registry import register_task
@@ -105,11 +104,6 @@ class ClassificationTask(Task):
     @classmethod
     def evaluate_checkpoint(cls, args: Any, payload: dict[str, Any]) -> int:
         return int(imported("drga.tasks.classification.commands:evaluate_classification_checkpoint")(args, payload))
-
-    @classmethod
-    def owns_checkpoint(cls, payload: Mapping[str, Any]) -> bool:
-        """A checkpoint records its task's name; a classifier's written before tasks had names records none."""
-        return ("task" not in payload and cls.name == TASK_NAME) or super().owns_checkpoint(payload)
 
     @classmethod
     def metric_name(cls, config: ExperimentConfig) -> str:
@@ -211,7 +205,7 @@ class ClassificationTask(Task):
         checkpoint = CheckpointPayload.of(payload)
         trained, given = checkpoint.label_names, list(self.data.splits.label_names)
         if trained != given:
-            what = f"the labels {quoted(trained)}" if trained is not None else "labels it does not record"
+            what = f"the labels {quoted(trained)}"
             raise ConfigError(f"train.init_from: {source} was trained on {what}, and these data are labelled {quoted(given)}")
         if checkpoint.vocab != list(self.data.vocab.itos):
             raise ConfigError(f"train.init_from: {source} was trained with another vocabulary than this data gives")
@@ -240,12 +234,12 @@ class ClassificationTask(Task):
         checkpoint = CheckpointPayload.of(payload)
         trained, given = checkpoint.label_names, list(self.data.splits.label_names)
         if trained != given:
-            what = f"the labels {quoted(trained)}" if trained is not None else "labels it does not record"
+            what = f"the labels {quoted(trained)}"
             raise CheckpointError(
                 f"{cannot}: its network was trained to output {what}, and these data are labelled {quoted(given)}; "
                 f"{keep}: restore the data or start a new run"
             )
-        recorded = checkpoint.vocab_fingerprint or vocabulary_fingerprint(checkpoint.vocab)
+        recorded = checkpoint.vocab_fingerprint
         if recorded != self.data.vocab.fingerprint:
             raise CheckpointError(
                 f"{cannot}: its embedding has one row per word of the vocabulary its training split gave ({len(checkpoint.vocab)} "

@@ -21,7 +21,6 @@ from drga.data import Vocabulary
 from drga.data.batching import EncodedExample
 from drga.data.text import DataFormatError, TextExample, read_tsv
 from drga.data.vocab import vocabulary_fingerprint
-from drga.errors import UserError
 from drga.registry import task_class, task_of_checkpoint
 from drga.tasks.classification.config import TASK_NAME
 from drga.tasks.classification.data import (
@@ -51,10 +50,6 @@ class TrainedModel:
     #: How its data's texts became tokens (drga/data/tokenize.py's names, or "custom"): what predict applies to new text.
     tokenizer: str = "whitespace"
 
-
-#: The data sets of raw text, for a checkpoint written before checkpoints recorded their tokenizer (the others are pre-tokenized).
-RAW_TEXT_DATASETS = ("tsv", "ag-news", "python")
-
 #: A network of the user's for a checkpoint: an instance, or a class (or function) called with (vocab_size, num_classes).
 NetworkSource = AttentionNetwork | Callable[[int, int], AttentionNetwork]
 
@@ -75,8 +70,7 @@ def load_trained(
         raise CheckpointError(f"{path} holds no vocabulary, which a classification checkpoint records")
     if expected_net is not None and checkpoint.net_name != expected_net:
         raise CheckpointError(f"{path} holds the network '{checkpoint.net_name}', not '{expected_net}'")
-    recorded_fingerprint = checkpoint.vocab_fingerprint
-    if recorded_fingerprint is not None and vocabulary_fingerprint(checkpoint.vocab) != recorded_fingerprint:
+    if vocabulary_fingerprint(checkpoint.vocab) != checkpoint.vocab_fingerprint:
         raise CheckpointError(f"{path} is corrupted: its vocabulary does not match the fingerprint written with it")
     config = config_from_dict(checkpoint.config)
     config.network.vectors = None  # the trained embeddings are in the checkpoint
@@ -84,13 +78,11 @@ def load_trained(
     subwords = subword_tokenizer(config.network.name) is not None
     vocab = pretrained_vocabulary(config, checkpoint.vocab) if subwords else Vocabulary(checkpoint.vocab)
     label_names = checkpoint.label_names
-    if label_names is None:
-        label_names = recover_label_names(path, checkpoint, config, vocab)
     network = _network_for(path, config, vocab, len(label_names), network)
     load_module_state(network, checkpoint.network_state, "network", path)
     policy, strength = trained_agent(checkpoint, path, config)
     torch_device = ready_for_evaluation(device, network, policy, strength)
-    tokenizer = checkpoint.tokenizer or ("raw-text" if config.data.dataset in RAW_TEXT_DATASETS else "whitespace")
+    tokenizer = checkpoint.tokenizer
     return TrainedModel(
         config, network, policy, strength, vocab, list(label_names), checkpoint.has_agent, checkpoint.phase, torch_device, tokenizer
     )
@@ -124,28 +116,6 @@ def _network_for(
             "(docs/custom-network.md, 'From the command line')"
         )
     return build_attention_network(config, vocab, num_classes)
-
-
-def recover_label_names(path: str | Path, payload: Mapping[str, Any], config: ExperimentConfig, vocab: Vocabulary) -> list[str]:
-    """The label names of a checkpoint that records none (written before checkpoints kept them): those
-    of its training data, when these data are still what it was trained on (the same data fingerprint)."""
-    unknown = f"{path} records no label names (it was written before checkpoints kept them), so which output is which label"
-    advice = "evaluate it where its training data are unchanged, or retrain it with this version"
-    recorded = CheckpointPayload.of(payload).data_checksum
-    if recorded is None:
-        raise CheckpointError(f"{unknown} can only be read off its training data, and it records no fingerprint of them; retrain it")
-    try:
-        data = prepare_data(replace(config, data=replace(config.data, rare_labels="keep")), vocab=vocab)
-    except (UserError, OSError) as error:
-        raise CheckpointError(f"{unknown} can only be read off its training data, which cannot be loaded ({error}); {advice}") from None
-    if data.checksum != recorded:
-        raise CheckpointError(
-            f"{unknown} can only be read off its training data, and these have changed since (fingerprint {recorded}, now "
-            f"{data.checksum}); {advice}"
-        )
-    names = list(data.splits.label_names)
-    LOGGER.info(f"{path}: no label names recorded; read off its unchanged training data: {quoted(names)}")
-    return names
 
 
 def quoted(names: Sequence[str]) -> str:

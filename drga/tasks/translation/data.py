@@ -127,8 +127,7 @@ def tokenizers_from_payload(
         raise CheckpointError(f"{source_path} holds no translation model (no subword tokenizers)")
     source = SubwordTokenizer(checkpoint.source_tokenizer)
     target = source if checkpoint.shared_tokenizer else SubwordTokenizer(checkpoint.target_tokenizer)
-    recorded = checkpoint.vocab_fingerprint
-    if recorded is not None and tokenizer_fingerprint(source, target) != recorded:
+    if tokenizer_fingerprint(source, target) != checkpoint.vocab_fingerprint:
         raise CheckpointError(
             f"{source_path} is corrupted: its subword models are not the ones its network was trained with "
             "(they do not match the fingerprint written with them)"

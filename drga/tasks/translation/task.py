@@ -267,8 +267,6 @@ class TranslationTask(Task):
         if CheckpointPayload.of(payload).task != self.name:
             raise ConfigError(f"train.init_from: {source} holds no translation network")
         mine = tokenizer_fingerprint(self.data.source_tokenizer, self.data.target_tokenizer)
-        # From the subword models the checkpoint carries, not only its recorded fingerprint: a checkpoint
-        # written before fingerprints were recorded has the models but no fingerprint.
         if tokenizer_fingerprint(*tokenizers_from_payload(payload, source)) != mine:
             raise ConfigError(
                 f"train.init_from: {source} was trained with other subword models than this run's (nmt.vocab_size, "
