@@ -204,9 +204,11 @@ class Task(ABC):
     def probe_batch(self) -> Batch:
         """A small training batch: the agent's state and action sizes are read off its encoding."""
 
-    @abstractmethod
     def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]:
-        """The training examples and their collate function (the Gymnasium environment's episodes)."""
+        """The training examples and their collate function: the Gymnasium environment's episodes, which only the
+        stable-baselines3 learners (``agent.algorithm = "sb3-ppo"``, ``"sb3-a2c"``) read."""
+        raise RegistryError(f"task '{self.name}' gives no agent_examples, which the stable-baselines3 learners read: "
+                            "train its agent with agent.algorithm = \"reinforce\", or give them (docs/extending.md, \"A new task\")")
 
     # ------------------------------------------------------------------ training
 
@@ -246,9 +248,10 @@ class Task(ABC):
     #: ``"module:Class"``, imported when first used.
     result_type: ClassVar[type | str | None] = None
 
-    @abstractmethod
     def epoch_summary(self, scores: Mapping[str, Any], train_stats: Mapping[str, float]) -> list[str]:
-        """The parts of an epoch's console line that describe its scores."""
+        """The parts of an epoch's console line that describe its scores (default: each mode's numbers)."""
+        return [f"dev {mode} " + " ".join(f"{key} {value:.4f}" for key, value in self.numbers(result).items()
+                                          if isinstance(value, float)) for mode, result in scores.items()]
 
     def after_dev_evaluation(self, context: RunContext, phase: Phase, epoch: int) -> None:
         """Runs after every dev evaluation (classification: the tracked sentences)."""
