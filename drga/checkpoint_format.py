@@ -168,6 +168,25 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return payload
 
 
+def recorded_task(path: str | Path) -> str | None:
+    """The task a checkpoint names, read from its header alone (its tensors not loaded, so that finding the task that
+    loads it costs no second read); a file that is no readable checkpoint: :func:`load_checkpoint`'s error for it."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    if path.is_file() and path.stat().st_size > 0 and not zipfile.is_zipfile(path):
+        try:
+            with safe_open(path, framework="pt", device="cpu") as handle:
+                metadata = handle.metadata() or {}
+        except Exception:  # safetensors' own error, an OS error: load_checkpoint names it below
+            metadata = {}
+        entries = metadata.get(ENTRIES_KEY)
+        if entries is not None and _sha256(entries) == metadata.get(ENTRIES_CHECKSUM_KEY):
+            task = json.loads(entries).get("task")
+            return task if isinstance(task, str) else None
+    return load_checkpoint(path).get("task")  # raises what is wrong with the file
+
+
 _ABSENT = object()
 
 

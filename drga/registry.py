@@ -579,12 +579,12 @@ def load_for_inference(path: Any, **options: Any) -> Any:
     """A checkpoint of any registered task, ready for inference, as its task's class loads it (``load``:
     classification's :class:`~drga.tasks.classification.prediction.Classifier`, translation's model, a task of your
     own's); ``options`` go to that loader (``device=``). A task that gives no ``load`` is named."""
-    from drga.checkpoint_format import CheckpointPayload, load_checkpoint  # torch: only when a checkpoint is read
+    from drga.checkpoint_format import recorded_task  # torch: only when a checkpoint is read
 
-    payload = load_checkpoint(path)
-    task = task_of_checkpoint(payload)
+    name = recorded_task(path)  # its header alone: the task's loader reads the file once
+    task = task_of_checkpoint({"task": name})
     if task is None:
-        raise RegistryError(f"{path} is a checkpoint of the task '{CheckpointPayload.of(payload).task}', which is not registered here "
+        raise RegistryError(f"{path} is a checkpoint of the task '{name}', which is not registered here "
                             f"(name the module that registers it in ${PLUGINS_VARIABLE})")
     return task.load(path, **options)
 

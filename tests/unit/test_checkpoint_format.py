@@ -149,3 +149,31 @@ def test_the_payload_writes_what_it_reads_back_by_name(tmp_path):
     assert read.vocab == ["<pad>", "<unk>"] and read.dev_scores("net-only") == {"accuracy": 0.5} and read.config == {"run": {"seed": 1}}
     assert torch.equal(read.network_state["w"], weights["w"]) and read.history[0].seconds == 1.0 and read.progress["index"] == 2
     assert read.network_optimizer_state is None and read.lr_schedule_state is None and model.kind == "model"
+
+
+def test_drga_load_and_predict_read_a_checkpoint_once(trained, tmp_path, monkeypatch):
+    # the task that loads a checkpoint is found from its header alone; the loader reads the file once
+    import drga
+    import drga.checkpoint_format as checkpoint_format
+    import drga.tasks.classification.prediction as prediction
+    from drga.checkpoint_format import recorded_task
+
+    reads = []
+    real = checkpoint_format.load_checkpoint
+
+    def counted(path):
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(checkpoint_format, "load_checkpoint", counted)
+    monkeypatch.setattr(prediction, "load_checkpoint", counted)
+    assert recorded_task(trained) == "classification" and reads == []
+    drga.load(trained).predict(["good w3 w4"])
+    assert reads == [str(trained)]
+    reads.clear()
+    texts = tmp_path / "texts.txt"
+    texts.write_text("good w3 w4\n")
+    assert main(["predict", str(trained), "--input", str(texts)]) == 0 and reads == [str(trained)]
+    (tmp_path / "notes.txt").write_text("not a checkpoint\n")
+    with pytest.raises(CheckpointError, match="is not a DRGA checkpoint"):
+        recorded_task(tmp_path / "notes.txt")
