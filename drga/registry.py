@@ -572,7 +572,8 @@ def report_metric_of_network(name: str) -> str:
 def task_of_checkpoint(payload: Mapping[str, Any]) -> Any:
     """The task (its class) whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`),
     or None."""
-    return next((task for task in task_classes() if payload.get("task") == task.name), None)
+    name = payload.get("task")
+    return find_task(name) if isinstance(name, str) else None
 
 
 def load_for_inference(path: Any, **options: Any) -> Any:
@@ -582,7 +583,7 @@ def load_for_inference(path: Any, **options: Any) -> Any:
     from drga.checkpoint_format import recorded_task  # torch: only when a checkpoint is read
 
     name = recorded_task(path)  # its header alone: the task's loader reads the file once
-    task = task_of_checkpoint({"task": name})
+    task = find_task(name) if name is not None else None
     if task is None:
         raise RegistryError(f"{path} is a checkpoint of the task '{name}', which is not registered here "
                             f"(name the module that registers it in ${PLUGINS_VARIABLE})")

@@ -37,7 +37,7 @@ from torch import Tensor
 from tqdm.auto import tqdm
 
 from drga.baselines.protocol import AttentionNetwork
-from drga.checkpoint_format import CheckpointPayload
+from drga.checkpoint_format import CheckpointError, CheckpointPayload
 from drga.config import ConfigError, settings_fingerprint
 from drga.core.beta import AdjustmentStrength
 from drga.core.building import build_policy, build_strength, state_and_action_size
@@ -352,8 +352,6 @@ class PhaseRunner:
     def adopt_pretrained(self, source: Path) -> None:
         """``train.init_from``: the given network checkpoint becomes this run's ``pretrain_best.pt``, so that runs differing
         only in what DRGA does start from one network (pretraining is skipped)."""
-        from drga.checkpoint_format import CheckpointError
-
         try:
             payload = CheckpointPayload.read(source)
         except CheckpointError as error:
@@ -373,8 +371,6 @@ class PhaseRunner:
     def check_same_data(self, payload: CheckpointPayload) -> None:
         """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since the run
         started, unless ``--force``; even then, refuse what the task's ``check_continuable`` refuses."""
-        from drga.checkpoint_format import CheckpointError
-
         recorded, now = payload.data_checksum, self.task.data_fingerprint()
         if recorded is None or now is None or recorded == now:
             return

@@ -3,7 +3,6 @@ labelled as its outputs are (by label name, never by position)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,8 +31,6 @@ from drga.tasks.classification.data import (
     subword_tokenizer,
 )
 from drga.tasks.trained import model_checkpoint, ready_for_evaluation, trained_agent
-
-LOGGER = logging.getLogger(__name__)
 
 
 @dataclass
