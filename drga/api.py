@@ -56,7 +56,7 @@ def load(path: str | Path, **options: Any) -> Any:
     """A trained checkpoint (``runs/<run>/cotrain_best.pt``, any ``*_best*.pt``) ready for inference, as the task that
     wrote it loads it: a classifier's is a :class:`~drga.prediction.Classifier` (``.predict(texts)``; ``options``:
     ``network=`` your network's class, ``tokenizer=``, ``device=``), a translation network's its translator
-    (``device=``), a task of your own's what its class's ``load`` returns."""
+    (``device=``), a task of your own's what its registration's ``load`` returns."""
     from drga.registry import load_for_inference  # torch: only when a checkpoint is read
 
     return load_for_inference(path, **options)

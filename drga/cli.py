@@ -21,8 +21,7 @@ from drga.config import (
 )
 from drga.data import DATASETS
 from drga.errors import UserError, quiet_thread_io_failures, report_command_failure
-from drga.registry import task_classes, task_of_checkpoint
-from drga.runner.task import Task
+from drga.registry import TaskSpec, task_of_checkpoint, task_specs
 from drga.runtime.allocator import keep_freed_memory
 
 #: Modules that add subcommands: each has ``register(commands) -> {name: handler}``, where
@@ -96,8 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--beam", type=int, help="translation: beam size decoded besides greedy (default: the run's nmt.beam_size; 1: greedy only)"
     )
 
-    added: set[str] = set()
-    for task in task_classes():  # each task's own commands: classification's predict, translation's translate, yours
+    added: set[str | None] = set()
+    for task in task_specs():  # each task's own commands: classification's predict, translation's translate, yours
         if task.commands_module in added:  # a task subclassing another inherits its commands: added once
             continue
         added.add(task.commands_module)
@@ -167,18 +166,18 @@ def _train_scope(name: str) -> str:
     return scope
 
 
-def _refuse_options_of_other_tasks(args: argparse.Namespace, task: type[Task]) -> None:
+def _refuse_options_of_other_tasks(args: argparse.Namespace, task: TaskSpec) -> None:
     """The ``drga train`` options that only other tasks read (their ``train_options``), refused for a network of ``task``."""
     own = {dest for dest, _ in task.train_options}
     network = args.net or "this network"
-    for other in task_classes():
+    for other in task_specs():
         for dest, _ in other.train_options:
             if dest not in own and getattr(args, dest, None) is not None:
                 raise refuse_option(dest, _train_scope(dest), f"{network} is a {task.name} network, which does not read it; drop it")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    """``drga evaluate``: what the checkpoint's task reports of a split (its class's ``evaluate_checkpoint``)."""
+    """``drga evaluate``: what the checkpoint's task reports of a split (its registration's ``evaluate``)."""
     from drga.checkpoint_format import CheckpointPayload, load_checkpoint
 
     payload = load_checkpoint(args.checkpoint)  # as loaded: the task's evaluate reads it
@@ -187,7 +186,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         recorded = CheckpointPayload.of(payload).task
         raise UserError(f"{args.checkpoint} is a checkpoint of the task '{recorded}', which is not registered here: "
                         "register it first (docs/extending.md)")
-    if getattr(task.evaluate_checkpoint, "__func__", None) is getattr(Task.evaluate_checkpoint, "__func__", None):  # Task's own
+    if task.evaluator is None:
         raise UserError(f"{args.checkpoint} is a {task.name} checkpoint, and that task registered no `drga evaluate`")
     return int(task.evaluate_checkpoint(args, payload))
 

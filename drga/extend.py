@@ -6,8 +6,8 @@
 - a reward: :class:`RewardTerms`, :func:`count_highlighted` (eq. 5's N), :func:`drga_reward` (eq. 5 itself), the
   :class:`Reward` protocol, and :func:`register_reward`;
 - an agent-phase learner: :func:`register_learner` on a class or function giving a :class:`Learner` (``agent.algorithm``);
-- a task: one :class:`Task` subclass decorated with :func:`register_task`; classification's (:class:`ClassificationTask`)
-  to build on, the runner (:class:`PhaseRunner`), with its configuration
+- a task: one :class:`Task` subclass of hooks decorated with :func:`register_task` (its report: :class:`TaskReport`);
+  classification's (:class:`ClassificationTask`) to build on, the runner (:class:`PhaseRunner`), with its configuration
   (:class:`ExperimentConfig`, :func:`load_config`, :func:`config_to_toml`, :data:`CLASSIFICATION_FLAGS`) and its
   ``drga evaluate`` (:func:`evaluate_classification_checkpoint`).
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from drga.config import CLASSIFICATION_FLAGS, ExperimentConfig, config_to_toml, load_config
     from drga.core.reward import Reward, RewardTerms, count_highlighted, drga_reward
     from drga.learners.context import Learner
-    from drga.registry import register_learner, register_network, register_reward, register_task
+    from drga.registry import TaskReport, register_learner, register_network, register_reward, register_task
     from drga.runner.loop import PhaseRunner
     from drga.runner.task import Task
     from drga.tasks.classification.commands import evaluate_classification_checkpoint
@@ -41,7 +41,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "LSTMSelfAttention": ("drga.baselines.lstm_sa", "LSTMSelfAttention"),
     **{name: ("drga.core.reward", name) for name in ("Reward", "RewardTerms", "count_highlighted", "drga_reward")},
     **{name: ("drga.registry", name) for name in ("register_learner", "register_network", "register_reward",
-                                                  "register_task")},
+                                                  "register_task", "TaskReport")},
     "Learner": ("drga.learners.context", "Learner"),
     **{name: ("drga.config", name) for name in ("CLASSIFICATION_FLAGS", "ExperimentConfig", "config_to_toml", "load_config")},
     "PhaseRunner": ("drga.runner.loop", "PhaseRunner"),
@@ -64,6 +64,7 @@ __all__ = [
     "Reward",
     "RewardTerms",
     "Task",
+    "TaskReport",
     "config_to_toml",
     "count_highlighted",
     "drga_reward",

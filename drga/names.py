@@ -150,7 +150,7 @@ def best_checkpoint_name(phase: str, mode: str | None = None) -> str:
 
 
 def headline_score(scores: Mapping[str, Any], metric: str) -> float:
-    """The one number a table shows of a test cell: its task's ``metric`` (its class's ``report_metric``:
+    """The one number a table shows of a test cell: its task's ``metric`` (its registration's ``report.metric``:
     a classification's accuracy, a translation's greedy BLEU)."""
     return float(scores[metric])
 

@@ -159,8 +159,8 @@ class ReportRow:
         return None if cell is None else cell.epoch
 
     def test_score(self, mode: Mode | str, metric: str) -> float | None:
-        """The test number a table shows of ``mode``'s cell: its task's ``metric`` (the task class's
-        ``report_metric``); None where the row has no such cell."""
+        """The test number a table shows of ``mode``'s cell: its task's ``metric`` (its registration's
+        ``report.metric``); None where the row has no such cell."""
         test = self.scores(Split.TEST, mode)
         return None if test is None else headline_score(test, metric)
 

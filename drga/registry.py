@@ -8,12 +8,12 @@
 - :func:`register_reward` (``@register_reward("my-reward")`` on a class or function returning a
   :class:`drga.core.reward.Reward`): the reward ``reward.name`` chooses, with its settings read from
   ``[reward]`` the same way.
-- :func:`register_task` (``@register_task`` on a :class:`drga.runner.task.Task` subclass): the task is its
-  class, whose members say its name, configuration class and loader, what its networks read, its trainer,
-  its checkpoints and inference loader, and its ``drga`` commands. ``drga train``, the configuration loader
-  (``drga/tasks/run_config.py``), the trainer (``drga/trainer.py``), ``drga evaluate``, ``drga.load``,
-  ``drga tune`` and ``drga sweep`` find a task's class here: by the network (the task its registration
-  names, else the one that reads its input), by the configuration's class, by the checkpoint.
+- :func:`register_task` (``@register_task("my-task", config=...)`` on a :class:`drga.runner.task.Task` subclass):
+  the task's name, its configuration class and loader, what its networks read, its trainer, its inference loader,
+  its ``drga evaluate`` and its ``drga`` commands (a :class:`TaskSpec`); the class holds only the hooks the runner
+  calls. ``drga train``, the configuration loader (``drga/tasks/run_config.py``), the trainer (``drga/trainer.py``),
+  ``drga evaluate``, ``drga.load``, ``drga tune`` and ``drga sweep`` find a task here: by the network (the task its
+  registration names, else the one that reads its input), by the configuration's class, by the checkpoint.
 
 - :func:`register_learner` (``@register_learner("my-learner")`` on a class or function that takes no argument and returns a
   :class:`drga.learners.context.Learner`): the learner of Algorithm 1's agent phase that ``agent.algorithm`` (``--agent``)
@@ -53,8 +53,8 @@ from drga.errors import UserError
 __all__ = [
     "LearnerSpec", "NetworkSpec", "RewardSpec", "Registry", "RegistryError", "register_learner", "register_network",
     "register_reward", "register_task", "find_learner", "learner_spec", "learner_names",
-    "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_class", "find_task",
-    "task_names", "task_classes", "declared_inputs", "task_for_network", "task_of_config", "task_of_checkpoint",
+    "network_spec", "find_network", "network_names", "reward_spec", "find_reward", "reward_names", "task_spec", "find_task",
+    "task_names", "task_specs", "task_spec_of", "TaskSpec", "TaskReport", "task_for_network", "task_of_config", "task_of_checkpoint",
     "load_for_inference", "plugin_setting",
     "report_metric_of_network",
     "unregister_learner", "unregister_network", "unregister_reward", "unregister_task",
@@ -260,6 +260,108 @@ class LearnerSpec:
         return self.factory()
 
 
+def imported(reference: str) -> Any:
+    """``"module:name"``: that module's attribute, the module imported now (a task names by it what sits above this
+    layer, as gymnasium's string entry points do)."""
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """The one number of a test cell that tables show and TensorBoard's HParams tab reports per arm."""
+
+    #: A key of the task's evaluation scores (classification's ``accuracy``, translation's greedy ``bleu``).
+    metric: str = "accuracy"
+    #: What a table multiplies it by (100: a fraction shown in percent).
+    scale: float = 100.0
+    #: The column heading it is shown under.
+    label: str = "accuracy (%)"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A registered task: its name, the class of hooks the runner calls (:class:`drga.runner.task.Task`), and what the
+    entry points read of it before any run (:func:`register_task`'s arguments). A reference is ``"module:name"``, imported
+    when first used, so that ``drga --help`` imports no task's torch code."""
+
+    name: str
+    #: The :class:`drga.runner.task.Task` subclass; ``task(config)`` is a run's task.
+    task: type
+    #: The configuration class: :class:`drga.config.ExperimentConfig`, or a class holding one as ``experiment``.
+    config_class: type
+    #: What its own networks read (a network reading one is its network, unless the network's registration names another).
+    inputs: tuple[str, ...] = ()
+    #: ``(path, overrides, report) -> configuration``; None: :func:`drga.config.load_config` into a ``config_class()``.
+    config_loader: str | None = None
+    #: ``(config, task_class=, **options) -> runner``; None: :class:`drga.runner.PhaseRunner` with ``task(config)``.
+    trainer_class: str | None = None
+    #: ``(path, **options) -> model``: what ``drga.load`` returns for one of its checkpoints; None: it cannot.
+    model_loader: str | None = None
+    #: ``(args, payload) -> exit status``: ``drga evaluate`` on one of its checkpoints; None: it has none.
+    evaluator: str | None = None
+    #: A module with ``register(subparsers) -> {name: handler}`` and ``OPTION_SCOPES``: its own ``drga`` subcommands.
+    commands_module: str | None = None
+    #: ``drga train`` options only it reads, each with the setting it sets: given for another task, refused.
+    train_options: tuple[tuple[str, str], ...] = ()
+    #: What to do with one of its checkpoints instead of ``drga predict`` (``{path}``: the checkpoint's).
+    inference: str = ""
+    report: TaskReport = field(default_factory=TaskReport)
+
+    @property
+    def factory(self) -> type:
+        """What it registered: its class (a second registration of the same class is no clash)."""
+        return self.task
+
+    def load_config(self, path: Any = None, overrides: list[str] | None = None,
+                    report: Callable[[str], None] | None = None) -> Any:
+        """Its configuration from a TOML file and ``section.key=value`` overrides (``report``: told which of the network's
+        own defaults were applied)."""
+        if self.config_loader is None:
+            return imported("drga.config:load_config")(path, overrides, report, into=self.config_class())
+        return imported(self.config_loader)(path, overrides, report)
+
+    def defaults(self) -> Any:
+        """Its default configuration (``drga sweep``'s table lists the settings that differ from it)."""
+        return self.config_class()
+
+    def shared(self, config: Any) -> Any:
+        """The :class:`~drga.config.ExperimentConfig` every task's configuration is or holds (as ``experiment``)."""
+        return getattr(config, "experiment", config)
+
+    def to_toml(self, config: Any) -> str:
+        """``config`` as its ``config.toml`` (its own ``to_toml()``, else :func:`drga.config.config_to_toml`)."""
+        own = getattr(config, "to_toml", None)
+        return str(own() if own is not None else imported("drga.config:config_to_toml")(config))
+
+    def trainer(self, config: Any, **options: Any) -> Any:
+        """The runner that trains ``config`` (options: ``resume``, ``overwrite``, ``force``, ``log``, ``callbacks``)."""
+        if self.trainer_class is None:
+            return imported("drga.runner.loop:PhaseRunner")(self.task(config), **options)
+        return imported(self.trainer_class)(config, task_class=self.task, **options)
+
+    def load(self, path: Any, **options: Any) -> Any:
+        """One of its checkpoints ready for inference (``options``: ``device=``)."""
+        if self.model_loader is None:
+            raise RegistryError(f"task '{self.name}' cannot load a checkpoint for inference: its registration names no load "
+                                "(docs/extending.md, \"A new task\")")
+        return imported(self.model_loader)(path, **options)
+
+    def evaluate_checkpoint(self, args: Any, payload: dict[str, Any]) -> int:
+        """``drga evaluate`` on one of its checkpoints (``payload``, as loaded): the command's exit status."""
+        if self.evaluator is None:
+            raise RegistryError(f"task '{self.name}' registered no `drga evaluate` (its registration names no evaluate)")
+        return int(imported(self.evaluator)(args, payload))
+
+    def commands(self, subparsers: Any) -> dict[str, Callable[[Any], int]]:
+        """Adds its own ``drga`` subcommands to argparse's subparsers object."""
+        return dict(importlib.import_module(self.commands_module).register(subparsers)) if self.commands_module else {}
+
+    def option_scopes(self) -> Mapping[str, Mapping[str, str | None]]:
+        """Where each option of its commands is read (``drga.cli.OPTION_SCOPES``'s form)."""
+        return importlib.import_module(self.commands_module).OPTION_SCOPES if self.commands_module else {}
+
+
 _LOADED: set[str] = set()
 
 
@@ -318,8 +420,8 @@ class _Named(Protocol):
 
 
 def _factory(entry: Any) -> Any:
-    """What a registry entry registered: a network's or reward's factory; a task is its class."""
-    return getattr(entry, "factory", entry)
+    """What a registry entry registered: a network's or reward's factory, a task's class."""
+    return entry.factory
 
 
 class Registry(Generic[S]):
@@ -376,7 +478,7 @@ class Registry(Generic[S]):
 
 _NETWORKS: Registry[NetworkSpec] = Registry("network", NETWORK_PLUGINS)
 _REWARDS: Registry[RewardSpec] = Registry("reward", REWARD_PLUGINS)
-_TASKS: Registry[Any] = Registry("task", TASK_PLUGINS)  # each a drga.runner.task.Task class (not imported here: a layer above)
+_TASKS: Registry[TaskSpec] = Registry("task", TASK_PLUGINS)
 _LEARNERS: Registry[LearnerSpec] = Registry("learner", LEARNER_PLUGINS)
 
 
@@ -445,35 +547,63 @@ def register_reward(
     return register
 
 
-def declared_inputs(task: Any) -> tuple[str, ...]:
-    """What a task's class says its networks read itself (``inputs`` in its own body): a subclass of another task (of
-    classification's) reads nothing until it says so, and trains the networks whose registration names it."""
-    return tuple(vars(task).get("inputs", ()))
+def register_task(
+    name: str,
+    *,
+    config: type | None = None,
+    inputs: tuple[str, ...] = (),
+    load_config: str | None = None,
+    trainer: str | None = None,
+    load: str | None = None,
+    evaluate: str | None = None,
+    commands: str | None = None,
+    train_options: tuple[tuple[str, str], ...] | None = None,
+    inference: str | None = None,
+    report: TaskReport | None = None,
+    replace: bool = False,
+) -> Callable[[type], type]:
+    """Register a task under ``name``: a decorator of its :class:`drga.runner.task.Task` subclass, whose methods are the
+    hooks the runner calls; the arguments are what the entry points read of it before any run (:class:`TaskSpec`).
 
+    Args:
+        name: its name; its checkpoints record it as ``task``.
+        config: its configuration class.
+        inputs: what its own networks read (:data:`INPUTS`, or a word of its own).
+        load_config, trainer, load, evaluate: ``"module:name"`` references (:class:`TaskSpec`'s fields say each one's
+            signature and default).
+        commands: a module of ``drga`` subcommands of its own.
+        train_options: ``drga train`` options only it reads.
+        inference: what to do with its checkpoints instead of ``drga predict``.
+        report: the number its tables report (default: accuracy, in percent).
+        replace: allow replacing a registered task of that name (else an error).
 
-def register_task(task: type | None = None, *, replace: bool = False) -> Any:
-    """Register a task: a decorator of its :class:`drga.runner.task.Task` subclass (``@register_task``, or
-    ``@register_task(replace=True)``), whose class members are its registration: ``name``; ``config_class``, which
-    several tasks may share (a subclass of classification's inherits it); ``inputs``, read from the class's own body
-    only (:func:`declared_inputs`); ``load_config``, ``trainer``, ... ``drga train``, the configuration loader, the
-    trainer, ``drga evaluate``, ``drga.load``, ``drga tune`` and ``drga sweep`` find it by the networks that name it
-    (``task=``) or read one of its ``inputs``, by its configuration (its class, then its network) and by its
-    checkpoints."""
+    A subclass of a registered task's class inherits that task's registration, all but its name and ``inputs``: a
+    subclass of classification's trains the networks whose registration names it (``register_network(..., task=)``).
+    """
+    _check_name("task", name)
 
     def register(cls: type) -> type:
-        name, inputs = getattr(cls, "name", ""), declared_inputs(cls)
-        _check_name("task", name)
+        parent = next((spec for base in cls.__mro__[1:] for spec in _TASKS.registered() if spec.task is base), None)
+        given: dict[str, Any] = {"config_class": config, "config_loader": load_config, "trainer_class": trainer, "model_loader": load,
+                 "evaluator": evaluate, "commands_module": commands, "train_options": train_options,
+                 "inference": inference, "report": report}
+        given = {key: value for key, value in given.items() if value is not None}
+        if parent is not None:
+            spec = dataclasses.replace(parent, name=name, task=cls, inputs=tuple(inputs), **given)
+        elif config is None:
+            raise RegistryError(f"task '{name}': name its configuration class (register_task(..., config=ExperimentConfig)), "
+                                "or subclass a registered task's class")
+        else:
+            spec = TaskSpec(name=name, task=cls, inputs=tuple(inputs), **given)
         for other in _TASKS.registered():  # not specs(): a built-in registering must not load the others first
-            if other.name == name:
-                continue
-            shared = sorted(set(declared_inputs(other)) & set(inputs))
+            shared = sorted(set(other.inputs) & set(spec.inputs)) if other.name != name else []
             if shared:
                 raise RegistryError(f"task '{name}': task '{other.name}' reads {', '.join(shared)} already; "
                                     "name the task in the registration of its networks instead (register_network(..., task=))")
-        _TASKS.add(cls, replace)
+        _TASKS.add(spec, replace)
         return cls
 
-    return register(task) if task is not None else register
+    return register
 
 
 def register_learner(name: str, *, replace: bool = False) -> Callable[[Any], Any]:
@@ -516,7 +646,7 @@ find_reward = _REWARDS.find
 reward_spec = _REWARDS.get
 reward_names = _REWARDS.names
 find_task = _TASKS.find
-task_class = _TASKS.get
+task_spec = _TASKS.get
 task_names = _TASKS.names
 find_learner = _LEARNERS.find
 learner_spec = _LEARNERS.get
@@ -527,33 +657,40 @@ def network_specs() -> Iterator[NetworkSpec]:
     return iter(_NETWORKS.specs())
 
 
-def task_classes() -> list[Any]:
-    """The registered tasks' classes, in the order they registered (classification, translation, then yours)."""
+def task_specs() -> list[TaskSpec]:
+    """The registered tasks, in the order they registered (classification, translation, then yours)."""
     return _TASKS.specs()
 
 
-def task_for_network(name: str | None) -> Any:
-    """The task (its class) that trains the network of that name: the one its registration names (``task=``), else
-    the one that reads its input (:func:`declared_inputs`); a name no network has: :data:`DEFAULT_TASK` (whose loader
-    says so)."""
+def task_spec_of(task: type) -> TaskSpec:
+    """The registration of a task class (a run's task reads its name here)."""
+    for spec in task_specs():
+        if spec.task is task:
+            return spec
+    raise RegistryError(f"{task.__name__} is not a registered task's class: decorate it with @register_task(\"name\", ...)")
+
+
+def task_for_network(name: str | None) -> TaskSpec:
+    """The task that trains the network of that name: the one its registration names (``task=``), else the one whose
+    ``inputs`` hold what it reads; a name no network has: :data:`DEFAULT_TASK` (whose loader says so)."""
     network = find_network(name) if name else None
     if network is not None and network.task is not None:
-        return task_class(network.task)
+        return task_spec(network.task)
     reads = network.input if network is not None else None
-    for task in task_classes():
-        if reads in declared_inputs(task):
+    for task in task_specs():
+        if reads in task.inputs:
             return task
     if network is not None:
         raise RegistryError(f"network '{name}' reads {reads} data, and no registered task reads them: register the task that "
                             "trains it (docs/extending.md)")
-    return task_class(DEFAULT_TASK)
+    return task_spec(DEFAULT_TASK)
 
 
-def task_of_config(config: Any) -> Any:
-    """The task (its class) that trains what ``config`` names: the task whose configuration class it is, and where
-    several tasks share that class (classification and a subclass of its task), the one that trains its network
+def task_of_config(config: Any) -> TaskSpec:
+    """The task that trains what ``config`` names: the task whose configuration class it is, and where several tasks
+    share that class (classification and a subclass of its task), the one that trains its network
     (:func:`task_for_network`): the configuration carries the task by its network's registration."""
-    tasks = [task for task in task_classes() if type(config) is task.config_class]
+    tasks = [task for task in task_specs() if type(config) is task.config_class]
     if len(tasks) > 1:
         network = getattr(getattr(config, "network", None), "name", None)
         owner = task_for_network(network)
@@ -561,17 +698,16 @@ def task_of_config(config: Any) -> Any:
     if tasks:
         return tasks[0]
     raise RegistryError(f"{type(config).__name__} is the configuration of no registered task "
-                        f"(theirs: {', '.join(sorted({task.config_class.__name__ for task in task_classes()}))})")
+                        f"(theirs: {', '.join(sorted({task.config_class.__name__ for task in task_specs()}))})")
 
 
 def report_metric_of_network(name: str) -> str:
-    """The metric the tables report of a run of network ``name``: its task's ``report_metric``."""
-    return str(task_for_network(name).report_metric)
+    """The metric the tables report of a run of network ``name``: its task's ``report.metric``."""
+    return task_for_network(name).report.metric
 
 
-def task_of_checkpoint(payload: Mapping[str, Any]) -> Any:
-    """The task (its class) whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`),
-    or None."""
+def task_of_checkpoint(payload: Mapping[str, Any]) -> TaskSpec | None:
+    """The task whose checkpoint ``payload`` is (a loaded file, :func:`drga.checkpoint_format.load_checkpoint`), or None."""
     name = payload.get("task")
     return find_task(name) if isinstance(name, str) else None
 

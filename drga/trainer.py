@@ -4,7 +4,7 @@
 - :class:`TranslationTrainer`: translation (``drga/tasks/translation/trainer.py``: subwords,
   token-level eq. 12, perplexity and BLEU, decoding);
 - :func:`trainer_for`: the trainer of a configuration's task, found in the task registry
-  (``drga/registry.py`` · :func:`~drga.registry.task_of_config`: its class's ``trainer``), a task of your own included.
+  (``drga/registry.py`` · :func:`~drga.registry.task_of_config`: its registration's ``trainer``), a task of your own included.
 
 The phases are ``drga/runner/phases.py``, the loop that runs them ``drga/runner/loop.py``;
 docs/architecture.md shows how they fit.
@@ -24,6 +24,6 @@ __all__ = ["Trainer", "TranslationTrainer", "trainer_for"]
 
 
 def trainer_for(config: RunConfig, **options: Any) -> PhaseRunner:
-    """The trainer of ``config``'s task (its class's ``trainer``); ``options`` as the trainers take them
+    """The trainer of ``config``'s task (its registration's ``trainer``); ``options`` as the trainers take them
     (``resume``, ``overwrite``, ``force``, ``log``, ``callbacks``)."""
     return task_of_config(config).trainer(config, **options)

@@ -47,6 +47,7 @@ from drga.learners import Learner, make_learner
 from drga.learners.context import TrainingStep
 from drga.names import Mode, Part, PhaseName, best_checkpoint, counted
 from drga.records import EpochRecord, RunResults
+from drga.registry import task_spec_of
 from drga.runner import checkpoints
 from drga.runner.callbacks import Callback, CallbackList, EpochEnd, Evaluation, PhaseEnd, RunEnd, RunStart
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules, inherited_plateau_cuts
@@ -77,6 +78,8 @@ class PhaseRunner:
                  force: bool = False, callbacks: Sequence[Callback] = ()):
         task.settings.validate()
         self.task, self.config, self.force = task, task.config, force
+        #: what the entry points read of the task (its config.toml's form, the number its tables report)
+        self.registration = task_spec_of(type(task))
         config = self.config
         self.run_dir = Path(config.run.logdir) / default_run_name(config)
         self.device = distributed.setup(config.run.device)  # under torchrun: join the process group
@@ -135,7 +138,7 @@ class PhaseRunner:
         self.pending_resume = self.load_resume(last) if resume else None
 
         if self.folder is not None:  # only now, the data and the network ready: what a fresh run replaces moves aside
-            self.folder.open(task.to_toml(task.settings), replace=not resume)
+            self.folder.open(self.registration.to_toml(task.settings), replace=not resume)
         state = self.state
         at = (self.plan[state.progress.index].name, state.phase_step) if resume and state.progress.index < len(self.plan) else None
         completed = tuple((record.phase, record.epoch) for record in state.history)
@@ -407,7 +410,7 @@ class PhaseRunner:
             fingerprint=self.fingerprint(),  # its settings and data, which drga sweep compares before skipping it
         )
         if self.main:
-            metric = self.task.report_metric  # the task's class says which number its tables report
+            metric = self.registration.report.metric  # the task's registration says which number its tables report
             self.publish(results, checkpoints.arm_metrics(results.rows, metric), note)
         return results
 

@@ -1,5 +1,5 @@
-"""A task (classification, translation, yours): one class, registered with ``@register_task``; what it supplies to the
-phase runner (only what differs) and what the entry points read of it before any run.
+"""A task (classification, translation, yours): one class of hooks, registered with ``@register_task``; what it supplies
+to the phase runner (only what differs).
 
 The runner (``drga/runner/loop.py``) owns the phases, epochs, early stopping, checkpoints, resume,
 the callbacks (TensorBoard, CSV: ``drga/runner/callbacks.py``) and torchrun DDP. A task says what
@@ -8,25 +8,24 @@ how a dev split is scored and which score selects, what a checkpoint holds besid
 what the final report is. Its hooks receive a :class:`~drga.runner.context.RunContext` (what they
 may read of the run and ask of it), not the runner.
 
-Its class members are its registration (``drga/registry.py`` · :func:`~drga.registry.register_task`): its name, its
-configuration class and loader, what its networks read, its trainer, its commands, how a checkpoint of it is loaded, what
-its selection key's first number is called and the metric its tables report. ``drga train``, the runner, ``drga tune``,
-``drga sweep``, ``drga evaluate`` and the tables read these same members. This module, and a task's, import torch only
-when a hook runs, so that the registry can import a task (``drga --help`` lists its commands) without loading it.
+The task's registration (``@register_task("name", config=..., ...)``, ``drga/registry.py`` · :class:`~drga.registry.TaskSpec`)
+says what the entry points read of it before any run: its configuration class and loader, its trainer, its commands, how a
+checkpoint of it is loaded; the class holds the hooks alone. This module, and a task's, import torch only when a hook
+runs, so that the registry can import a task (``drga --help`` lists its commands) without loading it.
 """
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from drga import registry
 from drga.config import ExperimentConfig
 from drga.names import ResultRow, scores_from_record
-from drga.registry import RegistryError
+from drga.registry import RegistryError, imported
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from drga.runner.context import RunContext, TaskBatches
     from drga.runner.phases import Phase
 
-__all__ = ["ReportCell", "Task", "TaskBatches", "data_fingerprint_of", "dev_selection_key", "imported"]
+__all__ = ["ReportCell", "Task", "TaskBatches", "data_fingerprint_of", "dev_selection_key"]
 
 
 def __getattr__(name: str) -> Any:
@@ -47,13 +46,6 @@ def __getattr__(name: str) -> Any:
 
         return TaskBatches
     raise AttributeError(f"module 'drga.runner.task' has no attribute '{name}'")
-
-
-def imported(reference: str) -> Any:
-    """``"module:name"``: that module's attribute, the module imported now (a task names by it what sits above its layer,
-    its commands and its trainer, as gymnasium's string entry points do)."""
-    module, _, name = reference.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 @dataclass
@@ -68,97 +60,23 @@ class ReportCell:
 
 
 class Task(ABC):
-    """The task half of a run, and the task's registration; the built-in subclasses are
+    """The task half of a run: the hooks the runner calls. The built-in subclasses are
     :class:`drga.tasks.classification.task.ClassificationTask` and :class:`drga.tasks.translation.task.TranslationTask`.
 
-    Registered with ``@register_task`` (``drga/registry.py``), a subclass names itself (:attr:`name`), its configuration
-    class (:attr:`config_class`) and what its networks read (:attr:`inputs`); the classmethods below are what the entry
-    points ask of it before any run exists (its configuration loaded, its trainer built, a checkpoint of it loaded or
-    evaluated, its commands). A task built from a configuration alone (``cls(config)``) answers ``drga tune`` and
-    ``drga sweep``: its :meth:`selection_key`, :meth:`read_content_fingerprint` and :meth:`metric_name`.
+    A task written from scratch implements the nine abstract hooks; the others have defaults. Registered with
+    ``@register_task`` (``drga/registry.py``), it is built from a configuration alone (``cls(config)``) by the runner's
+    trainer, and by ``drga tune`` and ``drga sweep``, which ask it for its :meth:`selection_key`, its
+    :meth:`read_content_fingerprint` and its :meth:`metric_name`.
     """
 
-    # ------------------------------------------------------------------ the registration (what the entry points read)
+    @property
+    def name(self) -> str:
+        """The name it is registered under: its checkpoints record it as ``task``."""
+        return registry.task_spec_of(type(self)).name
 
-    #: Its name; a checkpoint of it records it as ``task`` (classification's, from before tasks had names, none).
-    name: ClassVar[str] = ""
-    #: Its configuration class (:class:`drga.config.ExperimentConfig` or one with it inside): each task has its own.
-    config_class: ClassVar[type] = ExperimentConfig
-    #: What its networks read (:data:`drga.registry.INPUTS`, or a word of its own); a network reading one is its network,
-    #: unless the network's registration names another task (``register_network(..., task=)``).
-    inputs: ClassVar[tuple[str, ...]] = ()
-    #: ``drga train`` options that only this task reads, each with the setting it sets: given for another task, refused.
-    train_options: ClassVar[tuple[tuple[str, str], ...]] = ()
-    #: ``"module"`` with ``register(subparsers) -> {name: handler}`` and ``OPTION_SCOPES``: its own ``drga`` subcommands
-    #: (classification's ``predict``, translation's ``translate``), imported when the command line is built.
-    commands_module: ClassVar[str | None] = None
-    #: What to do with one of its checkpoints instead of ``drga predict`` (a task whose :meth:`load` is not a classifier).
-    inference: ClassVar[str] = ""
-    #: The one number of a test cell that tables show and TensorBoard's HParams tab reports per arm (a key of its
-    #: evaluation's scores: classification's ``accuracy``, translation's greedy ``bleu``).
-    report_metric: ClassVar[str] = "accuracy"
-    #: How a table shows :attr:`report_metric`: multiplied by ``report_scale`` (100: a fraction shown in percent), under
-    #: ``report_label``.
-    report_scale: ClassVar[float] = 100.0
-    report_label: ClassVar[str] = "accuracy (%)"
-
-    @classmethod
-    def load_config(cls, path: str | Path | None = None, overrides: list[str] | None = None,
-                    report: Callable[[str], None] | None = None) -> Any:
-        """Its configuration from a TOML file and ``section.key=value`` overrides (``report``: told which of the network's
-        own defaults were applied); default: :func:`drga.config.load_config` into a :attr:`config_class`."""
-        from drga.config import load_config
-
-        return load_config(path, overrides, report, into=cls.config_class())
-
-    @classmethod
-    def defaults(cls) -> Any:
-        """Its default configuration (``drga sweep``'s table lists the settings that differ from it)."""
-        return cls.config_class()
-
-    @classmethod
-    def shared(cls, config: Any) -> ExperimentConfig:
-        """The sections every task shares, in ``config`` (default: the configuration itself)."""
-        return config
-
-    @classmethod
-    def to_toml(cls, config: Any) -> str:
-        """``config`` as its ``config.toml``."""
-        from drga.config import config_to_toml
-
-        return config_to_toml(config)
-
-    @classmethod
-    def trainer(cls, config: Any, **options: Any) -> Any:
-        """The runner that trains ``config`` (options: ``resume``, ``overwrite``, ``force``, ``log``, ``callbacks``);
-        default: :class:`drga.runner.PhaseRunner` with ``cls(config)``."""
-        return imported("drga.runner.loop:PhaseRunner")(cls(config), **options)
-
-    @classmethod
-    def load(cls, path: str | Path, **options: Any) -> Any:
-        """One of its checkpoints ready for inference (what ``drga.load`` returns for it; ``options``: ``device=``)."""
-        raise RegistryError(f"task '{cls.name}' cannot load a checkpoint for inference: its class gives no load "
-                            "(docs/extending.md, \"A new task\")")
-
-    @classmethod
-    def evaluate_checkpoint(cls, args: Any, payload: dict[str, Any]) -> int:
-        """``drga evaluate`` on one of its checkpoints (``payload``, as loaded); the command's exit status."""
-        raise RegistryError(f"task '{cls.name}' registered no `drga evaluate` (its class gives no evaluate_checkpoint)")
-
-    @classmethod
-    def commands(cls, subparsers: Any) -> dict[str, Callable[[Any], int]]:
-        """Adds its own ``drga`` subcommands to argparse's subparsers object (:attr:`commands_module`'s ``register``)."""
-        return dict(importlib.import_module(cls.commands_module).register(subparsers)) if cls.commands_module else {}
-
-    @classmethod
-    def option_scopes(cls) -> Mapping[str, Mapping[str, str | None]]:
-        """Where each option of its commands is read (``drga.cli.OPTION_SCOPES``'s form)."""
-        return importlib.import_module(cls.commands_module).OPTION_SCOPES if cls.commands_module else {}
-
-    @classmethod
-    def metric_name(cls, config: Any) -> str:
+    def metric_name(self) -> str:
         """What the first number of its :meth:`selection_key` is (``"dev accuracy"``), as ``drga tune`` reports it."""
-        raise RegistryError(f"task '{cls.name}' cannot be used by drga tune: its class gives no metric_name "
+        raise RegistryError(f"task '{self.name}' cannot be used by drga tune: its class gives no metric_name "
                             "(docs/extending.md, \"A new task\")")
 
     #: Config fields a resumed run may change without changing its numbers (data.rare_labels: data that load are the same data;
@@ -305,8 +223,9 @@ def dev_selection_key(task_class: type[Task], config: Any, dev: Mapping[str, Any
 def data_fingerprint_of(task_class: type[Task], config: Any, command: str) -> str:
     """:meth:`~Task.read_content_fingerprint` of ``config``'s data, for ``command`` (``drga sweep``, ``drga tune``): the very
     fingerprint the runner records; an error naming what to give when the task cannot say."""
-    found = task_class(config).read_content_fingerprint()
+    task = task_class(config)
+    found = task.read_content_fingerprint()
     if found is None:
-        raise RegistryError(f"task '{task_class.name}' cannot be used by {command}: its class gives no read_content_fingerprint "
+        raise RegistryError(f"task '{task.name}' cannot be used by {command}: its class gives no read_content_fingerprint "
                             "(docs/extending.md, \"A new task\")")
     return str(found)

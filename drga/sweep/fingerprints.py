@@ -103,7 +103,7 @@ class SettingsCheck:
                                                                              "dev_files", "test_files")}, sort_keys=True)
         if key not in self._data:
             try:
-                self._data[key] = data_fingerprint_of(task_of_config(config), config, "drga sweep")
+                self._data[key] = data_fingerprint_of(task_of_config(config).task, config, "drga sweep")
             except (UserError, OSError, ValueError) as error:
                 self._data[key] = None
                 self._data_notes[key] = f"its data not compared: they cannot be read here ({str(error).splitlines()[0]})"

@@ -315,7 +315,7 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
     the runs were made with, said under the title (drga/sweep/fingerprints.py). Returns the markdown."""
     titles = [title for title, _, _ in COLUMNS]
     tasks = {run.net: task_for_network(run.net) for run in runs}
-    labels = sorted({task.report_label for task in tasks.values()})
+    labels = sorted({task.report.label for task in tasks.values()})
     lines = [
         f"Test {' or '.join(labels) or 'scores'} of `{' '.join(sys.argv[1:]) or 'sweep.py'}`.",
         "",
@@ -328,7 +328,7 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
     for run in runs:
         full = run.folder / "results.json"
         results = RunResults.read(full) if full.exists() else None
-        metric = tasks[run.net].report_metric
+        metric = tasks[run.net].report.metric
         values = [accuracy(results, row, mode, metric) for _, row, mode in COLUMNS]
         wall = run.folder / "wall_seconds.txt"
         seconds = wall.read_text().strip() if wall.exists() else ""
@@ -343,7 +343,7 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
                 "wall_seconds": seconds,
             }
         )
-        cells = [f"{tasks[run.net].report_scale * v:.2f}" if v is not None else "-" for v in values]
+        cells = [f"{tasks[run.net].report.scale * v:.2f}" if v is not None else "-" for v in values]
         lines.append(f"| {run.net} | {run.dataset} | {run.seed} | {status} | " + " | ".join(cells) + f" | {seconds} |")
         if run.finished:
             group = groups.setdefault((run.net, run.dataset), {t: [] for t in titles})
@@ -362,7 +362,7 @@ def table(runs: list[Run], out: str | Path, settings: list[str] | None = None) -
 
     for (net, dataset), group in groups.items():
         seeds = max((len(v) for v in group.values()), default=0)
-        scale = tasks[net].report_scale
+        scale = tasks[net].report.scale
         lines.append(f"| {net} | {dataset} | {seeds} | " + " | ".join(mean_std_text([scale * v for v in group[t]]) for t in titles) + " |")
     with open_atomic(Path(out).with_suffix(".csv"), newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))

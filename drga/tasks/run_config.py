@@ -9,19 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from drga.config import ConfigError, ExperimentConfig, requested_network
-from drga.registry import task_for_network, task_of_config
+from drga.registry import TaskSpec, task_for_network, task_of_config
 from drga.tasks.translation.config import TranslationConfig
 
 #: The built-in tasks' configurations (a task of your own has its own class, an ExperimentConfig or one holding it).
 RunConfig = ExperimentConfig | TranslationConfig
 
 
-def requested_task(path: str | Path | None = None, overrides: list[str] | None = None) -> Any:
-    """The task (its class, a :class:`drga.runner.task.Task`; a layer above, not imported here) that trains the network
-    a config file plus overrides ask for (the last word wins)."""
+def requested_task(path: str | Path | None = None, overrides: list[str] | None = None) -> TaskSpec:
+    """The task (its registration, :class:`drga.registry.TaskSpec`) that trains the network a config file plus overrides
+    ask for (the last word wins)."""
     return task_for_network(requested_network(path, list(overrides or [])))
 
 

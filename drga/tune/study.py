@@ -179,12 +179,12 @@ def objective(settings: TuneSettings) -> Callable[[Any], float]:
 
 def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
     """The task's selection key (bigger is better) of a dev record: as results.json keeps it, or an epoch's numbers."""
-    return dev_selection_key(task_of_config(config), config, dev)
+    return dev_selection_key(task_of_config(config).task, config, dev)
 
 
 def metric_name(config: Any) -> str:
     """What a trial's value is."""
-    return str(task_of_config(config).metric_name(config))
+    return task_of_config(config).task(config).metric_name()
 
 
 def record_cost(trial: Any, wall: float, cpu: float) -> None:
@@ -264,7 +264,7 @@ def study_definition(settings: TuneSettings) -> dict[str, Any]:
     config = load_run_config(settings.config, settings.base)
     base = fingerprinted(config.flat())
     space = [json.loads(json.dumps(dataclasses.asdict(dimension))) for dimension in settings.dimensions]
-    data = data_fingerprint_of(task_of_config(config), config, "drga tune")  # the files as read, as drga sweep compares them
+    data = data_fingerprint_of(task_of_config(config).task, config, "drga tune")  # the files as read, as drga sweep compares them
     return {"search_space": space, "fixed_settings": {key: value for key, value in base.items() if key not in searched}, "data": data}
 
 

@@ -1,5 +1,5 @@
-"""A task of one's own (one Task class, drga/registry.py · register_task): docs/extending.md's file, written outside the
-package and named in $DRGA_PLUGINS, is chosen by its network, loaded, trained and evaluated through
+"""A task of one's own (one Task class and its registration, drga/registry.py · register_task): docs/extending.md's file,
+written outside the package and named in $DRGA_PLUGINS, is chosen by its network, loaded, trained and evaluated through
 the same doors as the built-in tasks (the command line, the configuration loader, the trainer,
 ``drga evaluate``); the built-in tasks dispatch through the same registry."""
 
@@ -84,15 +84,25 @@ def test_a_task_from_outside_the_package_trains_and_evaluates_through_the_cli(my
 
 
 def test_the_task_refuses_what_it_does_not_read_and_its_name_is_checked(my_task):
-    from drga.extend import ClassificationTask
+    from drga.extend import ClassificationTask, Task
     from drga.registry import RegistryError, register_task
 
-    task = registry.task_class("reward-first")
-    assert task.__name__ == "RewardFirstTask" and registry.declared_inputs(task) == ()  # a subclass reads nothing itself
+    task = registry.task_spec("reward-first")
+    assert task.task.__name__ == "RewardFirstTask" and task.inputs == ()  # a subclass reads nothing itself
+    # all else it inherits from classification's registration
+    classification = registry.task_spec("classification")
+    assert (task.config_class, task.config_loader, task.trainer_class, task.model_loader, task.evaluator, task.commands_module) == \
+        (classification.config_class, classification.config_loader, classification.trainer_class, classification.model_loader,
+         classification.evaluator, classification.commands_module)
+    assert registry.task_spec_of(task.task) is task
     with pytest.raises(RegistryError, match="task 'texts': task 'classification' reads text already; name the task"):
-        register_task(type("Texts", (ClassificationTask,), {"name": "texts", "inputs": ("text",)}))
+        register_task("texts", inputs=("text",))(type("Texts", (ClassificationTask,), {}))
+    with pytest.raises(RegistryError, match="task 'scratch': name its configuration class"):
+        register_task("scratch")(type("Scratch", (Task,), {}))
     with pytest.raises(RegistryError, match="unknown task 'reward-frist' \\(did you mean 'reward-first'\\?\\)"):
-        registry.task_class("reward-frist")
+        registry.task_spec("reward-frist")
+    with pytest.raises(RegistryError, match="Loose is not a registered task's class: decorate it with @register_task"):
+        registry.task_spec_of(type("Loose", (ClassificationTask,), {}))
     assert registry.task_names()[-1] == "reward-first"  # the refused ones are not registered
 
 
@@ -108,8 +118,10 @@ def test_the_built_in_tasks_dispatch_through_the_registry():
     assert registry.task_for_network("no-such-net").name == "classification"  # whose loader names the networks
     translation = load_run_config(None, ["network.name=transformer-nmt"])
     assert type(translation) is TranslationConfig and experiment(translation) is translation.experiment
-    assert registry.task_of_config(ExperimentConfig()) is registry.task_class("classification")
-    assert registry.task_of_config(TranslationConfig(ExperimentConfig(), NMTConfig())).__name__ == "TranslationTask"
+    assert registry.task_of_config(ExperimentConfig()) is registry.task_spec("classification")
+    assert registry.task_of_config(TranslationConfig(ExperimentConfig(), NMTConfig())).task.__name__ == "TranslationTask"
+    assert TranslationConfig() == TranslationConfig(ExperimentConfig(), NMTConfig())
+    assert registry.task_spec("translation").report.metric == "bleu"
     assert registry.task_of_checkpoint({"task": "translation"}).name == "translation"
     assert registry.task_of_checkpoint({}) is None  # a checkpoint records its task: none is no task's
     assert registry.task_of_checkpoint({"task": "classification"}).name == "classification"
@@ -129,7 +141,7 @@ def test_drga_networks_lists_each_networks_settings_with_their_defaults(capsys):
 
 def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_task):
     """The tuner's selection key and metric, and the sweep's data fingerprint and defaults, come from each task's
-    class, the members the runner reads (no isinstance on the configuration); a task that gives none is refused by
+    class, the hooks the runner calls (no isinstance on the configuration); a task that gives none is refused by
     name, not guessed."""
     from drga import load_config
     from drga.config import ExperimentConfig
@@ -144,26 +156,31 @@ def test_drga_tune_and_sweep_ask_the_task_and_refuse_one_that_does_not_say(my_ta
     assert metric_name(classification) == "dev accuracy" and metric_name(translation) == "dev BLEU"
     assert selection_key(classification, {"accuracy": 0.75, "reward": -0.5}) == (0.75, -0.5)
     assert type(_defaults(classification)) is ExperimentConfig and type(_defaults(translation)) is TranslationConfig
-    task = registry.task_class("reward-first")
+    task = registry.task_spec("reward-first")
     mine = load_config(None, ["network.name=lstm-sa-rf"])  # classification's class: the network names the task
     assert registry.task_of_config(mine) is task and registry.task_of_config(classification).name == "classification"
     # the task class's own selection_key and metric_name reach drga tune: the reward first, accuracy breaking ties
     assert selection_key(mine, {"accuracy": 0.75, "reward": -0.2}) == (-0.2, 0.75)
     assert metric_name(mine) == "dev reward" and type(_defaults(mine)) is task.config_class
     # the sweep's data fingerprint is the task class's own (read_content_fingerprint, the one the runner records)
-    assert data_fingerprint_of(task, mine, "drga sweep") == \
-        data_fingerprint_of(registry.task_class("classification"), classification, "drga sweep")
+    assert data_fingerprint_of(task.task, mine, "drga sweep") == \
+        data_fingerprint_of(registry.task_spec("classification").task, classification, "drga sweep")
 
-    class Bare(ClassificationTask):  # what a task that says nothing of them gets: Task's own (not registered)
-        name = "bare"
-
+    @registry.register_task("bare")
+    class Bare(ClassificationTask):  # what a task that says nothing of them gets: Task's own
         def read_content_fingerprint(self):
             return Task.read_content_fingerprint(self)
 
-    with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga sweep: its class gives no read_content_fingerprint"):
-        data_fingerprint_of(Bare, mine, "drga sweep")
-    with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga tune: its class gives no metric_name"):
-        Task.metric_name.__func__(Bare, mine)
+        def metric_name(self):
+            return Task.metric_name(self)
+
+    try:
+        with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga sweep: its class gives no read_content_fingerprint"):
+            data_fingerprint_of(Bare, mine, "drga sweep")
+        with pytest.raises(RegistryError, match="task 'bare' cannot be used by drga tune: its class gives no metric_name"):
+            Bare(mine).metric_name()
+    finally:
+        registry.unregister_task("bare")
 
 
 def test_the_python_block_trains_the_custom_task_exactly_as_printed(my_task, tmp_path, monkeypatch):

@@ -56,10 +56,10 @@ def test_a_row_is_read_through_its_keys():
     assert row.test_score(Mode.NET_ONLY, "accuracy") == pytest.approx(0.75)
     assert row.test_score(Mode.WITH_AGENT, "bleu") == pytest.approx(21.5)  # the task's metric, not the keys present
     assert headline_score(written["test_with-agent"], "chrf") == pytest.approx(50.0)
-    from drga.registry import report_metric_of_network, task_class
+    from drga.registry import report_metric_of_network, task_spec
 
     assert report_metric_of_network("lstm-sa") == "accuracy" and report_metric_of_network("seq2seq-luong") == "bleu"
-    assert task_class("translation").report_metric == "bleu"
+    assert task_spec("translation").report.metric == "bleu" and task_spec("translation").report.scale == 1.0
 
 
 def test_a_phase_row_names_its_settings():

@@ -22,14 +22,15 @@ ClassificationConfig = ExperimentConfig
 
 
 def load_classification_config(path: str | Path | None = None, overrides: list[str] | None = None,
-                               report: Callable[[str], None] | None = None, into: ExperimentConfig | None = None) -> ExperimentConfig:
+                               report: Callable[[str], None] | None = None) -> ExperimentConfig:
     """:func:`drga.config.load_config` (defaults, the TOML file, the overrides, the network's own defaults;
-    ``report`` is told which), its network a registered one and its data set one classification reads. ``into``: the
-    configuration to fill (a task built on classification's: its network may be the task's, not classification's)."""
+    ``report`` is told which), its network a registered one and its data set one classification reads: the loader of
+    classification's registration, and of every task built on it, whose networks it trains (the registry has chosen the
+    task already, so a network whose registration names another task is not refused here)."""
     from drga.baselines import NETWORKS  # torch: only when a configuration loads, not for `drga --help`
     from drga.data import DATASETS
 
-    config = load_config(path, overrides, report, into=into)
+    config = load_config(path, overrides, report, into=ExperimentConfig())
     if config.network.name not in NETWORKS:
         raise ConfigError(f"unknown network '{config.network.name}'; choose one of: {', '.join(sorted(NETWORKS))}")
     if config.data.dataset not in DATASETS:

@@ -4,10 +4,9 @@ Eq. 12 is the cross-entropy of the label; a dev score is accuracy, log P(y|X) an
 in one evaluation mode, selected by (accuracy, reward); the final report scores the test split with
 every selected checkpoint and records the data's fingerprint and the majority-class floor.
 
-:class:`ClassificationTask` is also the task's registration (``@register_task``): its class members are what
-``drga train``, ``drga evaluate``, ``drga predict``, ``drga.load``, ``drga tune`` and ``drga sweep`` read of it. The
-registry imports this module by name; what needs torch is imported when a hook runs, so that ``drga --help`` does not
-load it.
+:class:`ClassificationTask` is registered here (``@register_task``) with what ``drga train``, ``drga evaluate``,
+``drga predict``, ``drga.load``, ``drga tune`` and ``drga sweep`` read of it. The registry imports this module by name;
+what needs torch is imported when a hook runs, so that ``drga --help`` does not load it.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from drga.config import CLASSIFICATION_FLAGS, ConfigError, ExperimentConfig
 from drga.names import MODES, Mode, PhaseName, Split
 from drga.records import ModeScores, ReportRow, RunResults
 from drga.registry import register_task
-from drga.runner.task import ReportCell, Task, imported
-from drga.tasks.classification.config import TASK_NAME, load_classification_config
+from drga.runner.task import ReportCell, Task
+from drga.tasks.classification.config import TASK_NAME
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -52,19 +51,24 @@ def classification_selection_key(result: EvalResult) -> tuple[float, ...]:
     return (result.accuracy, result.reward)
 
 
-@register_task
+@register_task(
+    TASK_NAME,
+    config=ExperimentConfig,
+    inputs=("text", "aspect", "document"),
+    load_config="drga.tasks.classification.config:load_classification_config",
+    trainer="drga.tasks.classification.trainer:Trainer",
+    load="drga.tasks.classification.prediction:load",
+    evaluate="drga.tasks.classification.commands:evaluate_classification_checkpoint",
+    commands="drga.tasks.classification.commands",
+    train_options=CLASSIFICATION_FLAGS,
+)
 class ClassificationTask(Task):
     """Text classification. ``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data.
 
-    A subclass registered under a name of its own (docs/extending.md, "A new task") inherits its trainer, its loader, its
-    ``drga evaluate``, ``drga predict`` and its configuration class; it gives its own ``name``, and trains the networks
-    whose registration names it (it reads no ``inputs`` unless its own body says so)."""
+    A subclass registered under a name of its own (docs/extending.md, "A new task") inherits its registration (its
+    configuration class and loader, trainer, ``drga evaluate``, ``drga.load`` and ``drga predict``) and its hooks; it
+    trains the networks whose registration names it."""
 
-    name = TASK_NAME
-    config_class = ExperimentConfig
-    inputs = ("text", "aspect", "document")
-    train_options = CLASSIFICATION_FLAGS
-    commands_module = "drga.tasks.classification.commands"
     result_type = "drga.tasks.classification.evaluation:EvalResult"
 
     #: All but run.threads leave every number as an uninterrupted run's; another thread count can
@@ -83,30 +87,7 @@ class ClassificationTask(Task):
             raise RuntimeError("the task's data are not loaded yet: prepare() loads them")
         return self._data
 
-    # ------------------------------------------------------------------ the registration
-
-    @classmethod
-    def load_config(cls, path: str | Path | None = None, overrides: list[str] | None = None,
-                    report: Callable[[str], None] | None = None) -> ExperimentConfig:
-        """:func:`~drga.tasks.classification.config.load_classification_config`, into the task's ``config_class``."""
-        return load_classification_config(path, overrides, report, into=cls.config_class())
-
-    @classmethod
-    def trainer(cls, config: ExperimentConfig, **options: Any) -> Any:
-        """Classification's :class:`~drga.tasks.classification.trainer.Trainer`, with this class as its task."""
-        return imported("drga.tasks.classification.trainer:Trainer")(config, task_class=cls, **options)
-
-    @classmethod
-    def load(cls, path: str | Path, device: str = "cpu", **options: Any) -> Any:
-        """A :class:`~drga.tasks.classification.prediction.Classifier` (``drga.load``), from this task's checkpoints or a subclass's."""
-        return imported("drga.tasks.classification.prediction:load")(path, device=device, **options)
-
-    @classmethod
-    def evaluate_checkpoint(cls, args: Any, payload: dict[str, Any]) -> int:
-        return int(imported("drga.tasks.classification.commands:evaluate_classification_checkpoint")(args, payload))
-
-    @classmethod
-    def metric_name(cls, config: ExperimentConfig) -> str:
+    def metric_name(self) -> str:
         return "dev accuracy"
 
     # ------------------------------------------------------------------ data and network

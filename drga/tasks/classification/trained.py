@@ -20,7 +20,7 @@ from drga.data import Vocabulary
 from drga.data.batching import EncodedExample
 from drga.data.text import DataFormatError, TextExample, read_tsv
 from drga.data.vocab import vocabulary_fingerprint
-from drga.registry import task_class, task_of_checkpoint
+from drga.registry import task_of_checkpoint, task_spec
 from drga.tasks.classification.config import TASK_NAME
 from drga.tasks.classification.data import (
     PreparedData,
@@ -90,7 +90,7 @@ def refuse_other_tasks_checkpoint(path: str | Path, payload: Mapping[str, Any]) 
     one it cannot read, a translation checkpoint), saying what to do with it instead, as its task's registration says.
     A task of your own built on classification's (a subclass of its task class) holds a classifier too."""
     task = task_of_checkpoint(payload)
-    if isinstance(task, type) and issubclass(task, task_class(TASK_NAME)):
+    if task is not None and issubclass(task.task, task_spec(TASK_NAME).task):
         return
     recorded = CheckpointPayload.of(payload).task
     what = f"a {task.name} checkpoint" if task is not None else f"a checkpoint of the task '{recorded}', not registered here"

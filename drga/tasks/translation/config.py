@@ -126,10 +126,14 @@ def _unread_message(keys: list[str]) -> str:
 
 @dataclass
 class TranslationConfig:
-    """The whole configuration of a translation run."""
+    """The whole configuration of a translation run: the sections every task shares, and ``[nmt]``."""
 
-    experiment: ExperimentConfig
-    nmt: NMTConfig
+    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
+    nmt: NMTConfig = field(default_factory=NMTConfig)
+
+    def to_toml(self) -> str:
+        """As its ``config.toml`` (:func:`config_to_toml`)."""
+        return config_to_toml(self)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         return {**self.experiment.to_dict(), "nmt": dataclasses.asdict(self.nmt)}

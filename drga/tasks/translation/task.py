@@ -12,9 +12,9 @@ perplexity) or dev perplexity. The final report decodes the test set with every 
 checkpoint, greedy and beam search, in each checkpoint's modes. Under torchrun, training is
 data-parallel and every process scores dev and test whole (BLEU is not a mean over shards).
 
-:class:`TranslationTask` is also the task's registration (``@register_task``): its class members are what ``drga train``,
-``drga evaluate``, ``drga translate``, ``drga tune`` and ``drga sweep`` read of it. The registry imports this module by
-name; what needs torch is imported when a hook runs, so that ``drga --help`` does not load it.
+:class:`TranslationTask` is registered here (``@register_task``) with what ``drga train``, ``drga evaluate``,
+``drga translate``, ``drga tune`` and ``drga sweep`` read of it. The registry imports this module by name; what needs
+torch is imported when a hook runs, so that ``drga --help`` does not load it.
 """
 
 from __future__ import annotations
@@ -23,17 +23,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drga.config import ConfigError, ExperimentConfig
+from drga.config import ConfigError
 from drga.files import write_bytes_atomic, write_text_atomic
 from drga.names import MODES, Mode, Split
 from drga.records import ModeScores, ReportRow, RunResults
-from drga.registry import register_task
-from drga.runner.task import ReportCell, Task, imported
+from drga.registry import TaskReport, register_task
+from drga.runner.task import ReportCell, Task
 from drga.tasks.translation.config import (
-    NMTConfig,
     TranslationConfig,
-    config_to_toml,
-    load_checked_translation_config,
     translation_config_from_dict,
 )
 
@@ -70,18 +67,21 @@ def translation_selection_key(result: TranslationEval, select_metric: str) -> tu
     return (bleu, -result.perplexity) if select_metric == "bleu" else (-result.perplexity, bleu)
 
 
-@register_task
+@register_task(
+    "translation",
+    config=TranslationConfig,
+    inputs=("parallel",),
+    load_config="drga.tasks.translation.config:load_checked_translation_config",
+    trainer="drga.tasks.translation.trainer:TranslationTrainer",
+    load="drga.tasks.translation.trained:load_translation_model",
+    evaluate="drga.tasks.translation.commands:evaluate_translation_checkpoint",
+    commands="drga.tasks.translation.commands",
+    inference="translate with it (drga translate {path} < input.txt)",
+    report=TaskReport("bleu", 1.0, "BLEU, greedy"),  # greedy decoding's, on sacrebleu's 0–100 scale already
+)
 class TranslationTask(Task):
     """Translation; its checkpoints record the task's name, ``translation``."""
 
-    name = "translation"
-    config_class = TranslationConfig
-    inputs = ("parallel",)
-    commands_module = "drga.tasks.translation.commands"
-    inference = "translate with it (drga translate {path} < input.txt)"
-    report_metric = "bleu"  # greedy decoding's
-    report_scale = 1.0  # sacrebleu's BLEU is on its 0–100 scale already
-    report_label = "BLEU, greedy"
     shard_evaluation = False
     result_type = "drga.tasks.translation.evaluation:TranslationEval"
 
@@ -98,40 +98,8 @@ class TranslationTask(Task):
             raise RuntimeError("the task's data are not loaded yet: prepare() loads them")
         return self._data
 
-    # ------------------------------------------------------------------ the registration
-
-    @classmethod
-    def load_config(cls, path: str | Path | None = None, overrides: list[str] | None = None,
-                    report: Callable[[str], None] | None = None) -> TranslationConfig:
-        return load_checked_translation_config(path, overrides, report)
-
-    @classmethod
-    def defaults(cls) -> TranslationConfig:
-        return TranslationConfig(ExperimentConfig(), NMTConfig())
-
-    @classmethod
-    def shared(cls, config: TranslationConfig) -> ExperimentConfig:
-        return config.experiment
-
-    @classmethod
-    def to_toml(cls, config: TranslationConfig) -> str:
-        return config_to_toml(config)
-
-    @classmethod
-    def trainer(cls, config: TranslationConfig, **options: Any) -> Any:
-        return imported("drga.tasks.translation.trainer:TranslationTrainer")(config, **options)
-
-    @classmethod
-    def load(cls, path: str | Path, device: str = "cpu", **options: Any) -> Any:
-        return imported("drga.tasks.translation.trained:load_translation_model")(path, device=device, **options)
-
-    @classmethod
-    def evaluate_checkpoint(cls, args: Any, payload: dict[str, Any]) -> int:
-        return int(imported("drga.tasks.translation.commands:evaluate_translation_checkpoint")(args, payload))
-
-    @classmethod
-    def metric_name(cls, config: TranslationConfig) -> str:
-        return "dev BLEU" if config.nmt.select_metric == "bleu" else "minus dev perplexity"
+    def metric_name(self) -> str:
+        return "dev BLEU" if self.translation.nmt.select_metric == "bleu" else "minus dev perplexity"
 
     @staticmethod
     def translation_network(context: RunContext) -> TranslationNetwork:

@@ -16,13 +16,15 @@ __all__ = ["TranslationTrainer"]
 
 
 class TranslationTrainer(PhaseRunner):
-    """A translation run; ``callbacks`` as :class:`drga.runner.PhaseRunner`'s."""
+    """A translation run; ``callbacks`` as :class:`drga.runner.PhaseRunner`'s; ``task_class``: a subclass of translation's
+    task, registered under a name of its own."""
 
     task: TranslationTask
 
     def __init__(self, config: TranslationConfig, resume: bool = False, overwrite: bool = False,
-                 log: Callable[[str], None] = log_info, force: bool = False, callbacks: Sequence[Callback] = ()):
-        super().__init__(TranslationTask(config), resume=resume, overwrite=overwrite, log=log, force=force, callbacks=callbacks)
+                 log: Callable[[str], None] = log_info, force: bool = False, callbacks: Sequence[Callback] = (),
+                 task_class: type[TranslationTask] = TranslationTask):
+        super().__init__(task_class(config), resume=resume, overwrite=overwrite, log=log, force=force, callbacks=callbacks)
 
     @property
     def data(self) -> TranslationData:
