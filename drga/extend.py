@@ -6,7 +6,9 @@
 - a reward: :class:`RewardTerms`, :func:`count_highlighted` (eq. 5's N), :func:`drga_reward` (eq. 5 itself), the
   :class:`Reward` protocol, and :func:`register_reward`;
 - an agent-phase learner: :func:`register_learner` on a class or function giving a :class:`Learner` (``agent.algorithm``);
-- a task: one :class:`Task` subclass of hooks decorated with :func:`register_task` (its report: :class:`TaskReport`);
+- a task: one :class:`Task` subclass of nine hooks decorated with :func:`register_task` (its report: :class:`TaskReport`),
+  which may add a capability by inheriting its class (:class:`EpochHooks`, :class:`RunChecks`, :class:`Tunable`,
+  :class:`ShardedEvaluation`, :class:`Episodes`);
   classification's (:class:`ClassificationTask`) to build on, the runner (:class:`PhaseRunner`), with its configuration
   (:class:`ExperimentConfig`, :func:`load_config`, :func:`config_to_toml`, :data:`CLASSIFICATION_FLAGS`) and its
   ``drga evaluate`` (:func:`evaluate_classification_checkpoint`).
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from drga.registry import TaskReport, register_learner, register_network, register_reward, register_task
     from drga.runner.loop import PhaseRunner
     from drga.runner.task import Task
+    from drga.runner.task_options import Episodes, EpochHooks, RunChecks, ShardedEvaluation, Tunable
     from drga.tasks.classification.commands import evaluate_classification_checkpoint
     from drga.tasks.classification.task import ClassificationTask
 
@@ -46,6 +49,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     **{name: ("drga.config", name) for name in ("CLASSIFICATION_FLAGS", "ExperimentConfig", "config_to_toml", "load_config")},
     "PhaseRunner": ("drga.runner.loop", "PhaseRunner"),
     "Task": ("drga.runner.task", "Task"),
+    **{name: ("drga.runner.task_options", name) for name in ("EpochHooks", "Episodes", "RunChecks", "Tunable")},
+    "ShardedEvaluation": ("drga.runner.sharding", "ShardedEvaluation"),
     "ClassificationTask": ("drga.tasks.classification.task", "ClassificationTask"),
     "evaluate_classification_checkpoint": ("drga.tasks.classification.commands", "evaluate_classification_checkpoint"),
 }
@@ -56,6 +61,8 @@ __all__ = [
     "Batch",
     "CLASSIFICATION_FLAGS",
     "ClassificationTask",
+    "EpochHooks",
+    "Episodes",
     "ExperimentConfig",
     "LSTMSelfAttention",
     "Learner",
@@ -63,8 +70,11 @@ __all__ = [
     "PhaseRunner",
     "Reward",
     "RewardTerms",
+    "RunChecks",
+    "ShardedEvaluation",
     "Task",
     "TaskReport",
+    "Tunable",
     "config_to_toml",
     "count_highlighted",
     "drga_reward",

@@ -15,7 +15,7 @@ protocols live here, below the runner, so that no learner imports the runner (``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,13 +37,12 @@ TrainingStep = tuple[Mapping[Part, Tensor], Mapping[str, Tensor]]
 
 
 class TaskLosses(Protocol):
-    """What a learner asks of the task: eq. 12 on the network's own and on the revised attention, and the episodes."""
+    """What a learner asks of the task: eq. 12 on the network's own and on the revised attention (the stable-baselines3
+    learners also ask for its episodes: ``drga/runner/task_options.py`` · ``Episodes``)."""
 
     def loss(self, network: AttentionNetwork, batch: Batch) -> Tensor: ...
 
     def revised_loss(self, rollout: Rollout, batch: Batch) -> Tensor: ...
-
-    def agent_examples(self) -> tuple[Sequence[Any], Callable[[list[Any]], Batch]]: ...
 
 
 class LearnerContext(Protocol):

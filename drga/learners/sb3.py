@@ -61,6 +61,7 @@ from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.files import atomic_path
 from drga.learners.context import LearnedEpoch, LearnerContext
 from drga.names import Part, PhaseName
+from drga.registry import RegistryError, task_spec_of
 from drga.runtime.eval_mode import eval_mode
 
 #: ``agent.algorithm`` → SB3 class; "reinforce" is the runner's own learner.
@@ -212,7 +213,12 @@ class SB3AgentPhase:
         self.epochs_done = epochs_done
         network = context.network
         network.eval()
-        examples, collate = context.task.agent_examples()
+        agent_examples = getattr(context.task, "agent_examples", None)  # a drga.extend.Episodes
+        if agent_examples is None:
+            raise RegistryError(f"task '{task_spec_of(type(context.task)).name}' gives no agent_examples, which the "
+                                "stable-baselines3 learners read: train its agent with agent.algorithm = \"reinforce\", or "
+                                "make its class a drga.extend.Episodes (docs/extending.md, \"A new task\")")
+        examples, collate = agent_examples()
         self.tokens = count_env_steps(network, examples, collate, self.device)
         reinforce_budget = epochs * config.agent.samples * self.tokens
         total = config.agent.sb3_total_steps or reinforce_budget

@@ -32,6 +32,7 @@ from drga.runner import checkpoints
 from drga.runner.callbacks import CallbackList, Image, TrainingLog
 from drga.runner.checkpoints import PhaseProgress, RetrofitModules
 from drga.runner.optim import OptimiserStep
+from drga.runner.sharding import ShardedEvaluation
 from drga.runtime import distributed
 
 #: The loop's pass over an epoch's batches (``PhaseRunner.train_by_updates``): (training step, epoch, epochs) → mean statistics.
@@ -42,11 +43,8 @@ class ContextTask(TaskLosses, Protocol):
     """What a context asks of its task (``drga/runner/task.py`` · ``Task``, which imports this module)."""
 
     config: ExperimentConfig
-    shard_evaluation: bool
 
     def evaluate(self, context: RunContext, split: str, mode: str) -> Any: ...
-
-    def combine_over_processes(self, result: Any, batches: Any) -> Any: ...
 
 
 @dataclass
@@ -154,7 +152,7 @@ class RunContext:
         """The task's scores of ``split`` in ``mode``, the same on every process under torchrun."""
         with self._optimiser.autocast():
             result = self._task.evaluate(self, split, mode)
-        if distributed.active() and self._task.shard_evaluation:
+        if distributed.active() and isinstance(self._task, ShardedEvaluation):
             result = self._task.combine_over_processes(result, self.batches(split))
         return result
 

@@ -57,7 +57,9 @@ from drga.runner.optim import OptimiserStep
 from drga.runner.phases import PHASES, Phase, epoch_key, phase_plan, phase_summary
 from drga.runner.run_folder import RunFolder, default_run_name, lock_run_dir, log_info
 from drga.runner.selection import Selection
+from drga.runner.sharding import ShardedEvaluation
 from drga.runner.task import Task
+from drga.runner.task_options import epoch_hooks, run_checks
 from drga.runtime import distributed
 from drga.runtime.device import seed_everything
 
@@ -117,8 +119,8 @@ class PhaseRunner:
             raise ConfigError("data.agent_holdout trains in one process only; run it without torchrun")
         local = TaskBatches(  # this process's: its shard of every global batch, and of dev and test where the task shards them
             distributed.shard(batches.train, pad_empty=True),
-            distributed.shard(batches.dev, pad_empty=False) if task.shard_evaluation else batches.dev,
-            distributed.shard(batches.test, pad_empty=False) if task.shard_evaluation else batches.test,
+            distributed.shard(batches.dev, pad_empty=False) if isinstance(task, ShardedEvaluation) else batches.dev,
+            distributed.shard(batches.test, pad_empty=False) if isinstance(task, ShardedEvaluation) else batches.test,
             batches.agent,
         )
         self.train_batches = local.train
@@ -143,7 +145,7 @@ class PhaseRunner:
         at = (self.plan[state.progress.index].name, state.phase_step) if resume and state.progress.index < len(self.plan) else None
         completed = tuple((record.phase, record.epoch) for record in state.history)
         self.callbacks.on_run_start(RunStart(self.run_dir, task.settings.flat(), tuple(phase.name for phase in self.plan), completed, at))
-        task.start(self.context, resumed=resume)
+        epoch_hooks(task).start(self.context, resumed=resume)
         if config.train.init_from and self.main and not resume:
             self.adopt_pretrained(Path(config.train.init_from))
 
@@ -246,7 +248,7 @@ class PhaseRunner:
 
     def dev_numbers(self, scores: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         """Each mode's dev scores as the task's numbers, a new dict each call: a callback that changes its copy changes no record."""
-        return {mode: self.task.numbers(result) for mode, result in scores.items()}
+        return {mode: epoch_hooks(self.task).numbers(result) for mode, result in scores.items()}
 
     def start_phase(self, phase: Phase, fresh: bool) -> None:
         """Load the phase's starting weights (fresh start only), set what trains, and make its optimisers."""
@@ -261,7 +263,7 @@ class PhaseRunner:
                 if part == Part.NETWORK and self.config.train.continue_lr:
                     start_cuts = inherited_plateau_cuts(payload, path)
         self.phase_started = phase
-        self.optimiser.start_phase(phase.trains, self.network, self.policy, self.strength, self.task.warmup_steps(phase),
+        self.optimiser.start_phase(phase.trains, self.network, self.policy, self.strength, epoch_hooks(self.task).warmup_steps(phase),
                                    self.train_batches, start_cuts, stepped=self.learners[phase.name].steps)
 
     def epoch_batches(self, phase: Phase) -> Any:
@@ -327,7 +329,7 @@ class PhaseRunner:
 
     def evaluate_dev(self, phase: Phase, epoch: int) -> dict[str, Any]:
         scores: dict[str, Any] = {mode: self.context.evaluate_split("dev", mode) for mode in phase.dev_modes}
-        self.task.after_dev_evaluation(self.context, phase, epoch)
+        epoch_hooks(self.task).after_dev_evaluation(self.context, phase, epoch)
         return scores
 
     def save_last(self) -> None:
@@ -340,8 +342,8 @@ class PhaseRunner:
         """Continue from ``last.pt``: the same configuration and data (both checked before any weight is
         loaded, so that changed data are named as such), the model, progress, history and random state."""
         payload = checkpoints.read_model(path, self.config.network.name)
-        saved = self.task.saved_flat_config(payload.config)
-        checkpoints.check_same_config(path, saved, self.task.settings.flat(), self.task.resumable_changes)
+        saved = run_checks(self.task).saved_flat_config(payload.config)
+        checkpoints.check_same_config(path, saved, self.task.settings.flat(), run_checks(self.task).resumable_changes)
         self.check_same_data(payload)
         checkpoints.load_weights(self.modules, payload, path)
         self.state.progress = PhaseProgress.from_dict(payload.progress)
@@ -361,7 +363,7 @@ class PhaseRunner:
             raise ConfigError(f"train.init_from: {error}") from None
         if payload.net_name != self.config.network.name:
             raise ConfigError(f"train.init_from: {source} holds the network '{payload.net_name}', not '{self.config.network.name}'")
-        self.task.check_adoptable(source, payload)
+        run_checks(self.task).check_adoptable(source, payload)
         if self.config.train.continue_lr:
             try:
                 inherited_plateau_cuts(payload, source)  # refused now, not when the first phase after it starts
@@ -374,7 +376,7 @@ class PhaseRunner:
     def check_same_data(self, payload: CheckpointPayload) -> None:
         """Refuse to resume ``payload`` (``last.pt``, before any weight is loaded) on data that changed since the run
         started, unless ``--force``; even then, refuse what the task's ``check_continuable`` refuses."""
-        recorded, now = payload.data_checksum, self.task.data_fingerprint()
+        recorded, now = payload.data_checksum, run_checks(self.task).data_fingerprint()
         if recorded is None or now is None or recorded == now:
             return
         last = self.run_dir / "last.pt"
@@ -383,21 +385,21 @@ class PhaseRunner:
                 f"cannot resume {last}: the data differ from those the run was trained on (fingerprint {recorded}, now {now}); "
                 "restore the data, start a new run, or resume anyway with --force"
             )
-        self.task.check_continuable(last, payload)
+        run_checks(self.task).check_continuable(last, payload)
         self.log(f"resuming on changed data (--force): fingerprint {recorded} → {now}")
 
     def fingerprint(self) -> dict[str, str | None]:
         """What results.json records so that another configuration can be told from this run's: the fingerprint of its
         settings (:func:`drga.config.settings_fingerprint`) and of its data as read; ``drga sweep`` skips a finished run
         only when both equal the new run's."""
-        return {"settings": settings_fingerprint(self.task.settings.flat()), "data": self.task.content_fingerprint()}
+        return {"settings": settings_fingerprint(self.task.settings.flat()), "data": run_checks(self.task).content_fingerprint()}
 
     # ------------------------------------------------------------------ reporting
 
     def log_epoch(self, phase: Phase, epoch: int, epochs: int, scores: Mapping[str, Any], train_stats: Mapping[str, float],
                   improved: bool, elapsed: float) -> None:
         """The epoch's console line (``*``: the best epoch so far)."""
-        parts = [*self.task.epoch_summary(scores, train_stats), f"loss {train_stats['task_loss']:.4f}"]
+        parts = [*epoch_hooks(self.task).epoch_summary(scores, train_stats), f"loss {train_stats['task_loss']:.4f}"]
         self.log(f"   {phase.name} {epoch}/{epochs}: " + ", ".join(parts) + (" *" if improved else "") + f" [{elapsed:.1f}s]")
 
     def final_report(self) -> RunResults:

@@ -35,6 +35,7 @@ from drga.records import RunResults
 from drga.registry import task_of_config
 from drga.runner.phases import Phase, phase_plan
 from drga.runner.task import data_fingerprint_of, dev_selection_key
+from drga.runner.task_options import tunable
 from drga.tasks.run_config import experiment, load_run_config, run_config_toml
 from drga.tune.pruning import ReportAndPrune
 from drga.tune.space import Dimension, grid, overrides
@@ -184,7 +185,7 @@ def selection_key(config: Any, dev: Mapping[str, Any]) -> tuple[float, ...]:
 
 def metric_name(config: Any) -> str:
     """What a trial's value is."""
-    return task_of_config(config).task(config).metric_name()
+    return tunable(task_of_config(config).task(config)).metric_name()
 
 
 def record_cost(trial: Any, wall: float, cpu: float) -> None:

@@ -21,6 +21,7 @@ from drga.names import MODES, Mode, PhaseName, Split
 from drga.records import ModeScores, ReportRow, RunResults
 from drga.registry import register_task
 from drga.runner.task import ReportCell, Task
+from drga.runner.task_options import Episodes, EpochHooks, RunChecks, ShardedEvaluation, Tunable
 from drga.tasks.classification.config import TASK_NAME
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def classification_selection_key(result: EvalResult) -> tuple[float, ...]:
     commands="drga.tasks.classification.commands",
     train_options=CLASSIFICATION_FLAGS,
 )
-class ClassificationTask(Task):
+class ClassificationTask(Task, EpochHooks, RunChecks, Tunable, ShardedEvaluation, Episodes):
     """Text classification. ``network`` and ``data`` (the Python API, drga/api.py): the caller's network and prepared data.
 
     A subclass registered under a name of its own (docs/extending.md, "A new task") inherits its registration (its
@@ -73,7 +74,7 @@ class ClassificationTask(Task):
 
     #: All but run.threads leave every number as an uninterrupted run's; another thread count can
     #: change float rounding (see run.threads). The log folder is where the run lives, not what it is.
-    resumable_changes = Task.resumable_changes | {"train.track_examples"}
+    resumable_changes = RunChecks.resumable_changes | {"train.track_examples"}
 
     def __init__(self, config: ExperimentConfig, network: AttentionNetwork | None = None, data: PreparedData | None = None):
         super().__init__(config)

@@ -29,6 +29,7 @@ from drga.names import MODES, Mode, Split
 from drga.records import ModeScores, ReportRow, RunResults
 from drga.registry import TaskReport, register_task
 from drga.runner.task import ReportCell, Task
+from drga.runner.task_options import Episodes, EpochHooks, RunChecks, Tunable
 from drga.tasks.translation.config import (
     TranslationConfig,
     translation_config_from_dict,
@@ -79,10 +80,10 @@ def translation_selection_key(result: TranslationEval, select_metric: str) -> tu
     inference="translate with it (drga translate {path} < input.txt)",
     report=TaskReport("bleu", 1.0, "BLEU, greedy"),  # greedy decoding's, on sacrebleu's 0–100 scale already
 )
-class TranslationTask(Task):
-    """Translation; its checkpoints record the task's name, ``translation``."""
+class TranslationTask(Task, EpochHooks, RunChecks, Tunable, Episodes):
+    """Translation; its checkpoints record the task's name, ``translation``. Under torchrun every process scores dev and
+    test whole (no :class:`~drga.runner.task_options.ShardedEvaluation`): corpus BLEU is no mean of shards."""
 
-    shard_evaluation = False
     result_type = "drga.tasks.translation.evaluation:TranslationEval"
 
     def __init__(self, config: TranslationConfig):
@@ -254,7 +255,7 @@ class TranslationTask(Task):
 
     def data_fingerprint(self) -> str:
         # A resumed run encodes its data with last.pt's subword models, so changed text never changes the
-        # network's vocabulary: --force can always continue (Task.check_continuable's default).
+        # network's vocabulary: --force can always continue (RunChecks.check_continuable's default).
         return self.data.checksum
 
     def content_fingerprint(self) -> str:
