@@ -99,25 +99,16 @@ class PluginSection:
     defaults; kept in :attr:`given`), else the chosen plug-in's own default. :meth:`own_settings` is that dataclass.
 
     A section may also hold settings of other registered plug-ins (one file's ``[network]`` serves a sweep over several
-    networks): they are kept and saved, the run's log notes them, and the chosen plug-in is built without them
-    (:meth:`drga.registry.NetworkSpec.build`). A key no registered plug-in has is refused (:func:`set_value`).
+    networks): they are kept while the configuration lives, the run's log notes them, and the chosen plug-in is built
+    without them (:meth:`drga.registry.NetworkSpec.build`). A key no registered plug-in has is refused (:func:`set_value`).
 
-    Its saved form (:meth:`to_dict`: ``config.toml``, checkpoints, result files, the settings fingerprint) is the one
-    runs have written from the start, so that a configuration saved before the sections held only their plug-in's
-    settings reads back to the same record and the same fingerprint (tests/unit/test_config_records.py): the keys
-    of :attr:`RECORD` in their order, each the value set, else the chosen plug-in's default, else the value it has
-    always been saved with (those keys were fields of the section once); then the other settings set; then, for a
-    network (:attr:`RECORDS_EVERY_SETTING`), the chosen network's other settings. Reading a key of :attr:`RECORD`
-    that the chosen plug-in lacks gives its saved value too (``config.reward.gamma`` of a reward without γ: 0.2).
+    Its saved form (:meth:`to_dict`: ``config.toml``, checkpoints, result files, the settings fingerprint) is the
+    section's own fields (``name`` first), then every setting of the chosen plug-in: the value set, else its own default.
+    Another plug-in's settings are not saved; reading one the chosen plug-in lacks is an error naming what it takes.
     """
 
     #: ``network`` or ``reward``: the section, and the registry its plug-ins are in.
     KIND: ClassVar[str] = ""
-    #: The saved form's keys, in order: this section's fields (their annotation and value unused here), and the settings
-    #: every record holds, each with its annotation (how a given value is read) and the value saved where nothing sets it.
-    RECORD: ClassVar[Mapping[str, tuple[Any, Any]]] = {}
-    #: Whether the saved form holds every setting of the chosen plug-in (a network's; a reward's: those set only).
-    RECORDS_EVERY_SETTING: ClassVar[bool] = False
     given: dict[str, Any]
 
     def __init__(self, name: str | None = None, given: Mapping[str, Any] | None = None, **values: Any):
@@ -155,8 +146,6 @@ class PluginSection:
         plugin = self.chosen()
         if plugin is not None and key in plugin.setting_names:
             return self._read(key, plugin.setting_defaults()[key])
-        if key in self.RECORD:
-            return copy.deepcopy(self.RECORD[key][1])
         takes = f" (it takes: {', '.join(plugin.setting_names) or 'no settings'})" if plugin is not None else ""
         raise AttributeError(f"{self.KIND} '{self.__dict__.get('name')}' has no setting '{key}'{takes}")
 
@@ -169,11 +158,18 @@ class PluginSection:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PluginSection) and type(other) is type(self) and self.to_dict() == other.to_dict()
 
+    def setting(self, key: str, default: Any) -> Any:
+        """The chosen plug-in's ``key`` where it has that setting, else ``default``: for what the toolkit reads of any plug-in
+        that has it (a network's ``freeze_embeddings``; a reward's ``delta``, which defines the highlighted tokens)."""
+        plugin = self.chosen()
+        return getattr(self, key) if key in self.given or (plugin is not None and key in plugin.setting_names) else default
+
     def annotation(self, key: str) -> Any:
-        """How a given value of ``key`` is read: its saved form's annotation, else the first registered plug-in's that
-        declares it (as ever: a saved value reads back the same), else None (no registered plug-in has it)."""
-        if key in self.RECORD:
-            return self.RECORD[key][0]
+        """How a given value of ``key`` is read: the chosen plug-in's annotation of it, else the first registered plug-in's
+        that declares it, else None (no registered plug-in has it)."""
+        plugin = self.chosen()
+        if plugin is not None and key in plugin.setting_names:
+            return plugin.annotations()[key]
         declared = registry.plugin_setting(self.KIND, key)
         return declared[0] if declared is not None else None
 
@@ -191,20 +187,14 @@ class PluginSection:
             return copy.deepcopy(value)
 
     def to_dict(self) -> dict[str, Any]:
-        """The saved form (see the class): what ``config.toml``, checkpoints and result files hold."""
+        """The saved form (see the class): what ``config.toml``, checkpoints and result files hold. Of a plug-in this
+        program has not registered (a saved configuration read without its module), every setting given."""
         plugin = self.chosen()
-        defaults = plugin.setting_defaults() if plugin is not None else {}
-        saved: dict[str, Any] = {}
-        for key, (_, value) in self.RECORD.items():
-            if key in self.own_fields():
-                saved[key] = copy.deepcopy(getattr(self, key))
-            elif key in self.given:
-                saved[key] = copy.deepcopy(self.given[key])
-            else:
-                saved[key] = self._read(key, defaults[key]) if key in defaults else copy.deepcopy(value)
-        saved.update({key: copy.deepcopy(value) for key, value in self.given.items() if key not in saved})
-        if self.RECORDS_EVERY_SETTING:
-            saved.update({key: self._read(key, value) for key, value in defaults.items() if key not in saved})
+        saved = {key: copy.deepcopy(getattr(self, key)) for key in self.own_fields()}
+        if plugin is None:
+            saved.update(copy.deepcopy(self.given))
+        else:
+            saved.update({key: self.value_of(key, default) for key, default in plugin.setting_defaults().items()})
         return saved
 
 
@@ -229,14 +219,6 @@ class NetworkConfig(PluginSection):
     and those of other networks that a shared section holds."""
 
     KIND = "network"
-    #: The saved form's keys (the fields ``[network]`` had before it held only the chosen network's settings), in order.
-    RECORD = {
-        "name": (str, None), "embedding_dim": (int, 300), "hidden_size": (int, 300), "attention_size": (int, 300),
-        "classifier_hidden": (int, 300), "dropout": (float, 0.5), "vectors": (str | None, None), "freeze_embeddings": (bool, False),
-        "kernel_sizes": (list[int], [3, 4, 5]), "layers": (int, 2), "heads": (int, 2), "feedforward_size": (int, 600),
-        "pretrained": (str | None, None), "revise_layers": (int, 0),
-    }
-    RECORDS_EVERY_SETTING = True
 
 
 @dataclass
@@ -307,18 +289,13 @@ class RewardConfig(PluginSection):
     and the revised one (0: the paper's eq. 5).
     """
     per_dataset: dict[str, dict[str, float]] = field(default_factory=dict)
-    """Values of sqrt_l0 and delta for particular data sets ([reward.per_dataset.mr] in TOML), tuned on dev by experiments/tune_reward.py;
-    applied for the run's data set unless reward.sqrt_l0 / reward.delta are set themselves.
+    """Values of the chosen reward's settings for particular data sets ([reward.per_dataset.mr] in TOML; the paper's reward: sqrt_l0 and
+    delta, tuned on dev by experiments/tune_reward.py); applied for the run's data set unless reward.<setting> is set itself.
     """
     given: dict[str, Any] = field(default_factory=dict)
     """The reward settings set (``reward.KEY = value``; saved flat, not under this name)."""
 
     KIND = "reward"
-    #: The saved form's keys (the fields ``[reward]`` had before it held only the chosen reward's settings), in order.
-    RECORD = {
-        "name": (str, None), "gamma": (float, 0.2), "sqrt_l0": (float, 0.2), "delta": (float, 0.85), "closeness": (float, None),
-        "per_dataset": (dict[str, dict[str, float]], None),
-    }
 
 
 @dataclass
@@ -580,20 +557,29 @@ def _agent_problems(agent: AgentConfig) -> list[str]:
     return problems
 
 
+#: The ranges of reward settings, checked where the chosen reward has the setting (eq. 5's, of the paper's reward).
+REWARD_SETTING_RANGES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "delta": ("in (0, 1]", lambda value: 0 < value <= 1),
+    "sqrt_l0": ("in (0, 1]", lambda value: 0 < value <= 1),
+    "gamma": ("≥ 0", lambda value: value >= 0),
+}
+
+
 def _reward_problems(reward: RewardConfig) -> list[str]:
     problems = []
     for dataset, values in reward.per_dataset.items():
-        for key, value in values.items():
-            if key in ("sqrt_l0", "delta") and not 0 < value <= 1:
-                problems.append(f"reward.per_dataset.{dataset}.{key} must be in (0, 1], got {value}")
-    if not 0 < reward.delta <= 1:
-        problems.append(f"reward.delta must be in (0, 1], got {reward.delta}")
-    if not 0 < reward.sqrt_l0 <= 1:
-        problems.append(f"reward.sqrt_l0 must be in (0, 1], got {reward.sqrt_l0}")
+        for key, tuned in values.items():
+            allowed, fits = REWARD_SETTING_RANGES.get(key, ("", lambda _: True))
+            if isinstance(tuned, (int, float)) and not fits(tuned):
+                problems.append(f"reward.per_dataset.{dataset}.{key} must be {allowed}, got {tuned}")
+    chosen = reward.chosen()
+    names = {*(chosen.setting_names if chosen is not None else ()), *reward.given}
+    for key, (allowed, fits) in REWARD_SETTING_RANGES.items():
+        value = getattr(reward, key) if key in names else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not fits(value):
+            problems.append(f"reward.{key} must be {allowed}, got {value}")
     if not reward.closeness >= 0:
         problems.append(f"reward.closeness must be ≥ 0, got {reward.closeness}")
-    if reward.gamma < 0:
-        problems.append(f"reward.gamma must be ≥ 0, got {reward.gamma}")
     if registry.find_reward(reward.name) is None:
         problems.append(f"reward.name: unknown reward '{reward.name}'; choose one of: {', '.join(registry.reward_names())}")
     return problems
@@ -768,7 +754,7 @@ def _set_plugin_setting(section: PluginSection, key: str, value: Any, dotted: st
         section.given[key] = value
         return
     fields = [name for name in section.own_fields() if name != "given"]
-    known = [*fields, *(name for name in section.RECORD if name not in fields), *registry.plugin_settings(section.KIND)]
+    known = [*fields, *registry.plugin_settings(section.KIND)]
     chosen = section.chosen()
     takes = f" ({section.KIND} '{chosen.name}' takes: {', '.join(chosen.setting_names)})" if chosen is not None else ""
     raise ConfigError(f"unknown config key '{dotted}'{suggest(key, list(dict.fromkeys(known)), prefix=section.KIND + '.')}{takes}")
@@ -779,15 +765,15 @@ def _sections() -> list[str]:
 
 
 def section_keys(config: ExperimentConfig) -> dict[str, list[str]]:
-    """Each section's keys, by section: a section's fields; for ``[network]`` and ``[reward]``, their own fields, the keys
-    of their saved form and the chosen plug-in's settings (where ``drga.api``'s keyword arguments are looked up)."""
+    """Each section's keys, by section: a section's fields; for ``[network]`` and ``[reward]``, their own fields and the
+    chosen plug-in's settings (where ``drga.api``'s keyword arguments are looked up)."""
     keys: dict[str, list[str]] = {}
     for name in _sections():
         section = getattr(config, name)
         if isinstance(section, PluginSection):
             chosen = section.chosen()
             own = [key for key in section.own_fields() if key != "given"]
-            keys[name] = list(dict.fromkeys([*own, *section.RECORD, *(chosen.setting_names if chosen is not None else ())]))
+            keys[name] = list(dict.fromkeys([*own, *(chosen.setting_names if chosen is not None else ())]))
         else:
             keys[name] = list(get_type_hints(type(section)))
     return keys
@@ -887,9 +873,11 @@ def load_config(
         _set(config, key.strip(), value.strip())
         given.add(key.strip())
     tuned = config.reward.per_dataset.get(config.data.dataset, {})
+    reward = config.reward.chosen()
     for name, coefficient in tuned.items():
-        if name not in ("sqrt_l0", "delta"):
-            raise ConfigError(f"reward.per_dataset.{config.data.dataset}: only sqrt_l0 and delta are tuned per data set, not '{name}'")
+        if reward is not None and name not in reward.setting_names:
+            raise ConfigError(f"reward.per_dataset.{config.data.dataset}: reward '{reward.name}' has no setting '{name}' "
+                              f"(it takes: {', '.join(reward.setting_names) or 'no settings'})")
         if f"reward.{name}" not in given:
             _set(config, f"reward.{name}", coefficient)
     if into is None:  # a network that its registration gives to another task would be trained as a classifier

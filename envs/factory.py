@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drga.core.reward import PAPER_DELTA
 from drga.data import collate
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.tasks.classification.trained import data_for, load_trained
@@ -19,6 +20,6 @@ def env_from_checkpoint(
     data = data_for(model, checkpoint)  # labels numbered as the network's outputs, by name
     reward = model.config.reward
     return AttentionRetrofitEnv(
-        model.network, getattr(data, split), collate, reward.gamma, reward.sqrt_l0, reward.delta,
+        model.network, getattr(data, split), collate, delta=reward.setting("delta", PAPER_DELTA),
         beta=model.strength, order=order, device=device, reward=reward,
     )

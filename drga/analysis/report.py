@@ -189,11 +189,12 @@ def _transitions_section(run: AnalysisRun) -> None:
 
 def _highlighted_section(run: AnalysisRun) -> None:
     from drga.analysis import highlighted
+    from drga.core.reward import PAPER_DELTA
 
     reference = reference_name = None
     if run.options.reference:
         reference, reference_name = _reference_records(run.options.reference, run.inputs, run.options)
-    delta = run.inputs.model.config.reward.delta
+    delta = run.inputs.model.config.reward.setting("delta", PAPER_DELTA)  # eq. 5's δ, else the paper's
     result = highlighted.write_highlighted(run.records, delta, run.out, reference, reference_name)
     run.summary["highlighted"] = {k: v for k, v in result.items() if k != "markdown"}
     run.sections.append(f"## Highlighted tokens (Table VIII)\n\n{result['markdown']}\n\n![highlighted](highlighted.png)")

@@ -147,11 +147,16 @@ class Reward(Protocol):
     ) -> RewardTerms: ...
 
 
+#: The paper's δ: the highlighted tokens are those holding this share of the attention mass (eq. 5's N), also where a
+#: reward of one's own has no delta of its own (the environment's and the analysis's count of highlighted tokens).
+PAPER_DELTA = 0.85
+
+
 @register_reward("drga")
 class DRGAReward:
     """The paper's reward, eq. 5: R = log P(y|X) − γ·(N/L + L0·L/N) (:func:`drga_reward`)."""
 
-    def __init__(self, gamma: float = 0.2, sqrt_l0: float = 0.2, delta: float = 0.85):
+    def __init__(self, gamma: float = 0.2, sqrt_l0: float = 0.2, delta: float = PAPER_DELTA):
         self.gamma, self.sqrt_l0, self.delta = gamma, sqrt_l0, delta
 
     def __call__(

@@ -56,7 +56,7 @@ from drga.baselines.protocol import AttentionNetwork, Batch
 from drga.checkpoint_format import CheckpointError
 from drga.config import AgentConfig, ExperimentConfig
 from drga.core.policy import squash
-from drga.core.reward import Reward
+from drga.core.reward import PAPER_DELTA, Reward
 from drga.envs.attention_retrofit import AttentionRetrofitEnv
 from drga.files import atomic_path
 from drga.learners.context import LearnedEpoch, LearnerContext
@@ -142,7 +142,7 @@ def make_env_factory(
 
     def make() -> gym.Env:
         env = AttentionRetrofitEnv(
-            network, list(examples), collate, reward.gamma, reward.sqrt_l0, reward.delta, beta=beta, order="random", device=device,
+            network, list(examples), collate, delta=reward.setting("delta", PAPER_DELTA), beta=beta, order="random", device=device,
             reward=chosen if chosen is not None else reward,  # the reward the run chose, as REINFORCE learns from (drga/core/reward.py)
         )
         return PreSquashActions(env, config.agent.sb3_action_limit)

@@ -122,7 +122,7 @@ class OptimiserStep:
         network_frozen = Part.NETWORK not in trains
         network.requires_grad_(not network_frozen)
         embedding = network.word_embedding()  # every classifier's (baselines/common.py)
-        if config.network.freeze_embeddings and embedding is not None:
+        if config.network.setting("freeze_embeddings", False) and embedding is not None:
             embedding.weight.requires_grad_(False)
         strength.log_factor.requires_grad_(Part.BETA in trains and config.adjust.trainable_beta)
         stepped = trains if stepped is None else stepped

