@@ -148,6 +148,13 @@ GROUPS = (
         "control",
     ),
     Group(
+        "ceiling",
+        "A positive control on real data: the agent on a network whose attention is held uniform, against that network (LSTM+SA)",
+        "controls.md",
+        "points",
+        "uniform",
+    ),
+    Group(
         "authors-reported",
         "Table II's LSTM+SA cells by the authors' code's procedure, as it reports them: best dev accuracy against the 2-epoch network's",
         "controls.md",
@@ -164,7 +171,7 @@ GROUPS = (
 )
 GROUP = {group.key: group for group in GROUPS}
 #: Groups drawn on a panel of their own: their effects are of another size (a control made to have one) or another reading.
-CONTROL_GROUPS = ("control", "authors-reported", "authors-test")
+CONTROL_GROUPS = ("control", "ceiling", "authors-reported", "authors-test")
 
 
 @dataclass(frozen=True)
@@ -421,8 +428,9 @@ def translation_cells(results: Path) -> list[Cell]:
 
 
 def control_cells(results: Path) -> list[Cell]:
-    """The positive control's cells (DRGA with agent − equal-budget baseline, as controls.md gives them), then the
-    authors' procedure's two readings of its own runs (its variants are on that page only)."""
+    """The positive control's cells (DRGA with agent − equal-budget baseline, as controls.md gives them), the uniform
+    ceiling's (the agent on the frozen uniform network − that network), then the authors' procedure's two readings of its
+    own runs (its variants are on that page only)."""
     found = []
     planted = control_tables.planted_comparisons(results)
     family = sum(not math.isnan(e["comparison"].p) for e in planted)
@@ -430,6 +438,11 @@ def control_cells(results: Path) -> list[Cell]:
         label = f"{NET_NAMES.get(e['net'], e['net'])} · {e['kind']} {e['strength']:g}"
         found.append(Cell("control", label, tuple(e["comparison"].differences), e["comparison"].spread, e["comparison"].p,
                           e["holm"], family, None))
+    ceiling = control_tables.ceiling_comparisons(results)
+    family = sum(not math.isnan(e["comparison"].p) for e in ceiling)
+    for e in ceiling:
+        found.append(Cell("ceiling", cell_label((e["net"], e["dataset"])), tuple(e["comparison"].differences),
+                          e["comparison"].spread, e["comparison"].p, e["holm"], family, None))
     for group, way in (("authors-reported", control_tables.AS_REPORTED), ("authors-test", control_tables.ON_TEST)):
         entries = control_tables.authors_comparisons(results, way)
         family = sum(not math.isnan(e["comparison"].p) for e in entries)

@@ -8,9 +8,10 @@
    correction across every cell of its column; the attention mass on the cue words before and after the agent
    (``cue-mass/<run>-agent.json``); and where pretraining's early stopping ended.
 2. **The uniform-attention ceiling** (``control-uniform/`` against ``paper-regime/``, LSTM+SA, the same seeds): the
-   gap learned − uniform of the pretrained networks, what the agent on the frozen uniform network recovers of it,
-   and the fraction recovered / gap (ratio of the means over seeds, its 95% interval from 10,000 paired bootstrap
-   resamples of the seeds, seed 0).
+   gap learned − uniform of the pretrained networks, what the agent on the frozen uniform network recovers of it
+   (paired t-test over seeds, Holm across the data sets), the fraction recovered / gap (ratio of the means over
+   seeds, its 95% interval from 10,000 paired bootstrap resamples of the seeds, seed 0), where pretraining stopped,
+   and what the agent did to the attention's focus (N/L) and to eq. 5's reward.
 3. **The authors' procedure** (``control-authors/``, and ``control-authors-<variant>/`` for one of its settings
    changed): DRGA's best dev accuracy against the pretrained network's, as their code would report it, and test
    accuracy against the equal-budget baseline, as everything else here is reported, from the same runs; the first
@@ -124,12 +125,10 @@ def planted_tables(results: Path) -> str:
         cue = cell["cue"]
         mass = (f"{np.mean([c['mean_mass_original'] for c in cue]):.3f} → {np.mean([c['mean_mass_revised'] for c in cue]):.3f} "
                 f"({len(cue)} seeds)") if cue else "-"
-        epochs, cap = [r["phases"]["pretrain"]["epochs"] for r in runs], runs[0]["phases"]["pretrain"]["max_epochs"]
-        best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in runs]
         lines.append(f"| {cell['kind']} s = {cell['strength']:g} | {cell['net']} | {cell['dataset']} | {len(runs)} | "
                      f"{_mean(runs, PRETRAIN, 'net-only'):.2f} | {_mean(runs, AGENT, 'with-agent'):.2f} | "
                      f"{_mean(runs, BASELINE, 'net-only'):.2f} | {_mean(runs, DRGA, 'with-agent'):.2f} | {mass} | "
-                     f"{np.mean(epochs):.1f} of {cap}; {min(best)}–{max(best)} |")
+                     f"{_pretraining(runs)} |")
     for title, ((row_a, mode_a), (row_b, mode_b)) in comparisons.items():
         tested, adjusted = _compared(cells, row_a, mode_a, row_b, mode_b)
         lines += ["", f"**{title}** (points; 95% t interval; paired t-test over seeds; Holm over the "
@@ -141,6 +140,13 @@ def planted_tables(results: Path) -> str:
                          f"{_interval(comparison.differences)} | {_p(comparison.p)} | {_p(p_holm)} | "
                          f"{verdict(delta, p_holm, comparison.n)} |")
     return "\n".join(lines) + "\n"
+
+
+def _pretraining(runs: Sequence[Mapping[str, Any]]) -> str:
+    """Where pretraining's early stopping ended: its epochs' mean over seeds, of the cap, and the range of its best epochs."""
+    epochs, cap = [r["phases"]["pretrain"]["epochs"] for r in runs], runs[0]["phases"]["pretrain"]["max_epochs"]
+    best = [r["rows"][PRETRAIN]["net-only"]["epoch"] for r in runs]
+    return f"{np.mean(epochs):.1f} of {cap}; {min(best)}–{max(best)}"
 
 
 def _mean(runs: Sequence[Mapping[str, Any]], row: str, mode: str, accuracy: Any = None) -> float:
@@ -167,27 +173,71 @@ def ratio_interval(recovered: Sequence[float], gap: Sequence[float]) -> tuple[fl
     return float(low), float(high)
 
 
-def ceiling_table(results: Path) -> str:
+def ceiling_cells(results: Path) -> list[dict[str, Any]]:
+    """Per (data set, network) of ``control-uniform/``, the seeds ``paper-regime/`` has too: the uniform and the learned
+    runs, paired by seed."""
     uniform, learned = read_runs(results / "control-uniform"), read_runs(results / "paper-regime")
-    if not uniform:
-        return "### The uniform-attention ceiling\n\nNo result files yet (`bash experiments/controls.sh uniform`).\n"
-    lines = ["### The uniform-attention ceiling (LSTM+SA, test accuracy %)", "",
-             "| data set | seeds | learned attention | uniform attention | gap (learned − uniform) | agent on the frozen uniform network | "
-             "recovered | fraction of the gap | 95% interval |", "|---|---|---|---|---|---|---|---|---|"]
+    cells = []
     for (dataset, net), seeds in sorted(uniform.items()):
         paired = sorted(seed for seed in seeds if seed in learned.get((dataset, net), {}))
-        if not paired:
-            continue
-        own = [test_accuracy(learned[(dataset, net)][s], PRETRAIN, "net-only") for s in paired]
-        flat = [test_accuracy(seeds[s], PRETRAIN, "net-only") for s in paired]
-        agent = [test_accuracy(seeds[s], AGENT, "with-agent") for s in paired]
+        if paired:
+            cells.append({"dataset": dataset, "net": net, "seeds": paired, "uniform": [seeds[s] for s in paired],
+                          "learned": [learned[(dataset, net)][s] for s in paired]})
+    return cells
+
+
+def ceiling_comparisons(results: Path) -> list[dict[str, Any]]:
+    """What the agent on the frozen uniform network recovers (its test accuracy − the uniform network's) per cell, as the
+    table gives it: the cell, its paired comparison over seeds and its Holm p (the family: every cell with a test)."""
+    cells = ceiling_cells(results)
+    tested, adjusted = _compared([{"runs": c["uniform"]} for c in cells], PRETRAIN, "net-only", AGENT, "with-agent")
+    return [{**cell, "comparison": t, "holm": h} for cell, t, h in zip(cells, tested, adjusted)]
+
+
+def ceiling_table(results: Path) -> str:
+    entries = ceiling_comparisons(results)
+    if not entries:
+        return "### The uniform-attention ceiling\n\nNo result files yet (`bash experiments/controls.sh uniform`).\n"
+    lines = ["### The uniform-attention ceiling (LSTM+SA, test accuracy %)", "",
+             "*Recovered*: the agent on the frozen uniform network − that network (paired t-test over seeds, Holm over the "
+             f"{sum(not math.isnan(e['comparison'].p) for e in entries)} cells with a test); *fraction of the gap*: the mean "
+             "recovered / the mean gap, with its 95% paired-bootstrap interval.", "",
+             "| data set | seeds | learned attention | uniform attention | gap (learned − uniform) | agent on the frozen uniform network | "
+             "recovered | p (Holm) | verdict | fraction of the gap | 95% interval | "
+             "uniform pretraining: epochs run (mean, of the cap); best epoch (range) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for e in entries:
+        own = [test_accuracy(r, PRETRAIN, "net-only") for r in e["learned"]]
+        flat = [test_accuracy(r, PRETRAIN, "net-only") for r in e["uniform"]]
+        agent = [test_accuracy(r, AGENT, "with-agent") for r in e["uniform"]]
         gap = [a - b for a, b in zip(own, flat)]
         recovered = [a - b for a, b in zip(agent, flat)]
         fraction = float(np.mean(recovered) / np.mean(gap)) if np.mean(gap) else float("nan")
         low, high = ratio_interval(recovered, gap)
         interval = "-" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
-        lines.append(f"| {dataset} | {len(paired)} | {np.mean(own):.2f} | {np.mean(flat):.2f} | {np.mean(gap):+.2f} {_interval(gap)} | "
-                     f"{np.mean(agent):.2f} | {np.mean(recovered):+.2f} {_interval(recovered)} | {fraction:.2f} | {interval} |")
+        gap_low, gap_high = t_interval(gap)
+        if gap_low <= 0 <= gap_high:  # a ratio to a gap that may be zero has no meaning of its own
+            interval += " (the gap's own interval holds 0)"
+        elif gap_high < 0:
+            interval += " (no gap to close: uniform attention scores higher)"
+        runs = e["uniform"]
+        lines.append(f"| {e['dataset']} | {len(runs)} | {np.mean(own):.2f} | {np.mean(flat):.2f} | {np.mean(gap):+.2f} {_interval(gap)} | "
+                     f"{np.mean(agent):.2f} | {np.mean(recovered):+.2f} {_interval(recovered)} | {_p(e['holm'])} | "
+                     f"{verdict(float(np.mean(recovered)), e['holm'], e['comparison'].n)} | {fraction:.2f} | {interval} | "
+                     f"{_pretraining(runs)} |")
+    lines += ["", "What the agent did to the uniform network, on test (means over seeds): the share of tokens holding the top-δ "
+              "attention mass (N/L, eq. 5) and eq. 5's reward, the uniform network's own, then with the agent's deterministic action.",
+              "", "| data set | seeds | N/L: uniform → agent | reward: uniform → agent | seeds whose agent lowers the reward |",
+              "|---|---|---|---|---|"]
+    for e in entries:
+        runs = e["uniform"]
+        before = [r["rows"][PRETRAIN]["net-only"] for r in runs]
+        after = [r["rows"][AGENT]["with-agent"] for r in runs]
+        lowered = sum(a["test_reward"] < b["test_reward"] for a, b in zip(after, before))
+        share = [np.mean([r["test_highlighted_fraction"] for r in rows]) for rows in (before, after)]
+        reward = [np.mean([r["test_reward"] for r in rows]) for rows in (before, after)]
+        lines.append(f"| {e['dataset']} | {len(runs)} | {share[0]:.3f} → {share[1]:.3f} | {reward[0]:.3f} → {reward[1]:.3f} | "
+                     f"{lowered} of {len(runs)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -16,7 +16,8 @@ def tables():
 
 
 def _row(test: float, epoch: int = 1) -> dict:
-    return {"epoch": epoch, "dev": test, "test": test}
+    # eq. 5's reward and N/L on test, made up so that each follows the accuracy: test − 1 and 1 − test
+    return {"epoch": epoch, "dev": test, "test": test, "test_reward": test - 1.0, "test_highlighted_fraction": 1.0 - test}
 
 
 def _write(folder: Path, dataset: str, net: str, seed: int, pretrain: float, baseline: float, agent: float, drga: float) -> None:
@@ -54,8 +55,27 @@ def test_the_ceiling_is_the_share_of_the_learned_uniform_gap_the_agent_recovers(
         _write(tmp_path / "paper-regime", "mr", "lstm-sa", seed, 0.80 + seed / 100, 0.8, 0.8, 0.8)
         _write(tmp_path / "control-uniform", "mr", "lstm-sa", seed, 0.76 + seed / 100, 0.76, 0.78 + seed / 100, 0.78)
     page = tables.ceiling_table(tmp_path)
-    assert "| mr | 3 | 81.00 | 77.00 | +4.00 [+4.00, +4.00] | 79.00 | +2.00 [+2.00, +2.00] | 0.50 | [0.50, 0.50] |" in page
+    # pretraining stopped at 6, 7, 8 of 40 epochs (mean 7.0), its best epochs 2–4
+    assert "| mr | 3 | 81.00 | 77.00 | +4.00 [+4.00, +4.00] | 79.00 | +2.00 [+2.00, +2.00] | - | no spread to test | 0.50 | " \
+           "[0.50, 0.50] | 7.0 of 40; 2–4 |" in page
+    # uniform 0.76, 0.77, 0.78 → N/L 0.24, 0.23, 0.22 and reward −0.24, −0.23, −0.22; the agent 0.78, 0.79, 0.80 → 0.21 on average
+    assert "| mr | 3 | 0.230 → 0.210 | -0.230 → -0.210 | 0 of 3 |" in page
+    # recovered 1.9, 2.0, 2.1 points: mean 2, sd 0.1, t = 2 / (0.1 / √3) = 34.6 on 2 df, p = 0.00083 (two-sided): better, one test
+    for seed, agent in enumerate([0.779, 0.790, 0.801]):
+        _write(tmp_path / "control-uniform", "mr", "lstm-sa", seed, 0.76 + seed / 100, 0.76, agent, 0.78)
+    page = tables.ceiling_table(tmp_path)
+    assert "| +2.00 [+1.75, +2.25] | 0.000832 | better | 0.50 |" in page and "Holm over the 1 cells with a test" in page
     assert tables.ratio_interval([1.0], [2.0]) != tables.ratio_interval([1.0], [2.0])  # NaN with one seed
+    assert "(the gap's own interval holds 0)" not in page  # a gap of 4 points each
+    # learned 80 each, uniform 79, 81, 80: gaps +1, −1, 0, whose interval holds 0, so the fraction has no meaning of its own
+    for seed, uniform in enumerate([0.79, 0.81, 0.80]):
+        _write(tmp_path / "paper-regime", "mr", "lstm-sa", seed, 0.80, 0.8, 0.8, 0.8)
+        _write(tmp_path / "control-uniform", "mr", "lstm-sa", seed, uniform, 0.8, 0.8, 0.8)
+    assert "(the gap's own interval holds 0)" in tables.ceiling_table(tmp_path)
+    # learned 80 each, uniform 81, 81.5, 82: the learned attention scores lower, so there is no gap for the agent to close
+    for seed, uniform in enumerate([0.81, 0.815, 0.82]):
+        _write(tmp_path / "control-uniform", "mr", "lstm-sa", seed, uniform, 0.8, 0.8, 0.8)
+    assert "(no gap to close: uniform attention scores higher)" in tables.ceiling_table(tmp_path)
 
 
 def test_without_result_files_each_table_names_the_command_that_makes_them(tables, tmp_path):
