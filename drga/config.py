@@ -521,15 +521,20 @@ NETWORK_SETTING_RANGES: dict[str, tuple[str, Callable[[Any], bool]]] = {
 }
 
 
-def _network_problems(network: NetworkConfig) -> list[str]:
-    chosen = network.chosen()
-    names = {*(chosen.setting_names if chosen is not None else ()), *network.given}
+def _range_problems(section: PluginSection, ranges: dict[str, tuple[str, Callable[[Any], bool]]]) -> list[str]:
+    """Each of ``ranges``' settings that the section's chosen plug-in has, or that is given, and that is out of its range."""
+    chosen = section.chosen()
+    names = {*(chosen.setting_names if chosen is not None else ()), *section.given}
     problems = []
-    for key, (allowed, fits) in NETWORK_SETTING_RANGES.items():
-        value = getattr(network, key) if key in names else None
+    for key, (allowed, fits) in ranges.items():
+        value = getattr(section, key) if key in names else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not fits(value):
-            problems.append(f"network.{key} must be {allowed}, got {value}")
+            problems.append(f"{section.KIND}.{key} must be {allowed}, got {value}")
     return problems
+
+
+def _network_problems(network: NetworkConfig) -> list[str]:
+    return _range_problems(network, NETWORK_SETTING_RANGES)
 
 
 def _agent_problems(agent: AgentConfig) -> list[str]:
@@ -572,12 +577,7 @@ def _reward_problems(reward: RewardConfig) -> list[str]:
             allowed, fits = REWARD_SETTING_RANGES.get(key, ("", lambda _: True))
             if isinstance(tuned, (int, float)) and not fits(tuned):
                 problems.append(f"reward.per_dataset.{dataset}.{key} must be {allowed}, got {tuned}")
-    chosen = reward.chosen()
-    names = {*(chosen.setting_names if chosen is not None else ()), *reward.given}
-    for key, (allowed, fits) in REWARD_SETTING_RANGES.items():
-        value = getattr(reward, key) if key in names else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and not fits(value):
-            problems.append(f"reward.{key} must be {allowed}, got {value}")
+    problems += _range_problems(reward, REWARD_SETTING_RANGES)
     if not reward.closeness >= 0:
         problems.append(f"reward.closeness must be ≥ 0, got {reward.closeness}")
     if registry.find_reward(reward.name) is None:
